@@ -7,7 +7,7 @@ import (
 )
 
 // Tolerance for comparing AD gradients with central finite differences. With step
-// h = 1e-5·max(1,|x|) the truncation error is O(h²·f''') ≈ 1e-10 and the rounding error
+// h = 1e-5·max(1,|x|) the truncation error is O(h²·f”') ≈ 1e-10 and the rounding error
 // O(ε·|f|/h) ≈ 1e-11·|f|; for the smooth test functions below (|f| ≲ 100) both stay well under
 // 1e-6, so a relative-or-absolute tolerance of 1e-6 catches any wrong partial while never
 // flagging a correct one.
