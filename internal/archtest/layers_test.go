@@ -1,0 +1,116 @@
+package archtest
+
+import (
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/vigo-bayes/vigo"
+
+// levels is DESIGN.md §1's package table. Imports must go to a strictly lower level.
+// Packages outside the table fail the test, so a new package must be placed here on purpose.
+var levels = map[string]int{
+	"internal/mathx":    0,
+	"rng":               0,
+	"ad":                1,
+	"dist":              1,
+	"optim":             1,
+	"diag":              1,
+	"density":           2,
+	"bijector":          2,
+	"nn":                2,
+	"flow":              3,
+	"model":             3,
+	"family":            4,
+	"objective":         4,
+	"mcmc":              4,
+	"bnn":               5,
+	"fit":               5,
+	"zoo":               6,
+	"cmd/vigo":          7,
+	"bench":             7, // benchmarks and peers: may use everything, used by nothing
+	"internal/archtest": 7,
+}
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+}
+
+func TestImportsFlowDown(t *testing.T) {
+	out, err := exec.Command("go", "list", "-json", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	var pkgs []pkg
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 3 {
+		t.Fatalf("go list found only %d packages; the test would pass vacuously", len(pkgs))
+	}
+	for _, v := range violations(pkgs) {
+		t.Error(v)
+	}
+}
+
+// violations lists every import that goes up (or sideways on) the table.
+func violations(pkgs []pkg) []string {
+	var bad []string
+	for _, p := range pkgs {
+		name := rel(p.ImportPath)
+		lv, ok := level(name)
+		if !ok {
+			bad = append(bad, "package "+name+" is not in the layering table (DESIGN.md §1); add it")
+			continue
+		}
+		for _, imp := range p.Imports {
+			if !strings.HasPrefix(imp, module) {
+				continue
+			}
+			in := rel(imp)
+			il, ok := level(in)
+			switch {
+			case !ok:
+				bad = append(bad, name+" imports "+in+", which is not in the layering table")
+			case il >= lv:
+				bad = append(bad, name+" imports "+in+": imports must go down the table (DESIGN.md §1)")
+			}
+		}
+	}
+	return bad
+}
+
+func TestViolationsDetectsUpwardAndSidewaysImports(t *testing.T) {
+	pkgs := []pkg{
+		{ImportPath: module + "/ad", Imports: []string{module + "/model", "fmt"}},  // up
+		{ImportPath: module + "/density", Imports: []string{module + "/bijector"}}, // sideways
+		{ImportPath: module + "/zoo", Imports: []string{module + "/ad"}},           // fine
+		{ImportPath: module + "/mystery"},                                          // unknown
+	}
+	got := violations(pkgs)
+	if len(got) != 3 {
+		t.Fatalf("violations = %q, want 3 (ad→model, density→bijector, unknown mystery)", got)
+	}
+}
+
+func rel(path string) string { return strings.TrimPrefix(strings.TrimPrefix(path, module), "/") }
+
+// level finds the level of a package; experimental x/… packages sit above everything.
+func level(name string) (int, bool) {
+	if strings.HasPrefix(name, "x/") {
+		return 8, true
+	}
+	lv, ok := levels[name]
+	return lv, ok
+}
