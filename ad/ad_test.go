@@ -298,3 +298,22 @@ func TestMisusePanicsWithMessage(t *testing.T) {
 	}()
 	tp.Add(a, b)
 }
+
+func TestDenseGradients(t *testing.T) {
+	// X (3×2) W (2×4) b (4), all inputs; every activation.
+	x := []float64{0.3, -1.2, 0.7, 2.1, -0.4, 1.1, // X
+		0.5, -0.3, 0.8, -1.0, 0.2, 0.6, -0.9, 0.4, // W
+		0.1, -0.2, 0.05, 0.3} // b
+	for _, act := range []Activation{Linear, ReLU, Tanh, Sigmoid} {
+		checkGrad(t, "Dense/"+act.String(), func(t *Tape, v Var) Var {
+			X := t.AsMatrix(t.Slice(v, 0, 6), 3, 2)
+			W := t.AsMatrix(t.Slice(v, 6, 14), 2, 4)
+			return wsum(t, t.Dense(X, W, t.Slice(v, 14, 18), act))
+		}, x)
+		Xc := Mat{Rows: 3, Cols: 2, Data: x[:6]}
+		checkGrad(t, "DenseC/"+act.String(), func(t *Tape, v Var) Var {
+			W := t.AsMatrix(t.Slice(v, 0, 8), 2, 4)
+			return wsum(t, t.DenseC(Xc, W, t.Slice(v, 8, 12), act))
+		}, x[6:])
+	}
+}

@@ -251,6 +251,8 @@ func (t *Tape) chain(i int) {
 				d[a*c+b] += g[b*r+a]
 			}
 		}
+	case opDense:
+		t.denseBack(n)
 	case opCholesky:
 		t.choleskyBack(n)
 	case opTriSolve:

@@ -70,6 +70,7 @@ const (
 	opFused
 	opMap
 	opGather
+	opDense
 )
 
 type node struct {
