@@ -17,7 +17,14 @@ func (a *arena) reset()            { a.cur, a.off = 0, 0 }
 func (a *arena) pos() arenaPos     { return arenaPos{a.cur, a.off} }
 func (a *arena) rewind(p arenaPos) { a.cur, a.off = p.cur, p.off }
 
-// alloc returns a zeroed slice of length n (capacity n).
+// allocZero returns a zeroed slice of length n (capacity n).
+func (a *arena) allocZero(n int) []float64 {
+	s := a.alloc(n)
+	clear(s)
+	return s
+}
+
+// alloc returns a slice of length n (capacity n) with arbitrary contents.
 func (a *arena) alloc(n int) []float64 {
 	for {
 		if a.cur < len(a.blocks) {
@@ -25,7 +32,6 @@ func (a *arena) alloc(n int) []float64 {
 			if a.off+n <= len(b) {
 				s := b[a.off : a.off+n : a.off+n]
 				a.off += n
-				clear(s)
 				return s
 			}
 			if a.off == 0 {

@@ -235,10 +235,10 @@ func (t *Tape) chain(i int) {
 		A, B := &t.nodes[n.a], &t.nodes[n.b]
 		r, k, c := int(A.rows), int(A.cols), int(B.cols)
 		if A.adj != nil { // Ā += Ḡ Bᵀ
-			blas64.Gemm(blas.NoTrans, blas.Trans, 1, gm(g, r, c), gm(B.val, k, c), 1, gm(A.adj, r, k))
+			gemm(blas.NoTrans, blas.Trans, 1, gm(g, r, c), gm(B.val, k, c), 1, gm(A.adj, r, k))
 		}
 		if B.adj != nil { // B̄ += Aᵀ Ḡ
-			blas64.Gemm(blas.Trans, blas.NoTrans, 1, gm(A.val, r, k), gm(g, r, c), 1, gm(B.adj, k, c))
+			gemm(blas.Trans, blas.NoTrans, 1, gm(A.val, r, k), gm(g, r, c), 1, gm(B.adj, k, c))
 		}
 	case opTranspose:
 		d := t.nodes[n.a].adj
@@ -312,7 +312,7 @@ func (t *Tape) choleskyBack(n *node) {
 	}
 	r := int(n.rows)
 	l, lbar := n.val, n.adj
-	m := t.mem.alloc(r * r) // scratch; released with the tape
+	m := t.mem.allocZero(r * r) // scratch; released with the tape
 	// m = Lᵀ L̄ (only the lower triangle of L̄ matters; L̄'s upper part is zero by construction
 	// unless a caller wrote into it, so mask it explicitly).
 	for i := 0; i < r; i++ {

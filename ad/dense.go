@@ -67,7 +67,11 @@ func (t *Tape) dense(x []float64, n, k int, xid, cid int32, W, b Var, act Activa
 	for i := 0; i < n; i++ {
 		copy(y[i*m:(i+1)*m], bv)
 	}
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, gm(x, n, k), gm(t.nodes[W.id].val, k, m), 1, gm(y, n, m))
+	if m == 1 { // a single output (regression head): n dots of length k
+		blas64.Gemv(blas.NoTrans, 1, gm(x, n, k), vec(t.nodes[W.id].val), 1, vec(y))
+	} else {
+		gemm(blas.NoTrans, blas.NoTrans, 1, gm(x, n, k), gm(t.nodes[W.id].val, k, m), 1, gm(y, n, m))
+	}
 	switch act {
 	case ReLU:
 		for i, z := range y {
@@ -106,6 +110,8 @@ func (t *Tape) denseBack(nd *node) {
 			for i, yi := range y {
 				if yi > 0 {
 					g[i] = nd.adj[i]
+				} else {
+					g[i] = 0
 				}
 			}
 		case Tanh:
@@ -118,8 +124,24 @@ func (t *Tape) denseBack(nd *node) {
 			}
 		}
 	}
+	if m == 1 { // GEMMs with an inner dimension of 1 are outer products: use GEMV and GER
+		if W.adj != nil {
+			blas64.Gemv(blas.Trans, 1, gm(x, n, k), vec(g), 1, vec(W.adj))
+		}
+		if b.adj != nil {
+			s := 0.0
+			for _, gi := range g {
+				s += gi
+			}
+			b.adj[0] += s
+		}
+		if xadj != nil {
+			blas64.Ger(1, vec(g), vec(W.val), gm(xadj, n, k))
+		}
+		return
+	}
 	if W.adj != nil { // W̄ += Xᵀ G
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1, gm(x, n, k), gm(g, n, m), 1, gm(W.adj, k, m))
+		gemm(blas.Trans, blas.NoTrans, 1, gm(x, n, k), gm(g, n, m), 1, gm(W.adj, k, m))
 	}
 	if b.adj != nil { // b̄ += column sums of G
 		for i := 0; i < n; i++ {
@@ -130,6 +152,6 @@ func (t *Tape) denseBack(nd *node) {
 		}
 	}
 	if xadj != nil { // X̄ += G Wᵀ
-		blas64.Gemm(blas.NoTrans, blas.Trans, 1, gm(g, n, m), gm(W.val, k, m), 1, gm(xadj, n, k))
+		gemm(blas.NoTrans, blas.Trans, 1, gm(g, n, m), gm(W.val, k, m), 1, gm(xadj, n, k))
 	}
 }

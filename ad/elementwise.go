@@ -200,6 +200,6 @@ func (t *Tape) Lgamma(a Var) Var { return t.unaryFunc(opLgamma, a, mathx.Lgamma)
 // This is the elementwise counterpart of Fused.
 func (t *Tape) Map(a Var) (y Var, val, deriv []float64) {
 	v, n, _ := t.unary(opMap, a)
-	n.aux = t.mem.alloc(len(n.val))
+	n.aux = t.mem.allocZero(len(n.val))
 	return v, n.val, n.aux
 }

@@ -33,7 +33,7 @@ func (fb FusedBuilder) Partial(v Var) []float64 {
 	if n.adj == nil {
 		return nil
 	}
-	d := t.mem.alloc(len(n.val))
+	d := t.mem.allocZero(len(n.val))
 	t.parts = append(t.parts, fpart{id: v.id, d: d})
 	return d
 }

@@ -131,7 +131,7 @@ func (t *Tape) MatMul(A, B Var) Var {
 		panic(fmt.Sprintf("ad: MatMul: shapes %d×%d and %d×%d", r, k, k2, c))
 	}
 	v, n := t.newNode(opMatMul, A.id, B.id, r, c)
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, gm(t.nodes[A.id].val, r, k), gm(t.nodes[B.id].val, k, c), 0, gm(n.val, r, c))
+	gemm(blas.NoTrans, blas.NoTrans, 1, gm(t.nodes[A.id].val, r, k), gm(t.nodes[B.id].val, k, c), 0, gm(n.val, r, c))
 	return v
 }
 

@@ -99,6 +99,7 @@ type Tape struct {
 	args   []int32    // argument lists of n-ary nodes (Concat)
 	parts  []fpart    // partials of fused nodes
 	consts []constMat // constant matrices referenced by MatVecC
+	dirty  bool       // a backward pass has written adjoints since the last Reset
 }
 
 // constMat is a constant matrix operand held by reference.
@@ -116,6 +117,7 @@ func (t *Tape) Reset() {
 	clear(t.nodes) // drop references to user data held by ConstRef nodes
 	t.nodes = t.nodes[:0]
 	t.mem.reset()
+	t.dirty = false
 	t.args = t.args[:0]
 	clear(t.parts)
 	t.parts = t.parts[:0]
@@ -160,6 +162,7 @@ func (t *Tape) push(n node) Var {
 func (t *Tape) newNode(o op, a, b int32, rows, cols int) (Var, *node) {
 	n := rows * cols
 	s := t.mem.alloc(2 * n)
+	clear(s[n:]) // adjoints start at zero; every op writes its whole value
 	v := t.push(node{op: o, a: a, b: b, val: s[:n:n], adj: s[n : 2*n : 2*n], rows: int32(rows), cols: int32(cols)})
 	return v, &t.nodes[v.id]
 }
@@ -268,9 +271,13 @@ func (t *Tape) backward(out Var, from int) {
 	if len(o.val) != 1 {
 		panic(fmt.Sprintf("ad: Backward: output has size %d, want a scalar", len(o.val)))
 	}
-	for i := from; i <= int(out.id); i++ {
-		clear(t.nodes[i].adj)
+	if t.dirty || from > 0 {
+		// Adjoints of fresh nodes are zero; only a second pass over the same nodes must clear.
+		for i := from; i <= int(out.id); i++ {
+			clear(t.nodes[i].adj)
+		}
 	}
+	t.dirty = true
 	o.adj[0] = 1
 	for i := int(out.id); i >= from; i-- {
 		t.chain(i)
