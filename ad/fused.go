@@ -43,7 +43,7 @@ func (fb FusedBuilder) Done(val float64) Var {
 	t := fb.t
 	end := int32(len(t.parts))
 	if fb.start > end {
-		panic(fmt.Sprintf("ad: FusedBuilder.Done: tape rewound under the builder"))
+		panic("ad: FusedBuilder.Done: tape rewound under the builder")
 	}
 	v, n := t.newNode(opFused, -1, -1, 1, 1)
 	n.val[0] = val
