@@ -69,3 +69,9 @@ func (t *Tape) FusedVec(val float64, xs []Var, ds [][]float64) Var {
 	}
 	return fb.Done(val)
 }
+
+// Scratch returns n zeroed float64s of tape memory for intermediate results of a fused node
+// (η of a GLM, forward variables of a recursion). It records no node, may be called between
+// Fused and Done, and stays valid until the tape is Reset or rewound; after the first
+// evaluation it costs no heap allocation.
+func (t *Tape) Scratch(n int) []float64 { return t.mem.allocZero(n) }
