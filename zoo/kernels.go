@@ -1,0 +1,226 @@
+package zoo
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/internal/mathx"
+)
+
+// This file holds the fused likelihood nodes that three zoo models need and the density
+// package does not provide: a GARCH(1,1) normal likelihood, a two-component normal mixture
+// and a two-state Gaussian HMM (forward algorithm). Each is one tape node whose partials are
+// computed analytically in the same pass (or one extra backward sweep), so a likelihood over
+// T observations is one node, not T small ones (DESIGN.md §3).
+
+// scratch returns len(zeros) float64s of tape memory, valid until the tape is Reset or
+// rewound. It records a constant node (which carries no adjoint and is never read by the
+// backward pass) and hands out its storage; zeros is any slice of the wanted length (its
+// contents are copied, then overwritten by the caller). It must be called before a
+// FusedBuilder is started.
+func scratch(t *ad.Tape, zeros []float64) []float64 {
+	return t.Value(t.Const(zeros...))
+}
+
+// garchLogLik records Σ_{t=1}^{T} log N(y_t | mu, s_t) for the GARCH(1,1) volatility
+// recursion s_1 = sigma1, s_t² = alpha0 + alpha1·(y_{t−1} − mu)² + beta1·s_{t−1}² (t ≥ 2), as
+// one fused node. mu, alpha0, alpha1 and beta1 are scalar nodes.
+//
+// Partials are carried forward with the recursion (forward-mode tangents of v_t = s_t² with
+// respect to the four parameters): v'_t = ∂_θ[alpha0 + alpha1·e²_{t−1}] + beta1·v'_{t−1} +
+// [θ = beta1]·v_{t−1}, e_{t−1} = y_{t−1} − mu; and ∂ log N/∂v = (e_t²/v − 1)/(2v),
+// ∂ log N/∂mu|_v = e_t/v. Cost O(T), one log per observation, no storage.
+func garchLogLik(t *ad.Tape, y []float64, sigma1 float64, mu, alpha0, alpha1, beta1 ad.Var) ad.Var {
+	m, a0, a1, b1 := t.Float(mu), t.Float(alpha0), t.Float(alpha1), t.Float(beta1)
+	v := sigma1 * sigma1
+	var dvMu, dvA0, dvA1, dvB1 float64 // ∂v_t/∂θ; zero at t = 1
+	var lp, gMu, gA0, gA1, gB1, sumLogV float64
+	ePrev := 0.0
+	for i, yi := range y {
+		if i > 0 {
+			vPrev := v
+			e2 := ePrev * ePrev
+			v = a0 + a1*e2 + b1*vPrev
+			dvMu = -2*a1*ePrev + b1*dvMu
+			dvA0 = 1 + b1*dvA0
+			dvA1 = e2 + b1*dvA1
+			dvB1 = vPrev + b1*dvB1
+		}
+		e := yi - m
+		iv := 1 / v
+		r := e * iv
+		lp -= 0.5 * e * r
+		sumLogV += math.Log(v)
+		dv := 0.5 * iv * (e*r - 1) // ∂ log N(y | mu, √v)/∂v
+		gMu += r + dv*dvMu
+		gA0 += dv * dvA0
+		gA1 += dv * dvA1
+		gB1 += dv * dvB1
+		ePrev = e
+	}
+	lp += -0.5*sumLogV - float64(len(y))*mathx.LogSqrt2Pi
+	fb := t.Fused()
+	if p := fb.Partial(mu); p != nil {
+		p[0] = gMu
+	}
+	if p := fb.Partial(alpha0); p != nil {
+		p[0] = gA0
+	}
+	if p := fb.Partial(alpha1); p != nil {
+		p[0] = gA1
+	}
+	if p := fb.Partial(beta1); p != nil {
+		p[0] = gB1
+	}
+	return fb.Done(lp)
+}
+
+// normalMix2LogLik records Σ_n log[θ·N(y_n | mu₁, σ₁) + (1−θ)·N(y_n | mu₂, σ₂)] as one fused
+// node; mu and sigma are nodes of size 2, theta a scalar node in (0, 1).
+//
+// With a_n = log θ + log N(y_n | mu₁, σ₁), b_n = log(1−θ) + log N(y_n | mu₂, σ₂) and the
+// responsibility w_n = e^{a_n}/(e^{a_n} + e^{b_n}) = logistic(a_n − b_n): ∂/∂mu₁ = Σ w_n
+// z₁/σ₁, ∂/∂σ₁ = Σ w_n (z₁² − 1)/σ₁ (z₁ = (y−mu₁)/σ₁), the same for component 2 with
+// 1 − w_n, and ∂/∂θ = Σ w_n/θ − (1−w_n)/(1−θ). Cost O(N): one exp and one log1p per
+// observation.
+func normalMix2LogLik(t *ad.Tape, y []float64, mu, sigma, theta ad.Var) ad.Var {
+	mv, sv := t.Value(mu), t.Value(sigma)
+	if len(mv) != 2 || len(sv) != 2 || t.Size(theta) != 1 {
+		panic(fmt.Sprintf("zoo: normalMix2LogLik: sizes mu=%d sigma=%d theta=%d, want 2, 2, 1", len(mv), len(sv), t.Size(theta)))
+	}
+	th := t.Float(theta)
+	m1, m2, s1, s2 := mv[0], mv[1], sv[0], sv[1]
+	i1, i2 := 1/s1, 1/s2
+	c1 := math.Log(th) - math.Log(s1) - mathx.LogSqrt2Pi
+	c2 := math.Log1p(-th) - math.Log(s2) - mathx.LogSqrt2Pi
+	var lp, w1sum, gm1, gm2, gs1, gs2 float64
+	for _, yn := range y {
+		z1, z2 := (yn-m1)*i1, (yn-m2)*i2
+		a := c1 - 0.5*z1*z1
+		b := c2 - 0.5*z2*z2
+		// log(eᵃ + eᵇ) = max + log1p(e^{−|a−b|}); w = logistic(a − b) from the same exp.
+		d := a - b
+		var w float64
+		if d >= 0 {
+			e := math.Exp(-d)
+			lp += a + math.Log1p(e)
+			w = 1 / (1 + e)
+		} else {
+			e := math.Exp(d)
+			lp += b + math.Log1p(e)
+			w = e / (1 + e)
+		}
+		u := 1 - w
+		w1sum += w
+		gm1 += w * z1
+		gm2 += u * z2
+		gs1 += w * (z1*z1 - 1)
+		gs2 += u * (z2*z2 - 1)
+	}
+	n := float64(len(y))
+	fb := t.Fused()
+	if p := fb.Partial(mu); p != nil {
+		p[0], p[1] = gm1*i1, gm2*i2
+	}
+	if p := fb.Partial(sigma); p != nil {
+		p[0], p[1] = gs1*i1, gs2*i2
+	}
+	if p := fb.Partial(theta); p != nil {
+		p[0] = w1sum/th - (n-w1sum)/(1-th)
+	}
+	return fb.Done(lp)
+}
+
+// hmm2Scratch is the tape scratch hmm2LogLik needs for n observations.
+func hmm2Scratch(n int) int { return 5 * n }
+
+// hmm2LogLik records the marginal log-likelihood of a two-state Gaussian HMM with unit
+// emission sd, by the forward algorithm: γ₁(k) = e₁(k), γ_t(k) = logsumexp_j[γ_{t−1}(j) +
+// log A[j,k]] + e_t(k), result logsumexp_k γ_N(k), with e_t(k) = log N(y_t | mu_k, 1) and
+// transition rows A[0,·] = theta1, A[1,·] = theta2 (nodes of size 2, each a simplex). There
+// is no initial-state distribution (MODELS.md §12). zeros must have length hmm2Scratch(N).
+//
+// It runs the scaled forward recursion in probability space with each step's emissions
+// shifted by their maximum (so nothing underflows whatever mu is), then the scaled backward
+// recursion for the partials: with α̂, β̂ and normalisers c_t, ∂/∂A[j,k] = Σ_{t≥2}
+// α̂_{t−1}(j) φ_t(k) β̂_t(k)/c_t and ∂/∂mu_k = Σ_t α̂_t(k) β̂_t(k) (y_t − mu_k)
+// (Rabiner 1989, "A tutorial on hidden Markov models", §V.A). Cost O(N): one exp and one log
+// per observation, 5N floats of tape scratch.
+func hmm2LogLik(t *ad.Tape, y []float64, theta1, theta2, mu ad.Var, zeros []float64) ad.Var {
+	n := len(y)
+	if t.Size(theta1) != 2 || t.Size(theta2) != 2 || t.Size(mu) != 2 || len(zeros) != hmm2Scratch(n) {
+		panic(fmt.Sprintf("zoo: hmm2LogLik: sizes theta1=%d theta2=%d mu=%d scratch=%d, want 2, 2, 2, %d",
+			t.Size(theta1), t.Size(theta2), t.Size(mu), len(zeros), hmm2Scratch(n)))
+	}
+	if n == 0 {
+		return t.Const(0)
+	}
+	buf := scratch(t, zeros)
+	alpha, phi, c := buf[:2*n], buf[2*n:4*n], buf[4*n:5*n]
+	th1, th2, mv := t.Value(theta1), t.Value(theta2), t.Value(mu)
+	a00, a01, a10, a11 := th1[0], th1[1], th2[0], th2[1]
+	m0, m1 := mv[0], mv[1]
+
+	lp := -float64(n) * mathx.LogSqrt2Pi
+	for i, yi := range y {
+		d0, d1 := yi-m0, yi-m1
+		e0, e1 := -0.5*d0*d0, -0.5*d1*d1
+		// φ = exp(e − max e): the larger is 1, the other ≤ 1.
+		var p0, p1 float64
+		if e0 >= e1 {
+			p0, p1 = 1, math.Exp(e1-e0)
+			lp += e0
+		} else {
+			p0, p1 = math.Exp(e0-e1), 1
+			lp += e1
+		}
+		phi[2*i], phi[2*i+1] = p0, p1
+		var f0, f1 float64
+		if i == 0 {
+			f0, f1 = p0, p1
+		} else {
+			q0, q1 := alpha[2*i-2], alpha[2*i-1]
+			f0 = p0 * (q0*a00 + q1*a10)
+			f1 = p1 * (q0*a01 + q1*a11)
+		}
+		ci := f0 + f1
+		c[i] = ci
+		lp += math.Log(ci)
+		alpha[2*i], alpha[2*i+1] = f0/ci, f1/ci
+	}
+
+	fb := t.Fused()
+	d1, d2, dm := fb.Partial(theta1), fb.Partial(theta2), fb.Partial(mu)
+	if d1 == nil && d2 == nil && dm == nil {
+		return fb.Done(lp)
+	}
+	var g00, g01, g10, g11, gm0, gm1 float64
+	b0, b1 := 1.0, 1.0 // β̂_N
+	for i := n - 1; i >= 0; i-- {
+		gam0, gam1 := alpha[2*i]*b0, alpha[2*i+1]*b1
+		gm0 += gam0 * (y[i] - m0)
+		gm1 += gam1 * (y[i] - m1)
+		if i == 0 {
+			break
+		}
+		// r_k = φ_t(k) β̂_t(k)/c_t; ξ_t(j,k)/A[j,k] = α̂_{t−1}(j) r_k; β̂_{t−1}(j) = Σ_k A[j,k] r_k.
+		r0, r1 := phi[2*i]*b0/c[i], phi[2*i+1]*b1/c[i]
+		q0, q1 := alpha[2*i-2], alpha[2*i-1]
+		g00 += q0 * r0
+		g01 += q0 * r1
+		g10 += q1 * r0
+		g11 += q1 * r1
+		b0, b1 = a00*r0+a01*r1, a10*r0+a11*r1
+	}
+	if d1 != nil {
+		d1[0], d1[1] = g00, g01
+	}
+	if d2 != nil {
+		d2[0], d2[1] = g10, g11
+	}
+	if dm != nil {
+		dm[0], dm[1] = gm0, gm1
+	}
+	return fb.Done(lp)
+}
