@@ -14,15 +14,6 @@ import (
 // computed analytically in the same pass (or one extra backward sweep), so a likelihood over
 // T observations is one node, not T small ones (DESIGN.md §3).
 
-// scratch returns len(zeros) float64s of tape memory, valid until the tape is Reset or
-// rewound. It records a constant node (which carries no adjoint and is never read by the
-// backward pass) and hands out its storage; zeros is any slice of the wanted length (its
-// contents are copied, then overwritten by the caller). It must be called before a
-// FusedBuilder is started.
-func scratch(t *ad.Tape, zeros []float64) []float64 {
-	return t.Value(t.Const(zeros...))
-}
-
 // garchLogLik records Σ_{t=1}^{T} log N(y_t | mu, s_t) for the GARCH(1,1) volatility
 // recursion s_1 = sigma1, s_t² = alpha0 + alpha1·(y_{t−1} − mu)² + beta1·s_{t−1}² (t ≥ 2), as
 // one fused node. mu, alpha0, alpha1 and beta1 are scalar nodes.
@@ -132,14 +123,11 @@ func normalMix2LogLik(t *ad.Tape, y []float64, mu, sigma, theta ad.Var) ad.Var {
 	return fb.Done(lp)
 }
 
-// hmm2Scratch is the tape scratch hmm2LogLik needs for n observations.
-func hmm2Scratch(n int) int { return 5 * n }
-
 // hmm2LogLik records the marginal log-likelihood of a two-state Gaussian HMM with unit
 // emission sd, by the forward algorithm: γ₁(k) = e₁(k), γ_t(k) = logsumexp_j[γ_{t−1}(j) +
 // log A[j,k]] + e_t(k), result logsumexp_k γ_N(k), with e_t(k) = log N(y_t | mu_k, 1) and
 // transition rows A[0,·] = theta1, A[1,·] = theta2 (nodes of size 2, each a simplex). There
-// is no initial-state distribution (MODELS.md §12). zeros must have length hmm2Scratch(N).
+// is no initial-state distribution (MODELS.md §12).
 //
 // It runs the scaled forward recursion in probability space with each step's emissions
 // shifted by their maximum (so nothing underflows whatever mu is), then the scaled backward
@@ -147,16 +135,15 @@ func hmm2Scratch(n int) int { return 5 * n }
 // α̂_{t−1}(j) φ_t(k) β̂_t(k)/c_t and ∂/∂mu_k = Σ_t α̂_t(k) β̂_t(k) (y_t − mu_k)
 // (Rabiner 1989, "A tutorial on hidden Markov models", §V.A). Cost O(N): one exp and one log
 // per observation, 5N floats of tape scratch.
-func hmm2LogLik(t *ad.Tape, y []float64, theta1, theta2, mu ad.Var, zeros []float64) ad.Var {
+func hmm2LogLik(t *ad.Tape, y []float64, theta1, theta2, mu ad.Var) ad.Var {
 	n := len(y)
-	if t.Size(theta1) != 2 || t.Size(theta2) != 2 || t.Size(mu) != 2 || len(zeros) != hmm2Scratch(n) {
-		panic(fmt.Sprintf("zoo: hmm2LogLik: sizes theta1=%d theta2=%d mu=%d scratch=%d, want 2, 2, 2, %d",
-			t.Size(theta1), t.Size(theta2), t.Size(mu), len(zeros), hmm2Scratch(n)))
+	if t.Size(theta1) != 2 || t.Size(theta2) != 2 || t.Size(mu) != 2 {
+		panic(fmt.Sprintf("zoo: hmm2LogLik: sizes theta1=%d theta2=%d mu=%d, want 2, 2, 2", t.Size(theta1), t.Size(theta2), t.Size(mu)))
 	}
 	if n == 0 {
 		return t.Const(0)
 	}
-	buf := scratch(t, zeros)
+	buf := t.Scratch(5 * n)
 	alpha, phi, c := buf[:2*n], buf[2*n:4*n], buf[4*n:5*n]
 	th1, th2, mv := t.Value(theta1), t.Value(theta2), t.Value(mu)
 	a00, a01, a10, a11 := th1[0], th1[1], th2[0], th2[1]

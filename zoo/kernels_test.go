@@ -72,9 +72,8 @@ func TestNormalMix2LogLik(t *testing.T) {
 
 func TestHMM2LogLik(t *testing.T) {
 	y := synth(80, 0, 12)
-	zeros := make([]float64, hmm2Scratch(len(y)))
 	f := func(tp *ad.Tape, x ad.Var) ad.Var {
-		return hmm2LogLik(tp, y, tp.Slice(x, 0, 2), tp.Slice(x, 2, 4), tp.Slice(x, 4, 6), zeros)
+		return hmm2LogLik(tp, y, tp.Slice(x, 0, 2), tp.Slice(x, 2, 4), tp.Slice(x, 4, 6))
 	}
 	// The partials are taken with respect to all four transition entries independently (the
 	// kernel does not assume rows sum to one), so points off the simplex are valid checks.
