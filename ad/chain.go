@@ -57,6 +57,19 @@ func (t *Tape) chain(i int) {
 		}
 	case opMul:
 		a, b := &t.nodes[n.a], &t.nodes[n.b]
+		if len(a.val) == len(g) && len(b.val) == len(g) { // no broadcasting: the common case
+			if a.adj != nil {
+				for k, bk := range b.val[:len(g)] {
+					a.adj[k] += g[k] * bk
+				}
+			}
+			if b.adj != nil {
+				for k, ak := range a.val[:len(g)] {
+					b.adj[k] += g[k] * ak
+				}
+			}
+			return
+		}
 		binaryBack(g, a.adj, b.adj, a.val, b.val, func(x, y float64) (float64, float64) { return y, x })
 	case opDiv:
 		a, b := &t.nodes[n.a], &t.nodes[n.b]

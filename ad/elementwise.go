@@ -41,8 +41,20 @@ func at(x []float64, i int) float64 {
 // Add returns a + b elementwise (a length-1 operand broadcasts).
 func (t *Tape) Add(a, b Var) Var {
 	v, n, x, y := t.binary(opAdd, a, b)
-	for i := range n.val {
-		n.val[i] = at(x, i) + at(y, i)
+	switch {
+	case len(x) == len(y):
+		y = y[:len(x)]
+		for i := range x {
+			n.val[i] = x[i] + y[i]
+		}
+	case len(x) == 1:
+		for i, yi := range y {
+			n.val[i] = x[0] + yi
+		}
+	default:
+		for i, xi := range x {
+			n.val[i] = xi + y[0]
+		}
 	}
 	return v
 }
@@ -50,8 +62,20 @@ func (t *Tape) Add(a, b Var) Var {
 // Sub returns a − b elementwise.
 func (t *Tape) Sub(a, b Var) Var {
 	v, n, x, y := t.binary(opSub, a, b)
-	for i := range n.val {
-		n.val[i] = at(x, i) - at(y, i)
+	switch {
+	case len(x) == len(y):
+		y = y[:len(x)]
+		for i := range x {
+			n.val[i] = x[i] - y[i]
+		}
+	case len(x) == 1:
+		for i, yi := range y {
+			n.val[i] = x[0] - yi
+		}
+	default:
+		for i, xi := range x {
+			n.val[i] = xi - y[0]
+		}
 	}
 	return v
 }
