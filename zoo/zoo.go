@@ -1,0 +1,277 @@
+// Package zoo holds ready-made models: the 12 posteriors of posteriordb's public set
+// (stan-dev/posteriordb) ported to Go as targets on the ad tape, with their data loaders and
+// the paths of their reference draws.
+//
+// Each model is built from its posteriordb data file (Load, New) — eight schools also from
+// data embedded in the binary (EightSchools) — and evaluates its log density over a flat
+// unconstrained vector z: log prior + log likelihood with every normalising constant kept,
+// plus the log-Jacobians of Stan's constraining transforms (package bijector) unless the
+// Jacobian is switched off (WithJacobian). Likelihoods are fused, vectorised nodes: one node
+// per likelihood term, linear regressions through a GLM kernel over a feature-major design
+// matrix prepared once at load time, so a gradient costs O(data) with a handful of nodes.
+//
+// The parametrisations are the ones posteriordb's Stan programs use (MODELS.md in
+// ../shared/data/posteriordb): eight_schools and gp_pois_regr are non-centred, and garch's
+// beta1 lives on (0, 1 − alpha1). Reference draws report some transformed parameters (theta in
+// eight_schools, f in gp_pois_regr) and not the raw ones; Names, Constrain and Unconstrain work
+// in the reported quantities, so draws and model output line up name by name.
+//
+// Models are immutable after construction and safe for concurrent use with one ad.Tape per
+// goroutine. A steady-state gradient (one tape reused with Reset) allocates nothing.
+package zoo
+
+import (
+	_ "embed"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/model"
+)
+
+// Info describes a zoo model without its data.
+type Info struct {
+	// Name is the short name used by Get and Load: "eight_schools", "diamonds", ….
+	Name string
+	// Posterior is the posteriordb posterior name, "eight_schools-eight_schools_noncentered".
+	Posterior string
+	// Data is the posteriordb data name; the file is data/Data.json.zip.
+	Data string
+	// Description says in one paragraph what the model is and what makes it hard for VI.
+	Description string
+}
+
+// DataPath returns the path of the model's data file under a posteriordb directory (the one
+// holding data/, draws/ and posteriors/).
+func (i Info) DataPath(dir string) string { return filepath.Join(dir, "data", i.Data+".json.zip") }
+
+// DrawsPath returns the path of the posterior's reference draws under a posteriordb directory;
+// model.LoadDraws reads them.
+func (i Info) DrawsPath(dir string) string {
+	return filepath.Join(dir, "draws", i.Posterior+".json.zip")
+}
+
+// entry is a registered model: its description and the constructor from data.
+type entry struct {
+	Info
+	build func(d *model.Data) (impl, error)
+}
+
+var registry = map[string]entry{}
+
+func register(e entry) {
+	if _, dup := registry[e.Name]; dup {
+		panic("zoo: register: duplicate model " + e.Name)
+	}
+	registry[e.Name] = e
+}
+
+// Names returns the short names of all zoo models in sorted order.
+func Names() []string {
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Get returns the description of the named model (a short name from Names, or its
+// posteriordb posterior name).
+func Get(name string) (Info, error) {
+	e, err := lookup(name)
+	return e.Info, err
+}
+
+func lookup(name string) (entry, error) {
+	if e, ok := registry[name]; ok {
+		return e, nil
+	}
+	for _, e := range registry {
+		if e.Posterior == name {
+			return e, nil
+		}
+	}
+	return entry{}, fmt.Errorf("zoo: Get: unknown model %q (have %s)", name, strings.Join(Names(), ", "))
+}
+
+// DefaultDir returns the posteriordb directory of the shared data beside the repository
+// (../shared/data/posteriordb, found with model.SharedDir) and whether it exists.
+func DefaultDir() (string, bool) {
+	dir, ok := model.SharedDir()
+	if !ok {
+		return "", false
+	}
+	return filepath.Join(dir, "data", "posteriordb"), true
+}
+
+// Load reads the named model's data file from the posteriordb directory dir (DefaultDir when
+// dir is "") and builds the model. Errors name the file and the field.
+func Load(name, dir string) (*Model, error) {
+	e, err := lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	if dir == "" {
+		d, ok := DefaultDir()
+		if !ok {
+			return nil, fmt.Errorf("zoo: Load: no posteriordb directory given and ../shared not found (model=%s)", e.Name)
+		}
+		dir = d
+	}
+	d, err := model.LoadData(e.DataPath(dir))
+	if err != nil {
+		return nil, err
+	}
+	return newModel(e, d)
+}
+
+// New builds the named model from data already loaded (for example from a file the user
+// names, or from ParseData on a reader). Errors name the data and the field.
+func New(name string, d *model.Data) (*Model, error) {
+	e, err := lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	return newModel(e, d)
+}
+
+func newModel(e entry, d *model.Data) (*Model, error) {
+	im, err := e.build(d)
+	if err != nil {
+		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
+	}
+	return &Model{Info: e.Info, impl: im, jacobian: true}, nil
+}
+
+//go:embed data/eight_schools.json
+var eightSchoolsJSON string
+
+// EightSchools returns the eight-schools model (non-centred) built from a copy of
+// posteriordb's eight_schools data embedded in the binary: it needs no files.
+func EightSchools() *Model {
+	d, err := model.ParseData("zoo/data/eight_schools.json", strings.NewReader(eightSchoolsJSON))
+	if err != nil {
+		panic("zoo: EightSchools: embedded data: " + err.Error()) // the file is part of the binary
+	}
+	m, err := New("eight_schools", d)
+	if err != nil {
+		panic("zoo: EightSchools: " + err.Error())
+	}
+	return m
+}
+
+// impl is what each model provides. z is the unconstrained vector (Dim entries); reported
+// values follow names().
+type impl interface {
+	dim() int
+	// names are the reported quantities in posteriordb's order (the reference draws' names).
+	names() []string
+	// params are the unconstrained blocks in Stan's parameter order.
+	params() []Param
+	logDensity(t *ad.Tape, z ad.Var, jacobian bool) ad.Var
+	// constrain writes the reported values at z into dst (len(names())).
+	constrain(dst, z []float64)
+	// unconstrain writes z for reported values x; it fails if x is outside the support.
+	unconstrain(dst, x []float64) error
+}
+
+// Param is one block of the unconstrained vector: a parameter of the Stan program (Stan's
+// parameters block, in order), its size and its constraint in Stan syntax.
+type Param struct {
+	Name       string // "theta_trans", "tau", …
+	Size       int    // number of constrained elements
+	FreeSize   int    // number of unconstrained coordinates (Size − 1 for a simplex)
+	Constraint string // "" (unconstrained), "lower=0", "simplex", "ordered", …
+}
+
+// Model is a posteriordb posterior as a target over ℝ^Dim: LogDensity records log p(x(z)) +
+// log J(z) on a tape (without log J after WithJacobian(false)). It implements model.Target.
+type Model struct {
+	Info
+	impl     impl
+	jacobian bool
+}
+
+// Dim returns the number of unconstrained coordinates.
+func (m *Model) Dim() int { return m.impl.dim() }
+
+// Jacobian reports whether LogDensity adds the log-Jacobian of the constraining transforms.
+func (m *Model) Jacobian() bool { return m.jacobian }
+
+// WithJacobian returns a copy of m whose LogDensity adds the log-Jacobian (on, the default and
+// what a sampler or VI in ℝ^Dim needs) or leaves it out (off: ℓ, the log posterior density of
+// the constrained parameters as a function of z, which is what MODELS.md's Δ compares, and what
+// a posterior-mode search on the constrained scale maximises). The copy shares m's data.
+func (m *Model) WithJacobian(on bool) *Model {
+	c := *m
+	c.jacobian = on
+	return &c
+}
+
+// LogDensity records the log density at the unconstrained vector z (a node of size Dim) on t
+// and returns it as a scalar node. It panics if z has the wrong size.
+func (m *Model) LogDensity(t *ad.Tape, z ad.Var) ad.Var {
+	if n := t.Size(z); n != m.impl.dim() {
+		panic(fmt.Sprintf("zoo: %s: LogDensity: z has size %d, want %d", m.Name, n, m.impl.dim()))
+	}
+	return m.impl.logDensity(t, z, m.jacobian)
+}
+
+// Params returns the blocks of the unconstrained vector in order (Stan's parameters block).
+func (m *Model) Params() []Param { return slices.Clone(m.impl.params()) }
+
+// Names returns the reported quantities in posteriordb's order, with Stan's flattened names
+// ("theta[1]", …): the names of the reference draws. They include transformed parameters a
+// posterior reports (theta in eight_schools, f in gp_pois_regr).
+func (m *Model) Names() []string { return slices.Clone(m.impl.names()) }
+
+// Constrain writes the reported values (Names order) at the unconstrained z into dst and
+// returns it; dst is allocated when nil. It panics if a length is wrong.
+func (m *Model) Constrain(dst, z []float64) []float64 {
+	if len(z) != m.impl.dim() {
+		panic(fmt.Sprintf("zoo: %s: Constrain: len(z)=%d, want %d", m.Name, len(z), m.impl.dim()))
+	}
+	dst = sized(dst, len(m.impl.names()), m.Name, "Constrain")
+	m.impl.constrain(dst, z)
+	return dst
+}
+
+// Unconstrain writes the unconstrained vector for reported values x (Names order, e.g. one
+// reference draw) into dst and returns it; dst is allocated when nil. It returns an error when
+// x is outside the support. It panics if a length is wrong.
+func (m *Model) Unconstrain(dst, x []float64) ([]float64, error) {
+	if len(x) != len(m.impl.names()) {
+		panic(fmt.Sprintf("zoo: %s: Unconstrain: len(x)=%d, want %d", m.Name, len(x), len(m.impl.names())))
+	}
+	dst = sized(dst, m.impl.dim(), m.Name, "Unconstrain")
+	if err := m.impl.unconstrain(dst, x); err != nil {
+		return nil, fmt.Errorf("zoo: %s: Unconstrain: %w", m.Name, err)
+	}
+	return dst, nil
+}
+
+func sized(dst []float64, n int, name, fn string) []float64 {
+	if dst == nil {
+		return make([]float64, n)
+	}
+	if len(dst) != n {
+		panic(fmt.Sprintf("zoo: %s: %s: len(dst)=%d, want %d", name, fn, len(dst), n))
+	}
+	return dst
+}
+
+// flatNames returns Stan's flattened names name[1] … name[n], or name alone when scalar.
+func flatNames(name string, n int, scalar bool) []string {
+	if scalar {
+		return []string{name}
+	}
+	s := make([]string, n)
+	for i := range s {
+		s[i] = fmt.Sprintf("%s[%d]", name, i+1)
+	}
+	return s
+}
