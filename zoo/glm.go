@@ -47,9 +47,9 @@ func newGLM(ic int, coefNames []string, xt ad.Mat, y []float64, blk []Param) *gl
 	}
 }
 
-func (m *glm) dim() int         { return m.ncoef + 1 }
-func (m *glm) names() []string  { return m.name }
-func (m *glm) params() []Param  { return m.blk }
+func (m *glm) dim() int        { return m.ncoef + 1 }
+func (m *glm) names() []string { return m.name }
+func (m *glm) params() []Param { return m.blk }
 func (m *glm) betaRange() (int, int) {
 	switch m.ic {
 	case -1:
