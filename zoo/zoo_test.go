@@ -89,6 +89,9 @@ var checkDraws = [][2]int{{0, 0}, {0, 1}, {3, 500}, {9, 999}}
 
 func TestRegistry(t *testing.T) {
 	names := Names()
+	if len(names) != len(checkValues) {
+		t.Errorf("Names() has %d models, want the %d posteriordb posteriors: %v", len(names), len(checkValues), names)
+	}
 	for _, n := range names {
 		info, err := Get(n)
 		if err != nil {

@@ -1,0 +1,165 @@
+package zoo
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/bijector"
+	"github.com/vigo-bayes/vigo/model"
+)
+
+func init() {
+	register(entry{
+		Info: Info{
+			Name:      "gp_pois_regr",
+			Posterior: "gp_pois_regr-gp_pois_regr",
+			Data:      "gp_pois_regr",
+			Description: "Latent Gaussian-process Poisson regression on N = 11 simulated counts, " +
+				"non-centred: f = L·f_tilde with L the Cholesky factor of K_ij = alpha² exp(−(x_i − " +
+				"x_j)²/(2 rho²)) + 1e-10·δ_ij, f_tilde ~ N(0, 1), k_i ~ Poisson(exp(f_i)), rho ~ " +
+				"Gamma(25, 4), alpha ~ half-N(0, 2). 13 parameters; strongly correlated f (condition " +
+				"number ≈ 1.6e3), skewed hyperparameters and a mild funnel through alpha.",
+		},
+		build: newGPPoisRegr,
+	})
+}
+
+// gpJitter is the diagonal jitter the Stan program adds to K.
+const gpJitter = 1e-10
+
+// gpPoisRegr is gp_pois_regr: z = (log rho, log alpha, f_tilde[1..N]); reported: rho, alpha,
+// f[1..N] with f = L·f_tilde.
+type gpPoisRegr struct {
+	n      int
+	x, k   []float64
+	negSq  []float64 // −(x_i − x_j)²/2, N×N row-major
+	jitter []float64 // gpJitter·I, N×N row-major
+	pos    bijector.Bijector
+}
+
+func newGPPoisRegr(d *model.Data) (impl, error) {
+	n, err := positiveCount(d, "N", 1)
+	if err != nil {
+		return nil, err
+	}
+	x, err := d.Vector("x", n)
+	if err != nil {
+		return nil, err
+	}
+	ki, err := d.IntVector("k", n)
+	if err != nil {
+		return nil, err
+	}
+	k := make([]float64, n)
+	for i, v := range ki {
+		if v < 0 {
+			return nil, fmt.Errorf("data %s: field \"k[%d]\": %d, want a count ≥ 0", d.Name, i+1, v)
+		}
+		k[i] = float64(v)
+	}
+	m := &gpPoisRegr{n: n, x: x, k: k, negSq: make([]float64, n*n), jitter: make([]float64, n*n), pos: bijector.Lower(1, 0)}
+	for i := range n {
+		for j := range n {
+			dx := x[i] - x[j]
+			m.negSq[i*n+j] = -0.5 * dx * dx
+		}
+		m.jitter[i*n+i] = gpJitter
+	}
+	return m, nil
+}
+
+func (m *gpPoisRegr) dim() int { return 2 + m.n }
+func (m *gpPoisRegr) names() []string {
+	return append([]string{"rho", "alpha"}, flatNames("f", m.n, false)...)
+}
+func (m *gpPoisRegr) params() []Param {
+	return []Param{{"rho", 1, 1, "lower=0"}, {"alpha", 1, 1, "lower=0"}, {"f_tilde", m.n, m.n, ""}}
+}
+
+// logDensity: log Gamma(rho | 25, 4) + log N(alpha | 0, 2) + Σ log N(f_tilde | 0, 1) +
+// Σ log Poisson(k | exp(f)), f = chol(K)·f_tilde [+ log rho + log alpha]. K, its Cholesky
+// factor and f are matrix nodes (O(N³) for the factor and its adjoint).
+func (m *gpPoisRegr) logDensity(t *ad.Tape, z ad.Var, jacobian bool) ad.Var {
+	n := m.n
+	rho, ljr := m.pos.Forward(t, t.Index(z, 0))
+	alpha, lja := m.pos.Forward(t, t.Index(z, 1))
+	ft := t.Slice(z, 2, 2+n)
+	e := t.Exp(t.Div(t.ConstRef(m.negSq), t.Square(rho)))
+	kk := t.Add(t.Mul(e, t.Square(alpha)), t.ConstRef(m.jitter))
+	f := t.MatVec(t.Cholesky(t.AsMatrix(kk, n, n)), ft)
+	lp := t.Add(tmpGamma(t, rho, 25, 4), tmpNormal(t, alpha, t.Const(0), t.Const(2)))
+	lp = t.Add(lp, t.Add(tmpNormal(t, ft, t.Const(0), t.Const(1)), tmpPoissonLog(t, m.k, f)))
+	if jacobian {
+		lp = t.Add(lp, t.Add(ljr, lja))
+	}
+	return lp
+}
+
+// chol returns the lower Cholesky factor of K(rho, alpha), row-major, or an error if K is not
+// numerically positive definite.
+func (m *gpPoisRegr) chol(rho, alpha float64) ([]float64, error) {
+	n := m.n
+	l := make([]float64, n*n)
+	for i := range n {
+		for j := 0; j <= i; j++ {
+			s := alpha*alpha*math.Exp(m.negSq[i*n+j]/(rho*rho)) + m.jitter[i*n+j]
+			for p := range j {
+				s -= l[i*n+p] * l[j*n+p]
+			}
+			if i == j {
+				if !(s > 0) {
+					return nil, fmt.Errorf("K(rho=%g, alpha=%g) is not positive definite", rho, alpha)
+				}
+				l[i*n+i] = math.Sqrt(s)
+			} else {
+				l[i*n+j] = s / l[j*n+j]
+			}
+		}
+	}
+	return l, nil
+}
+
+func (m *gpPoisRegr) constrain(dst, z []float64) {
+	n := m.n
+	m.pos.Constrain(z[0:1], dst[0:1])
+	m.pos.Constrain(z[1:2], dst[1:2])
+	l, err := m.chol(dst[0], dst[1])
+	for i := range n {
+		if err != nil {
+			dst[2+i] = math.NaN()
+			continue
+		}
+		s := 0.0
+		for p := 0; p <= i; p++ {
+			s += l[i*n+p] * z[2+p]
+		}
+		dst[2+i] = s
+	}
+}
+
+func (m *gpPoisRegr) unconstrain(dst, x []float64) error {
+	n := m.n
+	if err := m.pos.Free(x[0:1], dst[0:1]); err != nil {
+		return fmt.Errorf("rho: %w", err)
+	}
+	if err := m.pos.Free(x[1:2], dst[1:2]); err != nil {
+		return fmt.Errorf("alpha: %w", err)
+	}
+	l, err := m.chol(x[0], x[1])
+	if err != nil {
+		return err
+	}
+	ft := dst[2:]
+	for i := range n { // f_tilde = L⁻¹ f by forward substitution
+		s := x[2+i]
+		for p := range i {
+			s -= l[i*n+p] * ft[p]
+		}
+		ft[i] = s / l[i*n+i]
+		if math.IsNaN(ft[i]) || math.IsInf(ft[i], 0) {
+			return fmt.Errorf("f[%d] = %g gives f_tilde[%d] = %g, want finite", i+1, x[2+i], i+1, ft[i])
+		}
+	}
+	return nil
+}
