@@ -1,0 +1,392 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/bijector"
+)
+
+// Param declares one parameter of a model: a name, a shape and a constraint, as a line of a
+// Stan parameters block does.
+//
+// Dims is the shape: nil (or empty) for a scalar, {K} for a vector, {R, C} for a matrix, more
+// entries for arrays. On the tape and in the bijectors values are stored row-major (last index
+// fastest, as in Go and ad.Tape.AsMatrix); Stan names and the flat value vectors of
+// ConstrainValues, Free and Names are column-major (first index fastest), as Stan's CSV output
+// and posteriordb's draws flatten containers ("L[1,1]", "L[2,1]", "L[1,2]", …).
+//
+// Constraint is the transform from the unconstrained coordinates; nil means unconstrained
+// (identity). Its Size must equal the product of Dims.
+//
+// Bounds, when set, makes the parameter an interval (lo, hi) whose bounds depend on parameters
+// declared before it (Stan: real<lower=0, upper=1 - alpha1> beta1). It is called with the
+// constrained values of all earlier parameters, prev[j] for parameter j, and returns lo and hi
+// as nodes of size 1 or of the parameter's size; the transform is bijector.VarInterval.
+// Constraint must then be nil. Bounds must be a pure function of prev (it is also evaluated on
+// an internal tape by ConstrainValues and Free).
+type Param struct {
+	Name       string
+	Dims       []int
+	Constraint bijector.Bijector
+	Bounds     func(t *ad.Tape, prev []ad.Var) (lo, hi ad.Var)
+}
+
+// Layout maps the unconstrained vector z ∈ ℝ^Dim of a model to its named, constrained
+// parameters. z holds the parameters' unconstrained coordinates one after the other, in
+// declaration order (for a matrix or array, in the order its bijector defines; row-major for
+// unconstrained ones). Parameters are transformed in declaration order, so Bounds may use
+// earlier parameters.
+//
+// A Layout is immutable and safe for concurrent use; the float64 methods borrow scratch
+// buffers from an internal pool and do not allocate in steady state.
+type Layout struct {
+	params []Param
+	blocks []block
+	dim    int // unconstrained size
+	size   int // number of constrained values
+	names  []string
+	pool   sync.Pool // *scratch
+}
+
+type block struct {
+	zlo, zhi   int   // unconstrained coordinates z[zlo:zhi]
+	off, n     int   // constrained values x[off:off+n] (Names order)
+	perm       []int // Names-order position → row-major index; nil when they agree
+	rows, cols int   // matrix shape when len(Dims) == 2, else 0
+}
+
+type scratch struct {
+	tape ad.Tape
+	rm   []float64 // constrained values, row-major per parameter
+	xn   []float64 // constrained values, Names order
+	vars []ad.Var
+}
+
+// NewLayout checks the parameters and builds their layout. It returns an error for an empty
+// or invalid name (Stan identifier rules), a repeated name, a negative dimension, a constraint
+// whose Size differs from the product of Dims, or both Constraint and Bounds set.
+func NewLayout(params ...Param) (*Layout, error) {
+	l := &Layout{params: slices.Clone(params), blocks: make([]block, len(params))}
+	seen := make(map[string]bool, len(params))
+	for i, p := range l.params {
+		if !isIdent(p.Name) {
+			return nil, fmt.Errorf("model: NewLayout: parameter %d: invalid name %q", i, p.Name)
+		}
+		if seen[p.Name] {
+			return nil, fmt.Errorf("model: NewLayout: parameter %q declared twice", p.Name)
+		}
+		seen[p.Name] = true
+		n := 1
+		for _, d := range p.Dims {
+			if d < 0 {
+				return nil, fmt.Errorf("model: NewLayout: parameter %q: negative dimension in Dims=%v", p.Name, p.Dims)
+			}
+			n *= d
+		}
+		l.params[i].Dims = slices.Clone(p.Dims)
+		free := n
+		switch {
+		case p.Bounds != nil && p.Constraint != nil:
+			return nil, fmt.Errorf("model: NewLayout: parameter %q: both Constraint and Bounds set", p.Name)
+		case p.Constraint != nil:
+			if s := p.Constraint.Size(); s != n {
+				return nil, fmt.Errorf("model: NewLayout: parameter %q: Dims=%v hold %d values, constraint %v has size %d", p.Name, p.Dims, n, p.Constraint, s)
+			}
+			free = p.Constraint.FreeSize()
+		}
+		b := &l.blocks[i]
+		b.zlo, b.zhi = l.dim, l.dim+free
+		b.off, b.n = l.size, n
+		if len(p.Dims) == 2 {
+			b.rows, b.cols = p.Dims[0], p.Dims[1]
+		}
+		l.dim += free
+		l.size += n
+		l.names = appendNames(l.names, p.Name, p.Dims)
+		b.perm = colMajorPerm(p.Dims)
+	}
+	return l, nil
+}
+
+// appendNames appends Stan's flattened names of a parameter, column-major: "x" for a scalar,
+// "x[1]"… for a vector, "x[1,1]", "x[2,1]", … for a matrix.
+func appendNames(names []string, name string, dims []int) []string {
+	if len(dims) == 0 {
+		return append(names, name)
+	}
+	n := 1
+	for _, d := range dims {
+		n *= d
+	}
+	idx := make([]int, len(dims))
+	for range n {
+		names = append(names, elemName(name, idx))
+		for d := range idx { // first index fastest
+			idx[d]++
+			if idx[d] < dims[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+	return names
+}
+
+// colMajorPerm returns perm[k] = row-major index of the k-th element in column-major order,
+// or nil for fewer than two dimensions (the orders agree).
+func colMajorPerm(dims []int) []int {
+	if len(dims) < 2 {
+		return nil
+	}
+	n := 1
+	for _, d := range dims {
+		n *= d
+	}
+	perm := make([]int, n)
+	idx := make([]int, len(dims))
+	for k := range perm {
+		r := 0
+		for d, i := range idx {
+			r = r*dims[d] + i
+		}
+		perm[k] = r
+		for d := range idx {
+			idx[d]++
+			if idx[d] < dims[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+	return perm
+}
+
+// Dim returns the size of the unconstrained vector z.
+func (l *Layout) Dim() int { return l.dim }
+
+// Len returns the number of constrained values, len(Names()).
+func (l *Layout) Len() int { return l.size }
+
+// NumParams returns the number of declared parameters.
+func (l *Layout) NumParams() int { return len(l.params) }
+
+// Params returns a copy of the declared parameters.
+func (l *Layout) Params() []Param { return slices.Clone(l.params) }
+
+// Index returns the position of the parameter called name (its slot in Constrain's out), or
+// −1.
+func (l *Layout) Index(name string) int {
+	for i, p := range l.params {
+		if p.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Names returns Stan's flattened names of all constrained values, parameters in declaration
+// order, each container column-major: "mu", "theta[1]", "theta[2]", "L[1,1]", "L[2,1]", ….
+func (l *Layout) Names() []string { return slices.Clone(l.names) }
+
+// Constrain records the constrained parameters at the unconstrained vector z (a node of size
+// Dim) on t: out[i] is parameter i as a node (size = product of Dims; an R×C matrix node when
+// Dims has two entries). It returns the sum of the log-Jacobians as a scalar node (a constant 0
+// when no parameter is constrained). Unconstrained parameters are views of z. out is owned by
+// the caller and must have length NumParams(); Constrain panics otherwise, or if z has the wrong
+// size. Cost: the bijectors' Forward plus one Slice per parameter and one Add per constrained
+// parameter.
+func (l *Layout) Constrain(t *ad.Tape, z ad.Var, out []ad.Var) (logJ ad.Var) {
+	if len(out) != len(l.params) || t.Size(z) != l.dim {
+		panic(fmt.Sprintf("model: Layout.Constrain: len(out)=%d, size(z)=%d, want %d and %d", len(out), t.Size(z), len(l.params), l.dim))
+	}
+	var acc ad.Var
+	have := false
+	for i, p := range l.params {
+		b := &l.blocks[i]
+		u := t.Slice(z, b.zlo, b.zhi)
+		x, lj, hasJ := u, ad.Var{}, true
+		switch {
+		case p.Bounds != nil:
+			lo, hi := p.Bounds(t, out[:i])
+			x, lj = bijector.VarInterval(t, u, lo, hi)
+		case p.Constraint != nil:
+			x, lj = p.Constraint.Forward(t, u)
+		default:
+			hasJ = false
+		}
+		if b.rows > 0 {
+			if r, c := t.Shape(x); r != b.rows || c != b.cols {
+				x = t.AsMatrix(x, b.rows, b.cols)
+			}
+		}
+		out[i] = x
+		if !hasJ || t.IsConst(lj) {
+			continue
+		}
+		if have {
+			acc = t.Add(acc, lj)
+		} else {
+			acc, have = lj, true
+		}
+	}
+	if !have {
+		return t.Const(0)
+	}
+	return acc
+}
+
+func (l *Layout) getScratch() *scratch {
+	if s, ok := l.pool.Get().(*scratch); ok {
+		return s
+	}
+	return &scratch{rm: make([]float64, l.size), xn: make([]float64, l.size), vars: make([]ad.Var, len(l.params))}
+}
+
+func (l *Layout) putScratch(s *scratch) {
+	s.tape.Reset()
+	l.pool.Put(s)
+}
+
+// putScratchVars returns a scratch whose tape was not used (only vars), skipping the Reset.
+func (l *Layout) putScratchVars(s *scratch) {
+	clear(s.vars)
+	l.pool.Put(s)
+}
+
+// bounds evaluates p.Bounds for parameter i on the scratch tape from the row-major constrained
+// values of the earlier parameters in s.rm.
+func (l *Layout) bounds(s *scratch, i int) (lo, hi []float64) {
+	t := &s.tape
+	t.Reset()
+	prev := s.vars[:i]
+	for j := range prev {
+		b := &l.blocks[j]
+		prev[j] = t.ConstRef(s.rm[b.off : b.off+b.n])
+		if b.rows > 0 {
+			prev[j] = t.AsMatrix(prev[j], b.rows, b.cols)
+		}
+	}
+	lv, hv := l.params[i].Bounds(t, prev)
+	return t.Value(lv), t.Value(hv)
+}
+
+// ConstrainValues writes the constrained values at z into x (Names order, len Len()) and
+// returns the total log-Jacobian. It panics if a length is wrong. It allocates nothing in
+// steady state.
+func (l *Layout) ConstrainValues(z, x []float64) (logJ float64) {
+	if len(z) != l.dim || len(x) != l.size {
+		panic(fmt.Sprintf("model: Layout.ConstrainValues: len(z)=%d, len(x)=%d, want %d and %d", len(z), len(x), l.dim, l.size))
+	}
+	s := l.getScratch()
+	defer l.putScratch(s)
+	for i, p := range l.params {
+		b := &l.blocks[i]
+		u, xr := z[b.zlo:b.zhi], s.rm[b.off:b.off+b.n]
+		switch {
+		case p.Bounds != nil:
+			lo, hi := l.bounds(s, i)
+			logJ += bijector.VarIntervalConstrain(u, lo, hi, xr)
+		case p.Constraint != nil:
+			logJ += p.Constraint.Constrain(u, xr)
+		default:
+			copy(xr, u)
+		}
+		dst := x[b.off : b.off+b.n]
+		if b.perm == nil {
+			copy(dst, xr)
+		} else {
+			for k, r := range b.perm {
+				dst[k] = xr[r]
+			}
+		}
+	}
+	return logJ
+}
+
+// Free writes the unconstrained vector for the constrained values x (Names order, len Len())
+// into z (len Dim). It returns an error naming the parameter when a value is outside its
+// support (or not finite): "model: Layout.Free: parameter sigma: bijector: Lower.Free: …".
+// It panics if a length is wrong.
+func (l *Layout) Free(x, z []float64) error {
+	if len(z) != l.dim || len(x) != l.size {
+		panic(fmt.Sprintf("model: Layout.Free: len(x)=%d, len(z)=%d, want %d and %d", len(x), len(z), l.size, l.dim))
+	}
+	s := l.getScratch()
+	defer l.putScratch(s)
+	return l.free(s, x, z, "Free")
+}
+
+func (l *Layout) free(s *scratch, x, z []float64, fn string) error {
+	for i := range l.params {
+		b := &l.blocks[i]
+		src, xr := x[b.off:b.off+b.n], s.rm[b.off:b.off+b.n]
+		if b.perm == nil {
+			copy(xr, src)
+		} else {
+			for k, r := range b.perm {
+				xr[r] = src[k]
+			}
+		}
+	}
+	for i, p := range l.params {
+		b := &l.blocks[i]
+		xr, u := s.rm[b.off:b.off+b.n], z[b.zlo:b.zhi]
+		var err error
+		switch {
+		case p.Bounds != nil:
+			lo, hi := l.bounds(s, i)
+			err = bijector.VarIntervalFree(xr, lo, hi, u)
+		case p.Constraint != nil:
+			err = p.Constraint.Free(xr, u)
+		default:
+			for r, v := range xr {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					k := r // position in Names order
+					if b.perm != nil {
+						k = slices.Index(b.perm, r)
+					}
+					err = fmt.Errorf("%s = %g, want finite", l.names[b.off+k], v)
+					break
+				}
+			}
+			copy(u, xr)
+		}
+		if err != nil {
+			return fmt.Errorf("model: Layout.%s: parameter %s: %w", fn, p.Name, err)
+		}
+	}
+	return nil
+}
+
+// FreeNamed is Free with the constrained values looked up by Stan name (one posteriordb
+// reference draw, for example): lookup(name) returns the value of "mu", "theta[1]", "L[2,1]",
+// …. It returns an error naming the first name lookup does not know, or the parameter whose
+// value is outside its support. Names lookup knows but the layout does not are ignored
+// (generated quantities in a draw). It panics if len(z) != Dim().
+func (l *Layout) FreeNamed(lookup func(name string) (float64, bool), z []float64) error {
+	if len(z) != l.dim {
+		panic(fmt.Sprintf("model: Layout.FreeNamed: len(z)=%d, want %d", len(z), l.dim))
+	}
+	s := l.getScratch()
+	defer l.putScratch(s)
+	for k, name := range l.names {
+		v, ok := lookup(name)
+		if !ok {
+			return fmt.Errorf("model: Layout.FreeNamed: no value for %s", name)
+		}
+		s.xn[k] = v
+	}
+	return l.free(s, s.xn, z, "FreeNamed")
+}
+
+// FreeMap is FreeNamed with the values in a map keyed by Stan name.
+func (l *Layout) FreeMap(values map[string]float64, z []float64) error {
+	return l.FreeNamed(func(name string) (float64, bool) {
+		v, ok := values[name]
+		return v, ok
+	}, z)
+}

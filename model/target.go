@@ -1,0 +1,125 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/vigo-bayes/vigo/ad"
+)
+
+// Target is a log density over a flat unconstrained vector z ∈ ℝ^Dim: what VI families,
+// samplers and optimisers consume. LogDensity records log p(z) on t for z, ONE vector node of
+// size Dim, and returns it as a scalar node; the log-Jacobians of any constraining transforms
+// are included, so that p is a density with respect to Lebesgue measure on ℝ^Dim. The value
+// may be −∞ or NaN outside the support of a hand-written target; callers treat that as a
+// rejected point. Implementations are safe for concurrent use with one tape per goroutine.
+type Target interface {
+	Dim() int
+	LogDensity(t *ad.Tape, z ad.Var) ad.Var
+}
+
+// Gradient resets t, evaluates tg at z, writes ∇ log p(z) into grad and returns log p(z).
+// Reusing t keeps the evaluation allocation-free for targets that are. It panics if
+// len(z) or len(grad) differs from tg.Dim().
+func Gradient(t *ad.Tape, tg Target, z, grad []float64) float64 {
+	if len(z) != tg.Dim() || len(grad) != len(z) {
+		panic(fmt.Sprintf("model: Gradient: len(z)=%d, len(grad)=%d, Dim=%d", len(z), len(grad), tg.Dim()))
+	}
+	t.Reset()
+	in := t.Input(z)
+	out := tg.LogDensity(t, in)
+	if t.IsConst(out) { // a target that does not depend on z
+		clear(grad)
+		return t.Float(out)
+	}
+	t.Backward(out)
+	copy(grad, t.Grad(in))
+	return t.Float(out)
+}
+
+// Func is a Target written directly on the tape over the unconstrained vector.
+type Func struct {
+	N int
+	F func(t *ad.Tape, z ad.Var) ad.Var
+}
+
+// Dim returns f.N.
+func (f Func) Dim() int { return f.N }
+
+// LogDensity returns f.F(t, z). It panics if z does not have size N.
+func (f Func) LogDensity(t *ad.Tape, z ad.Var) ad.Var {
+	if n := t.Size(z); n != f.N {
+		panic(fmt.Sprintf("model: Func.LogDensity: z has size %d, want %d", n, f.N))
+	}
+	return f.F(t, z)
+}
+
+// GradFunc adapts a hand-written log density with its analytic gradient to Target: F returns
+// log p(x) and writes ∇ log p(x) into grad (len N, zeroed on entry). x aliases tape memory and
+// must not be modified or retained. The result is one fused node; F is called once per
+// LogDensity. It allocates only when z is a constant node (its gradient is then discarded).
+type GradFunc struct {
+	N int
+	F func(x, grad []float64) float64
+}
+
+// Dim returns g.N.
+func (g GradFunc) Dim() int { return g.N }
+
+// LogDensity records F's value at z as one fused node with F's gradient as partials. It
+// panics if z does not have size N.
+func (g GradFunc) LogDensity(t *ad.Tape, z ad.Var) ad.Var {
+	if n := t.Size(z); n != g.N {
+		panic(fmt.Sprintf("model: GradFunc.LogDensity: z has size %d, want %d", n, g.N))
+	}
+	x := t.Value(z)
+	fb := t.Fused()
+	d := fb.Partial(z)
+	if d == nil {
+		d = make([]float64, g.N)
+	}
+	return fb.Done(g.F(x, d))
+}
+
+// Model is a Target built from a Layout and a log density written in the constrained
+// parameters, the way a Stan program's model block is:
+//
+//	lay, _ := model.NewLayout(
+//		model.Param{Name: "mu"},
+//		model.Param{Name: "tau", Constraint: bijector.Lower(1, 0)},
+//		model.Param{Name: "theta", Dims: []int{8}},
+//	)
+//	m := &model.Model{Layout: lay, Density: func(t *ad.Tape, p []ad.Var) ad.Var {
+//		mu, tau, theta := p[0], p[1], p[2]
+//		… return log prior + log likelihood as a scalar node
+//	}}
+//
+// LogDensity(z) = Density(x(z)) + log J(z). Density receives one node per parameter in
+// declaration order (Layout.Constrain's out); the slice is only valid during the call.
+type Model struct {
+	Layout  *Layout
+	Density func(t *ad.Tape, p []ad.Var) ad.Var
+	// NoJacobian leaves log J out: LogDensity is then the log density of the constrained
+	// parameters evaluated at x(z) (posterior mode on the constrained scale; the Δ checks of
+	// posteriordb's MODELS.md). The zero value includes log J, which is what a sampler or VI
+	// over z needs.
+	NoJacobian bool
+}
+
+// Dim returns the unconstrained size m.Layout.Dim().
+func (m *Model) Dim() int { return m.Layout.Dim() }
+
+// LogDensity records Density(x(z)) + log J(z) on t (without log J if NoJacobian). It panics if
+// z does not have size Dim. Besides Density's own nodes it records the Layout's transforms and
+// one Add; it allocates nothing in steady state.
+func (m *Model) LogDensity(t *ad.Tape, z ad.Var) ad.Var {
+	l := m.Layout
+	s := l.getScratch()
+	defer l.putScratchVars(s)
+	p := s.vars[:len(l.params)]
+	lj := l.Constrain(t, z, p)
+	lp := m.Density(t, p)
+	if m.NoJacobian || t.IsConst(lj) {
+		return lp
+	}
+	return t.Add(lp, lj)
+}
