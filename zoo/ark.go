@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/bijector"
 	"github.com/vigo-bayes/vigo/model"
 )
 
@@ -47,8 +48,15 @@ func newArK(d *model.Data) (impl, error) {
 			xt[j*n+s] = y[k+s-j-1]
 		}
 	}
-	m := newGLM(0, append([]string{"alpha"}, flatNames("beta", k, false)...), ad.Mat{Rows: k, Cols: n, Data: xt}, y[k:],
-		glmParams(Param{"alpha", 1, 1, ""}, Param{"beta", k, k, ""}))
+	m := &glm{
+		lay: mustLayout(
+			model.Param{Name: "alpha"},
+			model.Param{Name: "beta", Dims: []int{k}},
+			model.Param{Name: "sigma", Constraint: bijector.Lower(1, 0)},
+		),
+		xt: ad.Mat{Rows: k, Cols: n, Data: xt}, y: y[k:],
+		split: func(_ *ad.Tape, p []ad.Var) (alpha, beta, sigma ad.Var) { return p[0], p[1], p[2] },
+	}
 	m.prior = func(t *ad.Tape, alpha, beta, sigma ad.Var) ad.Var {
 		zero, ten := t.Const(0), t.Const(10)
 		lp := t.Add(tmpNormal(t, alpha, zero, ten), tmpNormal(t, beta, zero, ten))

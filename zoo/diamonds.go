@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/bijector"
 	"github.com/vigo-bayes/vigo/model"
 )
 
@@ -66,8 +67,15 @@ func newDiamonds(d *model.Data) (impl, error) {
 			col[i] -= mean
 		}
 	}
-	m := newGLM(dd, append(flatNames("b", dd, false), "Intercept"), ad.Mat{Rows: dd, Cols: n, Data: xt}, y,
-		glmParams(Param{"b", dd, dd, ""}, Param{"Intercept", 1, 1, ""}))
+	m := &glm{
+		lay: mustLayout(
+			model.Param{Name: "b", Dims: []int{dd}},
+			model.Param{Name: "Intercept"},
+			model.Param{Name: "sigma", Constraint: bijector.Lower(1, 0)},
+		),
+		xt: ad.Mat{Rows: dd, Cols: n, Data: xt}, y: y,
+		split: func(_ *ad.Tape, p []ad.Var) (alpha, beta, sigma ad.Var) { return p[1], p[0], p[2] },
+	}
 	m.prior = func(t *ad.Tape, alpha, beta, sigma ad.Var) ad.Var {
 		lp := t.Add(tmpNormal(t, beta, t.Const(0), t.Const(1)), tmpStudentT(t, alpha, 3, t.Const(8), t.Const(10)))
 		// sigma ~ student_t(3, 0, 10) on sigma > 0 with brms's explicit truncation

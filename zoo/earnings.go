@@ -37,5 +37,5 @@ func newEarnings(d *model.Data) (impl, error) {
 		inter[i] = v[1][i] * v[2][i]
 	}
 	xt := featureMajor(v[1], v[2], inter)
-	return newGLM(0, flatNames("beta", 4, false), xt, logEarn, glmParams(Param{"beta", 4, 4, ""})), nil
+	return coefSigma(4, false, xt, logEarn), nil
 }

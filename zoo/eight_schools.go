@@ -23,11 +23,12 @@ func init() {
 	})
 }
 
-// eightSchools is posteriordb's eight_schools_noncentered. z = (theta_trans[1..8], mu,
-// log tau); reported: theta[1..8], mu, tau.
+// eightSchools is posteriordb's eight_schools_noncentered. Parameters: theta_trans[1..8],
+// mu, tau > 0 (z = (theta_trans, mu, log tau)); reported: theta[1..8] = mu + tau·theta_trans,
+// mu, tau.
 type eightSchools struct {
 	y, sigma []float64
-	tau      bijector.Bijector
+	lay      *model.Layout
 }
 
 func newEightSchools(d *model.Data) (impl, error) {
@@ -51,52 +52,47 @@ func newEightSchools(d *model.Data) (impl, error) {
 			return nil, fmt.Errorf("data %s: field \"sigma[%d]\": %g, want > 0", d.Name, i+1, s)
 		}
 	}
-	return &eightSchools{y: y, sigma: sigma, tau: bijector.Lower(1, 0)}, nil
+	return &eightSchools{y: y, sigma: sigma, lay: mustLayout(
+		model.Param{Name: "theta_trans", Dims: []int{8}},
+		model.Param{Name: "mu"},
+		model.Param{Name: "tau", Constraint: bijector.Lower(1, 0)},
+	)}, nil
 }
 
-func (m *eightSchools) dim() int { return 10 }
+func (m *eightSchools) layout() *model.Layout { return m.lay }
 
-func (m *eightSchools) names() []string {
-	return append(flatNames("theta", 8, false), "mu", "tau")
-}
-
-func (m *eightSchools) params() []Param {
-	return []Param{{"theta_trans", 8, 8, ""}, {"mu", 1, 1, ""}, {"tau", 1, 1, "lower=0"}}
-}
-
-// logDensity: Σ log N(theta_trans | 0, 1) + Σ log N(y | mu + tau·theta_trans, sigma) +
-// log N(mu | 0, 5) + log Cauchy(tau | 0, 5) [+ log tau].
-func (m *eightSchools) logDensity(t *ad.Tape, z ad.Var, jacobian bool) ad.Var {
-	tt, mu := t.Slice(z, 0, 8), t.Index(z, 8)
-	tau, lj := m.tau.Forward(t, t.Index(z, 9))
+// density: Σ log N(theta_trans | 0, 1) + Σ log N(y | mu + tau·theta_trans, sigma) +
+// log N(mu | 0, 5) + log Cauchy(tau | 0, 5).
+func (m *eightSchools) density(t *ad.Tape, p []ad.Var) ad.Var {
+	tt, mu, tau := p[0], p[1], p[2]
 	theta := t.Add(mu, t.Mul(tau, tt))
 	zero, one, five := t.Const(0), t.Const(1), t.Const(5)
 	lp := t.Add(tmpNormal(t, tt, zero, one), tmpNormal(t, t.ConstRef(m.y), theta, t.ConstRef(m.sigma)))
-	lp = t.Add(lp, t.Add(tmpNormal(t, mu, zero, five), tmpCauchy(t, tau, zero, five)))
-	if jacobian {
-		lp = t.Add(lp, lj)
-	}
-	return lp
+	return t.Add(lp, t.Add(tmpNormal(t, mu, zero, five), tmpCauchy(t, tau, zero, five)))
 }
 
-func (m *eightSchools) constrain(dst, z []float64) {
-	var tau [1]float64
-	m.tau.Constrain(z[9:10], tau[:])
-	mu := z[8]
+func (m *eightSchools) reportedNames() []string {
+	return append(flatNames("theta", 8, false), "mu", "tau")
+}
+
+// report: theta = mu + tau·theta_trans; par = (theta_trans[1..8], mu, tau).
+func (m *eightSchools) report(dst, par []float64) {
+	mu, tau := par[8], par[9]
 	for j := range 8 {
-		dst[j] = mu + tau[0]*z[j]
+		dst[j] = mu + tau*par[j]
 	}
-	dst[8], dst[9] = mu, tau[0]
+	dst[8], dst[9] = mu, tau
 }
 
-func (m *eightSchools) unconstrain(dst, x []float64) error {
+// unreport: theta_trans = (theta − mu)/tau.
+func (m *eightSchools) unreport(dst, x []float64) error {
 	mu, tau := x[8], x[9]
-	if err := m.tau.Free(x[9:10], dst[9:10]); err != nil {
-		return fmt.Errorf("tau: %w", err)
+	if !(tau > 0) {
+		return fmt.Errorf("tau = %g, want > 0", tau)
 	}
 	for j := range 8 {
 		dst[j] = (x[j] - mu) / tau
 	}
-	dst[8] = mu
+	dst[8], dst[9] = mu, tau
 	return nil
 }

@@ -25,13 +25,13 @@ func init() {
 	})
 }
 
-// garch is garch11: z = (mu, log alpha0, logit alpha1, u) with beta1 = (1 − alpha1)·σ(u),
-// alpha1 transformed first (MODELS.md §4). Reported: mu, alpha0, alpha1, beta1.
+// garch is garch11. Parameters: mu, alpha0 > 0, 0 < alpha1 < 1, 0 < beta1 < 1 − alpha1
+// (z = (mu, log alpha0, logit alpha1, logit(beta1/(1 − alpha1))), alpha1 transformed first,
+// MODELS.md §4).
 type garch struct {
 	y      []float64
 	sigma1 float64
-	alpha0 bijector.Bijector
-	alpha1 bijector.Bijector
+	lay    *model.Layout
 }
 
 func newGarch(d *model.Data) (impl, error) {
@@ -50,50 +50,20 @@ func newGarch(d *model.Data) (impl, error) {
 	if !(s1 > 0) || math.IsInf(s1, 1) {
 		return nil, fmt.Errorf("data %s: field \"sigma1\": %g, want finite and > 0", d.Name, s1)
 	}
-	return &garch{y: y, sigma1: s1, alpha0: bijector.Lower(1, 0), alpha1: bijector.Interval(1, 0, 1)}, nil
+	return &garch{y: y, sigma1: s1, lay: mustLayout(
+		model.Param{Name: "mu"},
+		model.Param{Name: "alpha0", Constraint: bijector.Lower(1, 0)},
+		model.Param{Name: "alpha1", Constraint: bijector.Interval(1, 0, 1)},
+		model.Param{Name: "beta1", Bounds: func(t *ad.Tape, prev []ad.Var) (lo, hi ad.Var) {
+			return t.Const(0), t.AddC(t.Neg(prev[2]), 1) // (0, 1 − alpha1)
+		}},
+	)}, nil
 }
 
-func (m *garch) dim() int        { return 4 }
-func (m *garch) names() []string { return []string{"mu", "alpha0", "alpha1", "beta1"} }
-func (m *garch) params() []Param {
-	return []Param{{"mu", 1, 1, ""}, {"alpha0", 1, 1, "lower=0"}, {"alpha1", 1, 1, "lower=0, upper=1"},
-		{"beta1", 1, 1, "lower=0, upper=1-alpha1"}}
-}
+func (m *garch) layout() *model.Layout { return m.lay }
 
-// logDensity: Σ_t log N(y_t | mu, s_t) (one fused node carrying the volatility recursion)
-// [+ log-Jacobians of alpha0, alpha1 and beta1 | alpha1]. The priors are flat.
-func (m *garch) logDensity(t *ad.Tape, z ad.Var, jacobian bool) ad.Var {
-	mu := t.Index(z, 0)
-	a0, lj0 := m.alpha0.Forward(t, t.Index(z, 1))
-	a1, lj1 := m.alpha1.Forward(t, t.Index(z, 2))
-	b1, lj2 := bijector.VarInterval(t, t.Index(z, 3), t.Const(0), t.AddC(t.Neg(a1), 1))
-	lp := garchLogLik(t, m.y, m.sigma1, mu, a0, a1, b1)
-	if jacobian {
-		lp = t.Add(lp, t.Add(lj0, t.Add(lj1, lj2)))
-	}
-	return lp
-}
-
-func (m *garch) constrain(dst, z []float64) {
-	dst[0] = z[0]
-	m.alpha0.Constrain(z[1:2], dst[1:2])
-	m.alpha1.Constrain(z[2:3], dst[2:3])
-	bijector.VarIntervalConstrain(z[3:4], []float64{0}, []float64{1 - dst[2]}, dst[3:4])
-}
-
-func (m *garch) unconstrain(dst, x []float64) error {
-	if math.IsNaN(x[0]) || math.IsInf(x[0], 0) {
-		return fmt.Errorf("mu = %g, want finite", x[0])
-	}
-	dst[0] = x[0]
-	if err := m.alpha0.Free(x[1:2], dst[1:2]); err != nil {
-		return fmt.Errorf("alpha0: %w", err)
-	}
-	if err := m.alpha1.Free(x[2:3], dst[2:3]); err != nil {
-		return fmt.Errorf("alpha1: %w", err)
-	}
-	if err := bijector.VarIntervalFree(x[3:4], []float64{0}, []float64{1 - x[2]}, dst[3:4]); err != nil {
-		return fmt.Errorf("beta1: %w", err)
-	}
-	return nil
+// density: Σ_t log N(y_t | mu, s_t), one fused node carrying the volatility recursion. The
+// priors are flat.
+func (m *garch) density(t *ad.Tape, p []ad.Var) ad.Var {
+	return garchLogLik(t, m.y, m.sigma1, p[0], p[1], p[2], p[3])
 }

@@ -10,97 +10,68 @@ import (
 )
 
 // glm is a normal linear regression y ~ N(alpha + X·beta, sigma) with sigma > 0, the shape
-// of seven zoo models (diamonds, arK, kidiq, mesquite, nes, sblrc, earnings). The
-// unconstrained vector is z = (coef[0..ncoef), log sigma); the intercept alpha is coef[ic]
-// (ic = −1: no intercept) and beta is the contiguous rest of coef, so alpha and beta are views
-// of z. The design is stored feature-major (xt is D×N) for the GLM kernel; the reported
-// quantities are coef (under the model's names) then sigma.
+// of seven zoo models (diamonds, arK, kidiq, mesquite, nes, sblrc, earnings). The design is
+// stored feature-major (xt is D×N) for the GLM kernel, so the likelihood is one fused node.
+// split picks alpha, beta and sigma out of the layout's parameter nodes (views, no copies);
+// alpha is a constant 0 for a model without intercept.
 type glm struct {
-	ncoef int
-	ic    int       // index of the intercept in coef, or −1
-	xt    ad.Mat    // D×N feature-major design, D = ncoef − (ic ≥ 0)
+	lay   *model.Layout
+	xt    ad.Mat    // D×N feature-major design
 	y     []float64 // N outcomes
-	name  []string  // reported names: coefficients, then "sigma"
-	blk   []Param
-	sigma bijector.Bijector
-	// prior records the log prior of (alpha, beta, sigma); alpha is an invalid Var when the
-	// model has no intercept. nil means flat priors.
+	split func(t *ad.Tape, p []ad.Var) (alpha, beta, sigma ad.Var)
+	// prior records the log prior of (alpha, beta, sigma); nil means flat priors.
 	prior func(t *ad.Tape, alpha, beta, sigma ad.Var) ad.Var
 }
 
-// newGLM checks the sizes and sets up the reported names: coefNames are the flattened names
-// of the coefficients in z order.
-func newGLM(ic int, coefNames []string, xt ad.Mat, y []float64, blk []Param) *glm {
-	nc := len(coefNames)
-	d := nc
-	if ic >= 0 {
-		d--
-	}
-	if xt.Rows != d || xt.Cols != len(y) || len(xt.Data) != d*len(y) {
-		panic(fmt.Sprintf("zoo: newGLM: design %d×%d (len %d) for %d coefficients and %d outcomes", xt.Rows, xt.Cols, len(xt.Data), nc, len(y)))
-	}
-	return &glm{
-		ncoef: nc, ic: ic, xt: xt, y: y,
-		name:  append(append([]string(nil), coefNames...), "sigma"),
-		blk:   blk,
-		sigma: bijector.Lower(1, 0),
-	}
-}
+func (m *glm) layout() *model.Layout { return m.lay }
 
-func (m *glm) dim() int        { return m.ncoef + 1 }
-func (m *glm) names() []string { return m.name }
-func (m *glm) params() []Param { return m.blk }
-func (m *glm) betaRange() (int, int) {
-	switch m.ic {
-	case -1:
-		return 0, m.ncoef
-	case 0:
-		return 1, m.ncoef
-	default: // intercept last (diamonds)
-		return 0, m.ncoef - 1
-	}
-}
-
-// logDensity: prior(alpha, beta, sigma) + Σ_i log N(y_i | alpha + x_i·beta, sigma)
-// [+ log sigma]. The likelihood is one fused GLM node over the feature-major design.
-func (m *glm) logDensity(t *ad.Tape, z ad.Var, jacobian bool) ad.Var {
-	lo, hi := m.betaRange()
-	beta := t.Slice(z, lo, hi)
-	var alpha ad.Var
-	if m.ic >= 0 {
-		alpha = t.Index(z, m.ic)
-	}
-	sigma, lj := m.sigma.Forward(t, t.Index(z, m.ncoef))
-	a := alpha
-	if m.ic < 0 {
-		a = t.Const(0)
-	}
-	lp := tmpNormalGLM(t, m.y, m.xt, a, beta, sigma)
+// density: prior(alpha, beta, sigma) + Σ_i log N(y_i | alpha + x_i·beta, sigma), the
+// likelihood as one GLM node over the feature-major design.
+func (m *glm) density(t *ad.Tape, p []ad.Var) ad.Var {
+	alpha, beta, sigma := m.split(t, p)
+	lp := tmpNormalGLM(t, m.y, m.xt, alpha, beta, sigma)
 	if m.prior != nil {
 		lp = t.Add(lp, m.prior(t, alpha, beta, sigma))
-	}
-	if jacobian {
-		lp = t.Add(lp, lj)
 	}
 	return lp
 }
 
-func (m *glm) constrain(dst, z []float64) {
-	copy(dst, z[:m.ncoef])
-	m.sigma.Constrain(z[m.ncoef:], dst[m.ncoef:])
+// coefSigma builds a regression whose parameters are a coefficient vector beta (k entries,
+// beta[1] the intercept unless noIntercept) and sigma > 0: the layout of kidiq, mesquite, nes,
+// earnings and sblrc.
+func coefSigma(k int, noIntercept bool, xt ad.Mat, y []float64) *glm {
+	d := k - 1
+	if noIntercept {
+		d = k
+	}
+	checkDesign(xt, d, y)
+	m := &glm{lay: mustLayout(
+		model.Param{Name: "beta", Dims: []int{k}},
+		model.Param{Name: "sigma", Constraint: bijector.Lower(1, 0)},
+	), xt: xt, y: y}
+	m.split = func(t *ad.Tape, p []ad.Var) (alpha, beta, sigma ad.Var) {
+		if noIntercept {
+			return t.Const(0), p[0], p[1]
+		}
+		return t.Index(p[0], 0), t.Slice(p[0], 1, k), p[1]
+	}
+	return m
 }
 
-func (m *glm) unconstrain(dst, x []float64) error {
-	for i, v := range x[:m.ncoef] {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("%s = %g, want finite", m.name[i], v)
-		}
+// checkDesign panics unless xt is d×len(y) (a programmer error in a model's loader).
+func checkDesign(xt ad.Mat, d int, y []float64) {
+	if xt.Rows != d || xt.Cols != len(y) || len(xt.Data) != d*len(y) {
+		panic(fmt.Sprintf("zoo: design %d×%d (len %d), want %d×%d", xt.Rows, xt.Cols, len(xt.Data), d, len(y)))
 	}
-	copy(dst, x[:m.ncoef])
-	if err := m.sigma.Free(x[m.ncoef:], dst[m.ncoef:]); err != nil {
-		return fmt.Errorf("sigma: %w", err)
+}
+
+// mustLayout builds a layout from parameters fixed in the code; an error is a bug.
+func mustLayout(params ...model.Param) *model.Layout {
+	l, err := model.NewLayout(params...)
+	if err != nil {
+		panic("zoo: " + err.Error())
 	}
-	return nil
+	return l
 }
 
 // featureMajor stores columns (each of length n) as a D×N feature-major matrix.
@@ -154,10 +125,4 @@ func logOf(d *model.Data, name string, v []float64) ([]float64, error) {
 		out[i] = math.Log(x)
 	}
 	return out, nil
-}
-
-// glmParams returns the parameter blocks of a regression with a coefficient vector (or an
-// intercept and a vector) and sigma > 0.
-func glmParams(blocks ...Param) []Param {
-	return append(blocks, Param{"sigma", 1, 1, "lower=0"})
 }

@@ -28,14 +28,14 @@ func init() {
 // gpJitter is the diagonal jitter the Stan program adds to K.
 const gpJitter = 1e-10
 
-// gpPoisRegr is gp_pois_regr: z = (log rho, log alpha, f_tilde[1..N]); reported: rho, alpha,
-// f[1..N] with f = L·f_tilde.
+// gpPoisRegr is gp_pois_regr. Parameters: rho > 0, alpha > 0, f_tilde[1..N]
+// (z = (log rho, log alpha, f_tilde)); reported: rho, alpha, f[1..N] with f = L·f_tilde.
 type gpPoisRegr struct {
 	n      int
 	x, k   []float64
 	negSq  []float64 // −(x_i − x_j)²/2, N×N row-major
 	jitter []float64 // gpJitter·I, N×N row-major
-	pos    bijector.Bijector
+	lay    *model.Layout
 }
 
 func newGPPoisRegr(d *model.Data) (impl, error) {
@@ -58,7 +58,11 @@ func newGPPoisRegr(d *model.Data) (impl, error) {
 		}
 		k[i] = float64(v)
 	}
-	m := &gpPoisRegr{n: n, x: x, k: k, negSq: make([]float64, n*n), jitter: make([]float64, n*n), pos: bijector.Lower(1, 0)}
+	m := &gpPoisRegr{n: n, x: x, k: k, negSq: make([]float64, n*n), jitter: make([]float64, n*n), lay: mustLayout(
+		model.Param{Name: "rho", Constraint: bijector.Lower(1, 0)},
+		model.Param{Name: "alpha", Constraint: bijector.Lower(1, 0)},
+		model.Param{Name: "f_tilde", Dims: []int{n}},
+	)}
 	for i := range n {
 		for j := range n {
 			dx := x[i] - x[j]
@@ -69,31 +73,23 @@ func newGPPoisRegr(d *model.Data) (impl, error) {
 	return m, nil
 }
 
-func (m *gpPoisRegr) dim() int { return 2 + m.n }
-func (m *gpPoisRegr) names() []string {
-	return append([]string{"rho", "alpha"}, flatNames("f", m.n, false)...)
-}
-func (m *gpPoisRegr) params() []Param {
-	return []Param{{"rho", 1, 1, "lower=0"}, {"alpha", 1, 1, "lower=0"}, {"f_tilde", m.n, m.n, ""}}
-}
+func (m *gpPoisRegr) layout() *model.Layout { return m.lay }
 
-// logDensity: log Gamma(rho | 25, 4) + log N(alpha | 0, 2) + Σ log N(f_tilde | 0, 1) +
-// Σ log Poisson(k | exp(f)), f = chol(K)·f_tilde [+ log rho + log alpha]. K, its Cholesky
-// factor and f are matrix nodes (O(N³) for the factor and its adjoint).
-func (m *gpPoisRegr) logDensity(t *ad.Tape, z ad.Var, jacobian bool) ad.Var {
+// density: log Gamma(rho | 25, 4) + log N(alpha | 0, 2) + Σ log N(f_tilde | 0, 1) +
+// Σ log Poisson(k | exp(f)), f = chol(K)·f_tilde. K, its Cholesky factor and f are matrix
+// nodes (O(N³) for the factor and its adjoint).
+func (m *gpPoisRegr) density(t *ad.Tape, p []ad.Var) ad.Var {
 	n := m.n
-	rho, ljr := m.pos.Forward(t, t.Index(z, 0))
-	alpha, lja := m.pos.Forward(t, t.Index(z, 1))
-	ft := t.Slice(z, 2, 2+n)
+	rho, alpha, ft := p[0], p[1], p[2]
 	e := t.Exp(t.Div(t.ConstRef(m.negSq), t.Square(rho)))
 	kk := t.Add(t.Mul(e, t.Square(alpha)), t.ConstRef(m.jitter))
 	f := t.MatVec(t.Cholesky(t.AsMatrix(kk, n, n)), ft)
 	lp := t.Add(tmpGamma(t, rho, 25, 4), tmpNormal(t, alpha, t.Const(0), t.Const(2)))
-	lp = t.Add(lp, t.Add(tmpNormal(t, ft, t.Const(0), t.Const(1)), tmpPoissonLog(t, m.k, f)))
-	if jacobian {
-		lp = t.Add(lp, t.Add(ljr, lja))
-	}
-	return lp
+	return t.Add(lp, t.Add(tmpNormal(t, ft, t.Const(0), t.Const(1)), tmpPoissonLog(t, m.k, f)))
+}
+
+func (m *gpPoisRegr) reportedNames() []string {
+	return append([]string{"rho", "alpha"}, flatNames("f", m.n, false)...)
 }
 
 // chol returns the lower Cholesky factor of K(rho, alpha), row-major, or an error if K is not
@@ -120,11 +116,11 @@ func (m *gpPoisRegr) chol(rho, alpha float64) ([]float64, error) {
 	return l, nil
 }
 
-func (m *gpPoisRegr) constrain(dst, z []float64) {
+// report: f = L·f_tilde; par = (rho, alpha, f_tilde).
+func (m *gpPoisRegr) report(dst, par []float64) {
 	n := m.n
-	m.pos.Constrain(z[0:1], dst[0:1])
-	m.pos.Constrain(z[1:2], dst[1:2])
-	l, err := m.chol(dst[0], dst[1])
+	dst[0], dst[1] = par[0], par[1]
+	l, err := m.chol(par[0], par[1])
 	for i := range n {
 		if err != nil {
 			dst[2+i] = math.NaN()
@@ -132,34 +128,31 @@ func (m *gpPoisRegr) constrain(dst, z []float64) {
 		}
 		s := 0.0
 		for p := 0; p <= i; p++ {
-			s += l[i*n+p] * z[2+p]
+			s += l[i*n+p] * par[2+p]
 		}
 		dst[2+i] = s
 	}
 }
 
-func (m *gpPoisRegr) unconstrain(dst, x []float64) error {
+// unreport: f_tilde = L⁻¹f by forward substitution.
+func (m *gpPoisRegr) unreport(dst, x []float64) error {
 	n := m.n
-	if err := m.pos.Free(x[0:1], dst[0:1]); err != nil {
-		return fmt.Errorf("rho: %w", err)
+	rho, alpha := x[0], x[1]
+	if !(rho > 0) || !(alpha > 0) {
+		return fmt.Errorf("rho = %g, alpha = %g, want both > 0", rho, alpha)
 	}
-	if err := m.pos.Free(x[1:2], dst[1:2]); err != nil {
-		return fmt.Errorf("alpha: %w", err)
-	}
-	l, err := m.chol(x[0], x[1])
+	l, err := m.chol(rho, alpha)
 	if err != nil {
 		return err
 	}
+	dst[0], dst[1] = rho, alpha
 	ft := dst[2:]
-	for i := range n { // f_tilde = L⁻¹ f by forward substitution
+	for i := range n {
 		s := x[2+i]
 		for p := range i {
 			s -= l[i*n+p] * ft[p]
 		}
 		ft[i] = s / l[i*n+i]
-		if math.IsNaN(ft[i]) || math.IsInf(ft[i], 0) {
-			return fmt.Errorf("f[%d] = %g gives f_tilde[%d] = %g, want finite", i+1, x[2+i], i+1, ft[i])
-		}
 	}
 	return nil
 }

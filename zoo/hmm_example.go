@@ -24,12 +24,11 @@ func init() {
 	})
 }
 
-// hmmExample is hmm_example: z = (simplex-free theta1, simplex-free theta2,
-// positive-ordered-free mu[1..2]); reported: theta1[1..2], theta2[1..2], mu[1..2].
+// hmmExample is hmm_example. Parameters: theta1, theta2 simplex[2], mu positive_ordered[2]
+// (z = (logit theta1[1], logit theta2[1], log mu1, log(mu2 − mu1))).
 type hmmExample struct {
-	y       []float64
-	simplex bijector.Bijector
-	mu      bijector.Bijector
+	y   []float64
+	lay *model.Layout
 }
 
 func newHMMExample(d *model.Data) (impl, error) {
@@ -48,46 +47,18 @@ func newHMMExample(d *model.Data) (impl, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &hmmExample{y: y, simplex: bijector.Simplex(2), mu: bijector.PositiveOrdered(2)}, nil
+	return &hmmExample{y: y, lay: mustLayout(
+		model.Param{Name: "theta1", Dims: []int{2}, Constraint: bijector.Simplex(2)},
+		model.Param{Name: "theta2", Dims: []int{2}, Constraint: bijector.Simplex(2)},
+		model.Param{Name: "mu", Dims: []int{2}, Constraint: bijector.PositiveOrdered(2)},
+	)}, nil
 }
 
-func (m *hmmExample) dim() int { return 4 }
-func (m *hmmExample) names() []string {
-	return []string{"theta1[1]", "theta1[2]", "theta2[1]", "theta2[2]", "mu[1]", "mu[2]"}
-}
-func (m *hmmExample) params() []Param {
-	return []Param{{"theta1", 2, 1, "simplex"}, {"theta2", 2, 1, "simplex"}, {"mu", 2, 2, "positive_ordered"}}
-}
+func (m *hmmExample) layout() *model.Layout { return m.lay }
 
-// logDensity: log N(mu1 | 3, 1) + log N(mu2 | 10, 1) + the forward-algorithm log-likelihood
-// (one fused node) [+ log-Jacobians of the two simplex and the positive-ordered transforms].
-// theta1 and theta2 are flat on the simplex.
-func (m *hmmExample) logDensity(t *ad.Tape, z ad.Var, jacobian bool) ad.Var {
-	th1, lj1 := m.simplex.Forward(t, t.Index(z, 0))
-	th2, lj2 := m.simplex.Forward(t, t.Index(z, 1))
-	mu, ljm := m.mu.Forward(t, t.Slice(z, 2, 4))
-	lp := t.Add(tmpNormal(t, mu, t.Const(3, 10), t.Const(1)), hmm2LogLik(t, m.y, th1, th2, mu))
-	if jacobian {
-		lp = t.Add(lp, t.Add(lj1, t.Add(lj2, ljm)))
-	}
-	return lp
-}
-
-func (m *hmmExample) constrain(dst, z []float64) {
-	m.simplex.Constrain(z[0:1], dst[0:2])
-	m.simplex.Constrain(z[1:2], dst[2:4])
-	m.mu.Constrain(z[2:4], dst[4:6])
-}
-
-func (m *hmmExample) unconstrain(dst, x []float64) error {
-	if err := m.simplex.Free(x[0:2], dst[0:1]); err != nil {
-		return fmt.Errorf("theta1: %w", err)
-	}
-	if err := m.simplex.Free(x[2:4], dst[1:2]); err != nil {
-		return fmt.Errorf("theta2: %w", err)
-	}
-	if err := m.mu.Free(x[4:6], dst[2:4]); err != nil {
-		return fmt.Errorf("mu: %w", err)
-	}
-	return nil
+// density: log N(mu1 | 3, 1) + log N(mu2 | 10, 1) + the forward-algorithm log-likelihood
+// (one fused node). theta1 and theta2 are flat on the simplex.
+func (m *hmmExample) density(t *ad.Tape, p []ad.Var) ad.Var {
+	th1, th2, mu := p[0], p[1], p[2]
+	return t.Add(tmpNormal(t, mu, t.Const(3, 10), t.Const(1)), hmm2LogLik(t, m.y, th1, th2, mu))
 }

@@ -31,8 +31,7 @@ func newKidIQ(d *model.Data) (impl, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := newGLM(0, flatNames("beta", 3, false), featureMajor(v[1], v[2]), v[0],
-		glmParams(Param{"beta", 3, 3, ""}))
+	m := coefSigma(3, false, featureMajor(v[1], v[2]), v[0])
 	m.prior = func(t *ad.Tape, _, _, sigma ad.Var) ad.Var {
 		return tmpCauchy(t, sigma, t.Const(0), t.Const(2.5))
 	}

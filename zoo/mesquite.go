@@ -36,5 +36,5 @@ func newMesquite(d *model.Data) (impl, error) {
 		}
 	}
 	xt := featureMajor(logs[1], logs[2], logs[3], logs[4], logs[5], v[6])
-	return newGLM(0, flatNames("beta", 7, false), xt, logs[0], glmParams(Param{"beta", 7, 7, ""})), nil
+	return coefSigma(7, false, xt, logs[0]), nil
 }

@@ -47,5 +47,5 @@ func newNES(d *model.Data) (impl, error) {
 		}
 	}
 	xt := featureMajor(v[1], v[2], dummy[0], dummy[1], dummy[2], v[3], v[4], v[5])
-	return newGLM(0, flatNames("beta", 9, false), xt, v[0], glmParams(Param{"beta", 9, 9, ""})), nil
+	return coefSigma(9, false, xt, v[0]), nil
 }

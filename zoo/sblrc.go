@@ -38,7 +38,7 @@ func newSBLRC(d *model.Data) (impl, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := newGLM(-1, flatNames("beta", dd, false), transpose(x, n, dd), y, glmParams(Param{"beta", dd, dd, ""}))
+	m := coefSigma(dd, true, transpose(x, n, dd), y)
 	m.prior = func(t *ad.Tape, _, beta, sigma ad.Var) ad.Var {
 		zero, ten := t.Const(0), t.Const(10)
 		return t.Add(tmpNormal(t, beta, zero, ten), tmpNormal(t, sigma, zero, ten))

@@ -144,7 +144,7 @@ func newModel(e entry, d *model.Data) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
 	}
-	return &Model{Info: e.Info, impl: im, jacobian: true}, nil
+	return &Model{Info: e.Info, impl: im, tgt: model.Model{Layout: im.layout(), Density: im.density}}, nil
 }
 
 //go:embed data/eight_schools.json
@@ -164,43 +164,40 @@ func EightSchools() *Model {
 	return m
 }
 
-// impl is what each model provides. z is the unconstrained vector (Dim entries); reported
-// values follow names().
+// impl is what each model provides: the layout of its Stan parameters block and the log
+// density (log prior + log likelihood, all constants kept) of the constrained parameters p,
+// one node per layout parameter in declaration order.
 type impl interface {
-	dim() int
-	// names are the reported quantities in posteriordb's order (the reference draws' names).
-	names() []string
-	// params are the unconstrained blocks in Stan's parameter order.
-	params() []Param
-	logDensity(t *ad.Tape, z ad.Var, jacobian bool) ad.Var
-	// constrain writes the reported values at z into dst (len(names())).
-	constrain(dst, z []float64)
-	// unconstrain writes z for reported values x; it fails if x is outside the support.
-	unconstrain(dst, x []float64) error
+	layout() *model.Layout
+	density(t *ad.Tape, p []ad.Var) ad.Var
 }
 
-// Param is one block of the unconstrained vector: a parameter of the Stan program (Stan's
-// parameters block, in order), its size and its constraint in Stan syntax.
-type Param struct {
-	Name       string // "theta_trans", "tau", …
-	Size       int    // number of constrained elements
-	FreeSize   int    // number of unconstrained coordinates (Size − 1 for a simplex)
-	Constraint string // "" (unconstrained), "lower=0", "simplex", "ordered", …
+// reporter is implemented by models whose reference draws report transformed parameters
+// instead of some raw ones (eight_schools: theta for theta_trans; gp_pois_regr: f for
+// f_tilde). Without it the reported quantities are the layout's values.
+type reporter interface {
+	// reportedNames are the reported quantities in posteriordb's order.
+	reportedNames() []string
+	// report writes the reported values for the layout's constrained values par.
+	report(dst, par []float64)
+	// unreport writes the layout's constrained values for reported values x.
+	unreport(dst, x []float64) error
 }
 
 // Model is a posteriordb posterior as a target over ℝ^Dim: LogDensity records log p(x(z)) +
-// log J(z) on a tape (without log J after WithJacobian(false)). It implements model.Target.
+// log J(z) on a tape (without log J after WithJacobian(false)). It implements model.Target;
+// Layout maps z to the named constrained parameters of the Stan program.
 type Model struct {
 	Info
-	impl     impl
-	jacobian bool
+	impl impl
+	tgt  model.Model
 }
 
 // Dim returns the number of unconstrained coordinates.
-func (m *Model) Dim() int { return m.impl.dim() }
+func (m *Model) Dim() int { return m.tgt.Dim() }
 
 // Jacobian reports whether LogDensity adds the log-Jacobian of the constraining transforms.
-func (m *Model) Jacobian() bool { return m.jacobian }
+func (m *Model) Jacobian() bool { return !m.tgt.NoJacobian }
 
 // WithJacobian returns a copy of m whose LogDensity adds the log-Jacobian (on, the default and
 // what a sampler or VI in ℝ^Dim needs) or leaves it out (off: ℓ, the log posterior density of
@@ -208,35 +205,47 @@ func (m *Model) Jacobian() bool { return m.jacobian }
 // a posterior-mode search on the constrained scale maximises). The copy shares m's data.
 func (m *Model) WithJacobian(on bool) *Model {
 	c := *m
-	c.jacobian = on
+	c.tgt.NoJacobian = !on
 	return &c
 }
 
 // LogDensity records the log density at the unconstrained vector z (a node of size Dim) on t
 // and returns it as a scalar node. It panics if z has the wrong size.
-func (m *Model) LogDensity(t *ad.Tape, z ad.Var) ad.Var {
-	if n := t.Size(z); n != m.impl.dim() {
-		panic(fmt.Sprintf("zoo: %s: LogDensity: z has size %d, want %d", m.Name, n, m.impl.dim()))
-	}
-	return m.impl.logDensity(t, z, m.jacobian)
-}
+func (m *Model) LogDensity(t *ad.Tape, z ad.Var) ad.Var { return m.tgt.LogDensity(t, z) }
 
-// Params returns the blocks of the unconstrained vector in order (Stan's parameters block).
-func (m *Model) Params() []Param { return slices.Clone(m.impl.params()) }
+// Layout returns the layout of the model's parameters (the Stan program's parameters block:
+// theta_trans, not theta, for eight_schools). Its Free and ConstrainValues map between z and
+// those parameters; Unconstrain and Constrain map between z and the reported quantities.
+func (m *Model) Layout() *model.Layout { return m.impl.layout() }
 
 // Names returns the reported quantities in posteriordb's order, with Stan's flattened names
 // ("theta[1]", …): the names of the reference draws. They include transformed parameters a
-// posterior reports (theta in eight_schools, f in gp_pois_regr).
-func (m *Model) Names() []string { return slices.Clone(m.impl.names()) }
+// posterior reports (theta in eight_schools, f in gp_pois_regr) and equal Layout().Names()
+// for the other models.
+func (m *Model) Names() []string {
+	if r, ok := m.impl.(reporter); ok {
+		return slices.Clone(r.reportedNames())
+	}
+	return m.impl.layout().Names()
+}
 
 // Constrain writes the reported values (Names order) at the unconstrained z into dst and
 // returns it; dst is allocated when nil. It panics if a length is wrong.
 func (m *Model) Constrain(dst, z []float64) []float64 {
-	if len(z) != m.impl.dim() {
-		panic(fmt.Sprintf("zoo: %s: Constrain: len(z)=%d, want %d", m.Name, len(z), m.impl.dim()))
+	lay := m.impl.layout()
+	if len(z) != lay.Dim() {
+		panic(fmt.Sprintf("zoo: %s: Constrain: len(z)=%d, want %d", m.Name, len(z), lay.Dim()))
 	}
-	dst = sized(dst, len(m.impl.names()), m.Name, "Constrain")
-	m.impl.constrain(dst, z)
+	r, ok := m.impl.(reporter)
+	if !ok {
+		dst = sized(dst, lay.Len(), m.Name, "Constrain")
+		lay.ConstrainValues(z, dst)
+		return dst
+	}
+	dst = sized(dst, len(r.reportedNames()), m.Name, "Constrain")
+	par := make([]float64, lay.Len())
+	lay.ConstrainValues(z, par)
+	r.report(dst, par)
 	return dst
 }
 
@@ -244,11 +253,21 @@ func (m *Model) Constrain(dst, z []float64) []float64 {
 // reference draw) into dst and returns it; dst is allocated when nil. It returns an error when
 // x is outside the support. It panics if a length is wrong.
 func (m *Model) Unconstrain(dst, x []float64) ([]float64, error) {
-	if len(x) != len(m.impl.names()) {
-		panic(fmt.Sprintf("zoo: %s: Unconstrain: len(x)=%d, want %d", m.Name, len(x), len(m.impl.names())))
+	lay := m.impl.layout()
+	par := x
+	if r, ok := m.impl.(reporter); ok {
+		if len(x) != len(r.reportedNames()) {
+			panic(fmt.Sprintf("zoo: %s: Unconstrain: len(x)=%d, want %d", m.Name, len(x), len(r.reportedNames())))
+		}
+		par = make([]float64, lay.Len())
+		if err := r.unreport(par, x); err != nil {
+			return nil, fmt.Errorf("zoo: %s: Unconstrain: %w", m.Name, err)
+		}
+	} else if len(x) != lay.Len() {
+		panic(fmt.Sprintf("zoo: %s: Unconstrain: len(x)=%d, want %d", m.Name, len(x), lay.Len()))
 	}
-	dst = sized(dst, m.impl.dim(), m.Name, "Unconstrain")
-	if err := m.impl.unconstrain(dst, x); err != nil {
+	dst = sized(dst, lay.Dim(), m.Name, "Unconstrain")
+	if err := lay.Free(par, dst); err != nil {
 		return nil, fmt.Errorf("zoo: %s: Unconstrain: %w", m.Name, err)
 	}
 	return dst, nil

@@ -3,6 +3,7 @@ package zoo
 import (
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -275,5 +276,64 @@ func BenchmarkGradient(b *testing.B) {
 				ad.Gradient(&tp, fn, z, g)
 			}
 		})
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	if _, err := Load("nope", t.TempDir()); err == nil || !strings.Contains(err.Error(), "unknown model") {
+		t.Errorf("Load(nope): %v", err)
+	}
+	dir := t.TempDir()
+	if _, err := Load("kidiq", dir); err == nil || !strings.Contains(err.Error(), "kidiq.json.zip") {
+		t.Errorf("Load(kidiq) from an empty directory: %v, want an error naming the file", err)
+	}
+	bad := []struct{ name, json, want string }{
+		{"eight_schools", `{"J": 8, "y": [1,2,3,4,5,6,7,8], "sigma": [1,2,3,4,5,6,7,-8]}`, `sigma[8]`},
+		{"eight_schools", `{"J": 7, "y": [1,2,3,4,5,6,7], "sigma": [1,2,3,4,5,6,7]}`, `"J"`},
+		{"kidiq", `{"N": 2, "kid_score": [1, 2], "mom_hs": [0, 1]}`, `mom_iq`},
+		{"earnings", `{"N": 1, "earn": [0], "height": [60], "male": [1]}`, `earn[1]`},
+		{"nes", `{"N": 1, "partyid7": [1], "real_ideo": [1], "race_adj": [1], "educ1": [1], "gender": [1], "income": [1], "age_discrete": [5]}`, `age_discrete[1]`},
+		{"hmm_example", `{"N": 1, "K": 3, "y": [1]}`, `"K"`},
+		{"arK", `{"K": 5, "T": 5, "y": [1, 2, 3, 4, 5]}`, `"T"`},
+		{"gp_pois_regr", `{"N": 1, "x": [0], "k": [-1]}`, `k[1]`},
+		{"garch", `{"T": 1, "y": [0], "sigma1": 0}`, `sigma1`},
+		{"diamonds", `{"N": 1, "K": 2, "X": [[1, 2]], "Y": [1], "prior_only": 1}`, `prior_only`},
+	}
+	for _, b := range bad {
+		d, err := model.ParseData("bad.json", strings.NewReader(b.json))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := New(b.name, d); err == nil || !strings.Contains(err.Error(), b.want) || !strings.Contains(err.Error(), "bad.json") {
+			t.Errorf("New(%s, %s): %v, want an error naming bad.json and %s", b.name, b.json, err, b.want)
+		}
+	}
+}
+
+func TestUnconstrainOutsideSupport(t *testing.T) {
+	m := EightSchools()
+	x := []float64{1, 2, 3, 4, 5, 6, 7, 8, 0, -1} // tau < 0
+	if _, err := m.Unconstrain(nil, x); err == nil || !strings.Contains(err.Error(), "tau") {
+		t.Errorf("Unconstrain with tau = −1: %v, want an error naming tau", err)
+	}
+	for name, x := range map[string][]float64{
+		"garch":             {0, 1, 0.5, 0.6},                                 // beta1 ≥ 1 − alpha1
+		"low_dim_gauss_mix": {1, 0, 1, 1, 0.5},                                // mu not ordered
+		"hmm_example":       {0.5, 0.5, 0.5, 0.5, 2, 1},                       // mu not ordered
+		"sblrc":             {1, 1, 1, 1, 1, 0},                               // sigma = 0
+		"kidiq":             {math.NaN(), 1, 1, 1},                            // beta[1] not finite
+		"gp_pois_regr":      append([]float64{-1, 1}, make([]float64, 11)...), // rho < 0
+	} {
+		dir, ok := DefaultDir()
+		if !ok {
+			t.Skip("zoo: ../shared is absent")
+		}
+		mm, err := Load(name, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := mm.Unconstrain(nil, x); err == nil {
+			t.Errorf("%s: Unconstrain(%v): no error", name, x)
+		}
 	}
 }
