@@ -142,6 +142,7 @@ func TestReductionGradients(t *testing.T) {
 	checkGrad(t, "Dot", func(t *Tape, x Var) Var { return t.Dot(t.Slice(x, 0, 2), t.Slice(x, 3, 5)) }, x5)
 	checkGrad(t, "DotSelf", func(t *Tape, x Var) Var { return t.Dot(x, x) }, x5)
 	checkGrad(t, "LogSumExp", func(t *Tape, x Var) Var { return t.LogSumExp(x) }, []float64{700, 699, -3, 701, 0})
+	checkGrad(t, "CumSum", func(t *Tape, x Var) Var { return wsum(t, t.CumSum(x)) }, x5)
 	checkGrad(t, "Index", func(t *Tape, x Var) Var { return t.Mul(t.Index(x, 3), t.Index(x, 1)) }, x5)
 	checkGrad(t, "Gather", func(t *Tape, x Var) Var { return wsum(t, t.Gather(x, []int{4, 0, 0, 2})) }, x5)
 	checkGrad(t, "Concat", func(t *Tape, x Var) Var {
@@ -315,5 +316,29 @@ func TestDenseGradients(t *testing.T) {
 			W := t.AsMatrix(t.Slice(v, 0, 8), 2, 4)
 			return wsum(t, t.DenseC(Xc, W, t.Slice(v, 8, 12), act))
 		}, x[6:])
+	}
+}
+
+func TestOpsOnConstantsBackwardWithoutPanic(t *testing.T) {
+	var tp Tape
+	x := tp.Scalar(0.5) // one live input so Backward has something to reach
+	c := tp.Const(0.3, 1.2, 0.7)
+	m := tp.AsMatrix(tp.Const(4, 2, 2, 3), 2, 2)
+	parts := []Var{
+		tp.Exp(c), tp.Log(c), tp.Log1p(c), tp.Expm1(c), tp.Sqrt(c), tp.Square(c), tp.Abs(c),
+		tp.Softplus(c), tp.Sigmoid(c), tp.LogSigmoid(c), tp.Tanh(c), tp.Relu(c), tp.Lgamma(c),
+		tp.CumSum(c), tp.Gather(c, []int{2, 0}), tp.Concat(c, c), tp.Mul(c, c), tp.Div(c, c),
+		tp.Pow(c, c), tp.Sub(c, c), tp.MulC(c, 2), tp.PowC(c, 2), tp.Neg(c),
+		tp.Cholesky(m), tp.TriSolve(tp.Cholesky(m), tp.Const(1, 2)), tp.Transpose(m),
+		tp.MatVec(m, tp.Const(1, 2)), tp.MatMul(m, m), tp.Diag(m),
+	}
+	out := tp.Mul(x, tp.LogDet(m))
+	for _, p := range parts {
+		out = tp.Add(out, tp.Sum(p))
+	}
+	out = tp.Add(out, tp.Add(tp.Mean(c), tp.Add(tp.Dot(c, c), tp.LogSumExp(c))))
+	tp.Backward(out)
+	if g := tp.Grad(x)[0]; math.Abs(g-math.Log(8)) > 1e-14 {
+		t.Fatalf("∂out/∂x = %v, want log 8", g)
 	}
 }

@@ -264,6 +264,16 @@ func (t *Tape) chain(i int) {
 				d[a*c+b] += g[b*r+a]
 			}
 		}
+	case opCumSum:
+		d := t.nodes[n.a].adj
+		if d == nil {
+			return
+		}
+		s := 0.0
+		for k := len(g) - 1; k >= 0; k-- {
+			s += g[k]
+			d[k] += s
+		}
 	case opDense:
 		t.denseBack(n)
 	case opCholesky:

@@ -178,3 +178,14 @@ func (t *Tape) gather(a Var, lo int32) Var {
 	}
 	return v
 }
+
+// CumSum returns the running sums y_i = Σ_{j≤i} a_j. Backward: ā_j += Σ_{i≥j} ȳ_i. O(n).
+func (t *Tape) CumSum(a Var) Var {
+	v, n := t.newNode(opCumSum, a.id, -1, t.Size(a), 1)
+	s := 0.0
+	for i, x := range t.nodes[a.id].val {
+		s += x
+		n.val[i] = s
+	}
+	return v
+}

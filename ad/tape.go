@@ -71,6 +71,7 @@ const (
 	opMap
 	opGather
 	opDense
+	opCumSum
 )
 
 type node struct {
