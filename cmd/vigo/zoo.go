@@ -1,0 +1,137 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/model"
+	"github.com/vigo-bayes/vigo/zoo"
+)
+
+func newZooCmd() *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "zoo [MODEL]",
+		Short: "List the model zoo, or evaluate one model's log density and gradient",
+		Long: `Without arguments, vigo zoo lists the zoo's models and evaluates the embedded
+eight-schools model's log density and gradient. With a model name it evaluates that model
+at the first posteriordb reference draw (needs the posteriordb directory: --posteriordb, or
+../shared/data/posteriordb found from the working directory).`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out := cmd.OutOrStdout()
+			if len(args) == 0 {
+				if err := listZoo(out, dir); err != nil {
+					return err
+				}
+				fmt.Fprintln(out)
+				return evalModel(out, zoo.EightSchools(), dir)
+			}
+			if dir == "" {
+				d, ok := zoo.DefaultDir()
+				if !ok {
+					return fmt.Errorf("zoo %s: posteriordb directory not found; pass --posteriordb DIR", args[0])
+				}
+				dir = d
+			}
+			m, err := zoo.Load(args[0], dir)
+			if err != nil {
+				return err
+			}
+			return evalModel(out, m, dir)
+		},
+	}
+	cmd.Flags().StringVar(&dir, "posteriordb", "", "posteriordb directory (holds data/, draws/, posteriors/)")
+	return cmd
+}
+
+func listZoo(w io.Writer, dir string) error {
+	if dir == "" {
+		dir, _ = zoo.DefaultDir()
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "model\tposteriordb posterior\tdata\tabout")
+	for _, name := range zoo.Names() {
+		info, err := zoo.Get(name)
+		if err != nil {
+			return err
+		}
+		where := "embedded"
+		if name != "eight_schools" {
+			where = "needs posteriordb"
+			if dir != "" {
+				where = "found"
+			}
+		}
+		about := info.Description
+		about = firstSentence(about)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, info.Posterior, where, about)
+	}
+	return tw.Flush()
+}
+
+// evalModel prints the log density and its gradient at the first reference draw when the draws
+// are available, else at z = 0.
+func evalModel(w io.Writer, m *zoo.Model, dir string) error {
+	z := make([]float64, m.Dim())
+	at := "z = 0 (unconstrained)"
+	if dir == "" {
+		dir, _ = zoo.DefaultDir()
+	}
+	if dir != "" {
+		draws, err := model.LoadDraws(m.DrawsPath(dir))
+		if err == nil {
+			sel, err := draws.Select(m.Names()...)
+			if err != nil {
+				return err
+			}
+			x := make([]float64, len(m.Names()))
+			sel.Draw(x, 0, 0)
+			if _, err := m.Unconstrain(z, x); err != nil {
+				return err
+			}
+			at = "the first posteriordb reference draw"
+		}
+	}
+	var t ad.Tape
+	grad := make([]float64, m.Dim())
+	lp := model.Gradient(&t, m, z, grad)
+	x := m.Constrain(nil, z)
+	fmt.Fprintf(w, "%s (%s): %d unconstrained parameters\n", m.Name, m.Posterior, m.Dim())
+	fmt.Fprintf(w, "log density (with Jacobian) at %s: %.10g\n", at, lp)
+	// z follows the Stan program's parameters block (theta_trans, not theta, for eight schools).
+	params := m.Layout().Names()
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "parameter\tunconstrained z\t∂ log p/∂z\t")
+	for i := range z {
+		fmt.Fprintf(tw, "%s\t%.6g\t%.6g\t\n", params[i], z[i], grad[i])
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "reported values (constrained scale):")
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	for i, name := range m.Names() {
+		fmt.Fprintf(tw, "%s\t%.6g\t\n", name, x[i])
+	}
+	return tw.Flush()
+}
+
+// sentenceEnd is a full stop followed by a capital letter: "ch. 4" and "§5.5" do not end one.
+var sentenceEnd = regexp.MustCompile(`\.\s+[A-Z]`)
+
+func firstSentence(s string) string {
+	if i := strings.Index(s, ": "); i > 0 {
+		s = s[:i]
+	}
+	if loc := sentenceEnd.FindStringIndex(s); loc != nil {
+		return s[:loc[0]+1]
+	}
+	return s
+}
