@@ -9,7 +9,8 @@ import (
 //
 //	/usr/bin/python3 bench/peers/torch_grad.py --check
 //
-// (Debian python3-torch 1.13.1, float64, one thread). idx are 0-based gradient indices.
+// (Debian python3-torch 1.13.1, which reports 1.13.0a0; float64, one thread). idx are 0-based
+// gradient indices.
 var torchCheck = map[string]struct {
 	logp float64
 	idx  []int
