@@ -165,6 +165,11 @@ func TestTapeMatchesReference(t *testing.T) {
 						t.Errorf("draw %v, jacobian %v: tape %.15g, reference %.15g", cd, jac, got, want)
 					}
 				}
+				// The Jacobian the tape adds is the layout's float64 log J at z.
+				lj := f.m.Layout().ConstrainValues(z, make([]float64, f.m.Layout().Len()))
+				if got := tapeAt(f.m, z) - tapeAt(f.m.WithJacobian(false), z); !(math.Abs(got-lj) <= tapeRefTol*(1+math.Abs(tapeAt(f.m, z)))) {
+					t.Errorf("draw %v: tape log J %.15g, Layout.ConstrainValues log J %.15g", cd, got, lj)
+				}
 			}
 		})
 	}
@@ -202,9 +207,13 @@ func TestDraws(t *testing.T) {
 	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
 			f := load(t, name)
-			got, want := slices.Sorted(slices.Values(f.draws.Names)), slices.Sorted(slices.Values(f.m.Names()))
-			if !slices.Equal(got, want) {
+			// Same names in the same order (posteriordb's dimensions order, which is also the
+			// key order of the draw files).
+			if !slices.Equal(f.draws.Names, f.m.Names()) {
 				t.Fatalf("draw names %v, model names %v", f.draws.Names, f.m.Names())
+			}
+			if _, ok := f.m.impl.(reporter); !ok && !slices.Equal(f.m.Names(), f.m.Layout().Names()) {
+				t.Errorf("Names %v, Layout().Names %v: a model without transformed reported quantities reports its layout", f.m.Names(), f.m.Layout().Names())
 			}
 			if f.draws.NumChains() != 10 || f.draws.NumDraws() != 1000 {
 				t.Errorf("draws: %d chains × %d, want 10 × 1000", f.draws.NumChains(), f.draws.NumDraws())
