@@ -65,9 +65,9 @@ func TestContinuousReference(t *testing.T) {
 }
 
 // fd returns the central difference (f(x+h) − f(x−h))/2h with h = 1e-6·max(|x|, 0.01), or
-// NaN when the stencil leaves the support or crosses 0 (where most supports begin). Its error is about h²|f'''|/6 + ε|f|/h: at most
+// NaN when the stencil leaves the support or crosses 0 (where most supports begin). Its error is about h²|f”'|/6 + ε|f|/h: at most
 // ~1e-9 relative to f' at the points used here (the worst is 1e-3 from a support boundary,
-// where f''' ~ 2/(1e-3)³ gives h²f'''/6 ≈ 3e-10·f'), so gradients are checked to 1e-6
+// where f”' ~ 2/(1e-3)³ gives h²f”'/6 ≈ 3e-10·f'), so gradients are checked to 1e-6
 // (relative above 1, absolute below).
 func fd(f func(float64) float64, x float64) float64 {
 	h := 1e-6 * math.Max(math.Abs(x), 0.01)
