@@ -126,7 +126,7 @@ func (f *FullRank) Moments(params, mean, cov []float64) {
 }
 
 // Draw records z = μ + Lε and log q(z) = −Σ log L_ii − ½‖ε‖² − d/2·log 2π. L is assembled
-// from the parameter vector by one gather (d² entries), so a draw is about 12 nodes and O(d²)
+// from the parameter vector by one gather (d² entries), so a draw is 14 nodes and O(d²)
 // work.
 func (f *FullRank) Draw(t *ad.Tape, params ad.Var, eps []float64) (z, logq ad.Var) {
 	d := f.d

@@ -90,7 +90,7 @@ func (f *MeanField) Moments(params, mean, cov []float64) {
 	}
 }
 
-// Draw records z = μ + σ⊙ε and log q(z) = −Σ log σ_i − ½‖ε‖² − d/2·log 2π (7 nodes).
+// Draw records z = μ + σ⊙ε and log q(z) = −Σ log σ_i − ½‖ε‖² − d/2·log 2π (9 nodes).
 func (f *MeanField) Draw(t *ad.Tape, params ad.Var, eps []float64) (z, logq ad.Var) {
 	d := f.d
 	checkLen("MeanField.Draw", "params", t.Size(params), f.NumParams())

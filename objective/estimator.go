@@ -1,0 +1,339 @@
+package objective
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/vigo-bayes/vigo/ad"
+)
+
+// Target is an unnormalised log density over ℝ^Dim recorded on a tape; it has the shape of
+// model.Target (z is one vector node, the result a scalar node that may be −Inf or NaN outside
+// the support).
+type Target interface {
+	Dim() int
+	LogDensity(t *ad.Tape, z ad.Var) ad.Var
+}
+
+// Family is what an objective needs of a variational family; family.Family satisfies it.
+type Family interface {
+	Dim() int
+	NumParams() int
+	NoiseDim() int
+	// Draw records z = T(ε; φ) and the total log q(z; φ).
+	Draw(t *ad.Tape, params ad.Var, eps []float64) (z, logq ad.Var)
+	// LogDensity records log q(z; φ) for z on the tape (params may be a constant).
+	LogDensity(t *ad.Tape, params, z ad.Var) ad.Var
+}
+
+// EntropyFamily is a Family with a closed-form entropy H[q] = −E_q log q.
+type EntropyFamily interface {
+	Family
+	Entropy(t *ad.Tape, params ad.Var) ad.Var
+}
+
+// Options selects the objective and its gradient estimator.
+type Options struct {
+	// K is the number of importance samples per group: 0 or 1 gives the ELBO, K > 1 the
+	// IWELBO (MISELBO with an ensemble).
+	K int
+	// Entropy uses the closed-form entropy: ELBO = (1/S) Σ_s log p(z_s) + H[q]. Only for the
+	// ELBO (K = 1) of a single EntropyFamily. Its value is not a function of the log-weight
+	// grid and differs from the plain ELBO estimate by a zero-mean Monte Carlo term.
+	Entropy bool
+	// STL drops the score term ∂log q(z; φ)/∂φ|_z from the gradient: log q enters with its
+	// parameters held constant while z keeps its path to φ. For K = 1 this is "sticking the
+	// landing" (Roeder, Wu & Duvenaud 2017, NeurIPS, eq. 8); for K > 1 it is the doubly
+	// reparameterised gradient (Tucker, Lawson, Gu & Maddison 2019, ICLR, eq. 5), which weights
+	// each path term by the squared normalised weight w̃_ℓ² and, unlike plain STL, is unbiased
+	// for the IWELBO. Both are unbiased and their variance vanishes as q → p/Z. With an
+	// ensemble (MISELBO) the mixture density is stopped in all its parameters; this is
+	// unbiased for K = 1 (the stratified draws come from the mixture, whose expected score is
+	// zero) and not offered for K > 1. The value is the same with or without STL.
+	STL bool
+}
+
+// Estimator evaluates an objective and its gradient with respect to the variational
+// parameters. It owns one tape and its buffers, so evaluations allocate nothing in steady
+// state; it is not safe for concurrent use — give each worker its own (they are cheap).
+//
+// Each group of K draws is recorded on the tape, differentiated with BackwardSince and rewound,
+// so the tape never holds more than one group and memory does not grow with S.
+type Estimator struct {
+	target  Target
+	members []Family
+	offs    []int // params of member a are params[offs[a]:offs[a+1]]
+	noise   int   // Σ_a NoiseDim_a
+	k       int
+	opts    Options
+
+	tape          ad.Tape
+	views, cviews []ad.Var // per-member parameter views (live, constant)
+	lqs           []ad.Var // per-member log densities of one draw
+	lqv           []float64
+	terms         []ad.Var // surrogate terms of the retained draws of a group
+	kidx          []int    // their indices in the group
+	coef          []float64
+	logw, groups  []float64
+	acc           []float64 // gradient summed over groups
+	lastRows      int
+}
+
+// New returns the ELBO/IWELBO estimator for one family.
+func New(target Target, fam Family, opts Options) (*Estimator, error) {
+	return NewEnsemble(target, []Family{fam}, opts)
+}
+
+// NewEnsemble returns the MISELBO estimator for an ensemble of A = len(members) families
+// (A = 1 is New). The parameter vector is the concatenation of the members' parameters; the
+// noise of one evaluation is member-major: member a's S·K draws of NoiseDim_a values each.
+func NewEnsemble(target Target, members []Family, opts Options) (*Estimator, error) {
+	if len(members) == 0 {
+		return nil, errors.New("objective: NewEnsemble: no members")
+	}
+	k := max(opts.K, 1)
+	if opts.K < 0 {
+		return nil, fmt.Errorf("objective: New: K must be ≥ 1 (K=%d)", opts.K)
+	}
+	e := &Estimator{target: target, members: members, k: k, opts: opts}
+	e.offs = make([]int, len(members)+1)
+	for a, f := range members {
+		if f.Dim() != target.Dim() {
+			return nil, fmt.Errorf("objective: New: member %d has dimension %d, target %d", a, f.Dim(), target.Dim())
+		}
+		e.offs[a+1] = e.offs[a] + f.NumParams()
+		e.noise += f.NoiseDim()
+	}
+	A := len(members)
+	switch {
+	case opts.Entropy && (k > 1 || A > 1 || opts.STL):
+		return nil, fmt.Errorf("objective: New: closed-form entropy needs K=1, one member and no STL (K=%d, members=%d, STL=%v)", k, A, opts.STL)
+	case opts.STL && A > 1 && k > 1:
+		return nil, fmt.Errorf("objective: New: STL with an ensemble needs K=1 (K=%d)", k)
+	}
+	if opts.Entropy {
+		if _, ok := members[0].(EntropyFamily); !ok {
+			return nil, fmt.Errorf("objective: New: family %T has no closed-form entropy", members[0])
+		}
+	}
+	e.views = make([]ad.Var, A)
+	e.cviews = make([]ad.Var, A)
+	e.lqs = make([]ad.Var, A)
+	e.lqv = make([]float64, A)
+	e.terms = make([]ad.Var, k)
+	e.coef = make([]float64, k)
+	e.kidx = make([]int, k)
+	e.acc = make([]float64, e.offs[A])
+	return e, nil
+}
+
+// NumParams returns the length of the parameter vector (all members).
+func (e *Estimator) NumParams() int { return e.offs[len(e.offs)-1] }
+
+// K returns the number of importance samples per group.
+func (e *Estimator) K() int { return e.k }
+
+// NoiseLen returns the length of the base noise for S groups: S·K·Σ_a NoiseDim_a.
+func (e *Estimator) NoiseLen(S int) int { return S * e.k * e.noise }
+
+// Evaluate returns the objective at params for the base noise eps (standard normal, length
+// NoiseLen(S) for some S ≥ 1) and, when grad is not nil, writes its gradient into grad
+// (len NumParams). The gradient is that of the estimate for this eps (reparameterisation),
+// adjusted as Options says. Cost: S·K·A draws and target evaluations, plus S·K·A² member log
+// densities for an ensemble of A.
+//
+// A draw whose log weight is −Inf (log p = −Inf) has importance weight zero: it is rewound
+// from the tape and contributes nothing to the gradient; for K = 1 the value is then −Inf.
+// NaN values propagate to the result (the caller's NaN policy decides).
+func (e *Estimator) Evaluate(params, eps, grad []float64) float64 {
+	n := e.NumParams()
+	if len(params) != n || (grad != nil && len(grad) != n) {
+		panic(fmt.Sprintf("objective: Evaluate: len(params)=%d, len(grad)=%d, want %d", len(params), len(grad), n))
+	}
+	per := e.k * e.noise
+	if len(eps) == 0 || len(eps)%per != 0 {
+		panic(fmt.Sprintf("objective: Evaluate: len(eps)=%d is not a positive multiple of K·NoiseDim=%d", len(eps), per))
+	}
+	S := len(eps) / per
+	A := len(e.members)
+	rows := A * S
+	e.lastRows = rows
+	e.logw = grow(e.logw, rows*e.k)
+	e.groups = grow(e.groups, rows)
+
+	t := &e.tape
+	t.Reset()
+	P := t.Input(params)
+	for a := range A {
+		e.views[a] = P
+		if A > 1 {
+			e.views[a] = t.Slice(P, e.offs[a], e.offs[a+1])
+		}
+	}
+	if e.opts.STL {
+		C := t.Const(params...)
+		for a := range A {
+			e.cviews[a] = C
+			if A > 1 {
+				e.cviews[a] = t.Slice(C, e.offs[a], e.offs[a+1])
+			}
+		}
+	}
+	m := t.Mark()
+	clear(e.acc)
+	off := 0
+	sum := 0.0
+	for a, fam := range e.members {
+		nd := fam.NoiseDim()
+		for s := range S {
+			row := a*S + s
+			lw := e.logw[row*e.k : (row+1)*e.k]
+			kept := 0
+			g := 0.0
+			for l := range e.k {
+				ms := t.Mark()
+				z, lq := fam.Draw(t, e.views[a], eps[off:off+nd])
+				off += nd
+				lp := e.target.LogDensity(t, z)
+				lqv, q := e.logQ(a, z, lq)
+				lw[l] = t.Float(lp) - lqv
+				if e.opts.Entropy {
+					g = t.Float(lp)
+				}
+				if grad == nil {
+					t.Rewind(ms)
+					continue
+				}
+				term := e.surrogate(z, lp, q)
+				if math.IsInf(t.Float(term), -1) || t.IsConst(term) {
+					t.Rewind(ms)
+					continue
+				}
+				e.terms[kept] = term
+				e.kidx[kept] = l
+				kept++
+			}
+			switch {
+			case e.opts.Entropy:
+			case e.k == 1:
+				g = lw[0]
+			default:
+				g = logMeanExp(lw)
+			}
+			e.groups[row] = g
+			sum += g
+			if kept > 0 {
+				out := e.terms[0]
+				if e.k > 1 {
+					lse := logSumExp(lw)
+					for i, l := range e.kidx[:kept] {
+						w := math.Exp(lw[l] - lse) // normalised weight w̃_ℓ
+						if e.opts.STL {
+							w *= w
+						}
+						e.coef[i] = w
+					}
+					out = t.Dot(t.Concat(e.terms[:kept]...), t.ConstRef(e.coef[:kept]))
+				}
+				t.BackwardSince(m, out)
+				// Collect the group's gradient and clear it: BackwardSince clears the adjoints
+				// of views recorded after m, and views of P alias P's adjoint, so P cannot be
+				// left to accumulate across groups.
+				for i, v := range t.Grad(P) {
+					e.acc[i] += v
+				}
+				t.ZeroGrad(P)
+			}
+			t.Rewind(m)
+		}
+	}
+	val := sum / float64(rows)
+	if grad != nil {
+		for i, v := range e.acc {
+			grad[i] = v / float64(rows)
+		}
+	}
+	if e.opts.Entropy {
+		H := e.members[0].(EntropyFamily).Entropy(t, P)
+		h := t.Float(H)
+		val += h
+		for i := range e.groups[:rows] {
+			e.groups[i] += h
+		}
+		if grad != nil {
+			t.ZeroGrad(P)
+			t.BackwardSince(m, H)
+			for i, v := range t.Grad(P) {
+				grad[i] += v
+			}
+		}
+		t.Rewind(m)
+	}
+	return val
+}
+
+// logQ returns the value of the proposal log density of a draw of member a — log q_a(z), or
+// for an ensemble the log mixture density — and the node to differentiate (for STL, with the
+// parameters of the mixture stopped). The value is taken from Draw's log q for the member's
+// own term, so it does not depend on the gradient options.
+func (e *Estimator) logQ(a int, z, lq ad.Var) (float64, ad.Var) {
+	t := &e.tape
+	A := len(e.members)
+	if A == 1 {
+		return t.Float(lq), lq
+	}
+	for j, f := range e.members {
+		switch {
+		case j == a:
+			e.lqv[j] = t.Float(lq)
+			e.lqs[j] = lq
+			if e.opts.STL {
+				e.lqs[j] = f.LogDensity(t, e.cviews[j], z)
+			}
+		case e.opts.STL:
+			e.lqs[j] = f.LogDensity(t, e.cviews[j], z)
+			e.lqv[j] = t.Float(e.lqs[j])
+		default:
+			e.lqs[j] = f.LogDensity(t, e.views[j], z)
+			e.lqv[j] = t.Float(e.lqs[j])
+		}
+	}
+	logA := math.Log(float64(A))
+	mix := t.AddC(t.LogSumExp(t.Concat(e.lqs...)), -logA)
+	return logSumExp(e.lqv) - logA, mix
+}
+
+// surrogate records the node whose gradient is one draw's contribution: log p − log q
+// (plain), log p − log q with the parameters of q stopped (STL), or log p alone (closed-form
+// entropy). q is the node logQ returned.
+func (e *Estimator) surrogate(z, lp, q ad.Var) ad.Var {
+	t := &e.tape
+	switch {
+	case e.opts.Entropy:
+		return lp
+	case e.opts.STL && len(e.members) == 1:
+		return t.Sub(lp, e.members[0].LogDensity(t, e.cviews[0], z))
+	default:
+		return t.Sub(lp, q)
+	}
+}
+
+// LogWeights returns the log-weight grid of the last Evaluate: (A·S)×K row-major, rows
+// member-major, each log p(z) − log q(z) with q the member (or, for an ensemble, the mixture).
+// IWELBO(LogWeights(), K) is the value Evaluate returned, except with closed-form entropy.
+// The slice is reused by the next Evaluate.
+func (e *Estimator) LogWeights() []float64 { return e.logw[:e.lastRows*e.k] }
+
+// GroupValues returns the A·S per-group terms of the last Evaluate, whose mean is the value:
+// their standard deviation over √(A·S) is the Monte Carlo standard error of the estimate
+// (for an ensemble, rows of different members are not identically distributed; use it as an
+// upper bound). The slice is reused by the next Evaluate.
+func (e *Estimator) GroupValues() []float64 { return e.groups[:e.lastRows] }
+
+func grow(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
+	}
+	return s[:n]
+}
