@@ -231,7 +231,15 @@ func TestNCopies(t *testing.T) {
 // and unchanged gradients for the others.
 func TestConstArguments(t *testing.T) {
 	for _, c := range famCases {
-		vals := append([][]float64{c.ys}, c.params...)
+		for _, vals := range [][][]float64{append([][]float64{c.ys}, c.params...), append([][]float64{c.ys}, firstOf(c.params)...)} {
+			constArgs(t, c, vals)
+		}
+	}
+}
+
+func constArgs(t *testing.T, c famCase, vals [][]float64) {
+	t.Helper()
+	{
 		v0, g0 := eval(c.build, vals, nil)
 		for j := range vals {
 			konst := make([]bool, len(vals))

@@ -297,12 +297,31 @@ func Normal(t *ad.Tape, y, mu, sigma ad.Var) ad.Var {
 		s := 1 / sig
 		ssq := 0.0
 		switch {
-		case sy == 1 && sm == 0 && dy == nil && dm == nil:
-			// Data y around a constant location: only Σz² is needed.
+		case sy == 1 && sm == 0 && dy == nil:
+			// Data y around a scalar location: Σz² and Σz (∂/∂μ = Σz/σ) in registers.
 			m := mv[0]
+			sz := 0.0
 			for _, v := range yv[:n] {
 				z := (v - m) * s
 				ssq += z * z
+				sz += z
+			}
+			if dm != nil {
+				dm[0] = sz * s
+			}
+		case sy == 1 && sm == 0:
+			// Vector parameter y (e.g. random effects) around a scalar location.
+			m := mv[0]
+			sz := 0.0
+			yv, dy := yv[:n], dy[:n]
+			for i, v := range yv {
+				z := (v - m) * s
+				ssq += z * z
+				sz += z
+				dy[i] = -z * s
+			}
+			if dm != nil {
+				dm[0] = sz * s
 			}
 		case sy == 1 && sm == 1 && dy != nil && dm != nil:
 			yv, mv, dy, dm := yv[:n], mv[:n], dy[:n], dm[:n]
