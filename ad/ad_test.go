@@ -342,3 +342,18 @@ func TestOpsOnConstantsBackwardWithoutPanic(t *testing.T) {
 		t.Fatalf("∂out/∂x = %v, want log 8", g)
 	}
 }
+
+func TestBackwardSinceKeepsAdjointsOfSourcesBeforeTheMark(t *testing.T) {
+	// Views recorded after the mark share the adjoint of a source recorded before it; repeated
+	// inner passes must accumulate into it, not wipe it (found by the objective package).
+	var tp Tape
+	P := tp.Input([]float64{1, 2, 3})
+	m := tp.Mark()
+	for range 2 {
+		tp.BackwardSince(m, tp.Sum(tp.Slice(P, 0, 2)))
+		tp.Rewind(m)
+	}
+	if g := tp.Grad(P); g[0] != 2 || g[1] != 2 || g[2] != 0 {
+		t.Fatalf("accumulated gradient %v, want [2 2 0]", g)
+	}
+}

@@ -275,7 +275,11 @@ func (t *Tape) backward(out Var, from int) {
 	if t.dirty || from > 0 {
 		// Adjoints of fresh nodes are zero; only a second pass over the same nodes must clear.
 		for i := from; i <= int(out.id); i++ {
-			clear(t.nodes[i].adj)
+			// A view shares its source's adjoint: clearing it would wipe adjoints of a source
+			// recorded before the mark. The source clears its own when it is in range.
+			if t.nodes[i].op != opView {
+				clear(t.nodes[i].adj)
+			}
 		}
 	}
 	t.dirty = true
