@@ -74,3 +74,65 @@ func Quantile(x []float64, p float64) float64 {
 	slices.Sort(s)
 	return quantileSorted(s, p)
 }
+
+// madSorted returns R's mad: 1.4826·median(|x − median(x)|), given x sorted; buf has len(x).
+func madSorted(s, buf []float64) float64 {
+	med := quantileSorted(s, 0.5)
+	for i, v := range s {
+		buf[i] = math.Abs(v - med)
+	}
+	slices.Sort(buf)
+	return 1.4826 * quantileSorted(buf, 0.5)
+}
+
+// weightedQuantileSorted returns the quantile at p of sorted values s with normalised weights
+// w (same order). Each value sits at the midpoint of its weight interval, mᵢ = Cᵢ − wᵢ/2
+// (Cᵢ the cumulative weight), rescaled so the first value is at 0 and the last at 1, and the
+// quantile function interpolates linearly between these points. With equal weights the
+// points are (i−1)/(n−1) and this is R's type-7 quantile. Values of weight exactly 0 are
+// dropped; a tiny positive weight still makes its value an interpolation node, which moves
+// the result by at most the gap between neighbouring values.
+func weightedQuantileSorted(s, w []float64, p float64) float64 {
+	if slices.Contains(w, 0) {
+		var s2, w2 []float64
+		for i := range s {
+			if w[i] != 0 {
+				s2, w2 = append(s2, s[i]), append(w2, w[i])
+			}
+		}
+		s, w = s2, w2
+	}
+	n := len(s)
+	if n == 0 {
+		return math.NaN()
+	}
+	if n == 1 {
+		return s[0]
+	}
+	m1 := w[0] / 2
+	var total float64
+	for _, v := range w {
+		total += v
+	}
+	mn := total - w[n-1]/2
+	span := mn - m1
+	if span <= 0 {
+		return s[0]
+	}
+	target := m1 + p*span
+	var c float64
+	prev := m1
+	for i := range n - 1 {
+		c += w[i]
+		next := c + w[i+1]/2 // midpoint of value i+1
+		if target <= next {
+			if next == prev {
+				return s[i+1]
+			}
+			f := (target - prev) / (next - prev)
+			return (1-f)*s[i] + f*s[i+1]
+		}
+		prev = next
+	}
+	return s[n-1]
+}
