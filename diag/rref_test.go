@@ -166,3 +166,56 @@ func TestConvergenceMatchesPosterior(t *testing.T) {
 		}
 	}
 }
+
+// Summarize's columns agree with posterior::summarise_draws (same tolerance and reason).
+func TestSummaryMatchesPosterior(t *testing.T) {
+	for _, name := range drawsCases {
+		c := readDraws(t, name)
+		d := &Draws{Names: []string{"x"}, Chains: c.chains} // D = 1: rows are the draws
+		s, err := Summarize(d, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := s.Rows[0]
+		for k, v := range map[string]float64{"mean": r.Mean, "median": r.Median, "sd": r.SD,
+			"mad": r.MAD, "q5": r.Q5, "q95": r.Q95, "s_rhat": r.Rhat, "s_ess_bulk": r.ESSBulk,
+			"s_ess_tail": r.ESSTail} {
+			if w := c.want[k]; !relClose(v, w, 1e-12) {
+				t.Errorf("%s %s = %.17g, summarise_draws %.17g", name, k, v, w)
+			}
+		}
+	}
+}
+
+// W1/sd, sd ratio and |Δmean|/sd agree with the R one-liners in gen.R (tolerance 1e-12: the
+// same type-7 quantiles and sums, in a different order).
+func TestDistanceMatchesR(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "dist_xy.txt")) // method draws, reference draws
+	if err != nil {
+		t.Fatal(err)
+	}
+	var xy [][]float64
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var v []float64
+		for _, f := range strings.Fields(line) {
+			v = append(v, parseFloat(t, f))
+		}
+		xy = append(xy, v)
+	}
+	b, err = os.ReadFile(filepath.Join("testdata", "dist_expect.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		fs := strings.Fields(line)
+		want[fs[0]] = parseFloat(t, fs[1])
+	}
+	x, ref := xy[0], xy[1]
+	v := CompareVar("x", x, ref)
+	for k, got := range map[string]float64{"w1sd": v.W1SD, "sdratio": v.SDRatio, "meandiffsd": v.MeanDiffSD, "w1_q10": W1(x, ref, 10)} {
+		if !relClose(got, want[k], 1e-12) {
+			t.Errorf("%s = %.17g, R %.17g", k, got, want[k])
+		}
+	}
+}

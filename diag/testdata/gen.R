@@ -58,3 +58,14 @@ draws_case("heavy", sapply(1:4, function(c) rt(250, 2)))                  # heav
 draws_case("ties", sapply(1:4, function(c) rpois(300, 3)))                # discrete, many ties
 draws_case("iid1", matrix(rnorm(1000), ncol = 1))                         # one chain (VI draws)
 draws_case("short", sapply(1:2, function(c) rnorm(7)))                    # 3 draws per half chain
+
+## Distances to reference draws as targets.md defines them (type-7 quantiles at (i − ½)/1000).
+set.seed(99)
+x <- rnorm(1000, 0.1, 0.9)            # "method" draws
+ref <- 0.3 + 1.2 * rt(4000, 5)        # "reference" draws
+u <- (seq_len(1000) - 0.5) / 1000
+vals <- c(w1sd = mean(abs(quantile(x, u) - quantile(ref, u))) / sd(ref),
+          sdratio = sd(x) / sd(ref), meandiffsd = abs(mean(x) - mean(ref)) / sd(ref),
+          w1_q10 = mean(abs(quantile(x, (1:10 - 0.5) / 10) - quantile(ref, (1:10 - 0.5) / 10))))
+writeLines(c(paste(w(x), collapse = " "), paste(w(ref), collapse = " ")), "dist_xy.txt")
+writeLines(paste(names(vals), w(vals)), "dist_expect.txt")

@@ -1,0 +1,90 @@
+package diag
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// DefaultQuantiles is the number of equal-count quantiles W1 uses (targets.md).
+const DefaultQuantiles = 1000
+
+// W1 returns the 1-D Wasserstein-1 distance between the samples x and ref approximated on
+// q equal-count quantiles: (1/q)·Σᵢ |F̂ₓ⁻¹(uᵢ) − F̂_ref⁻¹(uᵢ)|, uᵢ = (i − ½)/q, with R's
+// type-7 sample quantiles. q ≤ 0 means DefaultQuantiles. Cost O(n log n + q).
+func W1(x, ref []float64, q int) float64 {
+	if q <= 0 {
+		q = DefaultQuantiles
+	}
+	if len(x) == 0 || len(ref) == 0 {
+		return math.NaN()
+	}
+	a, b := slices.Clone(x), slices.Clone(ref)
+	slices.Sort(a)
+	slices.Sort(b)
+	return w1Sorted(a, b, q)
+}
+
+func w1Sorted(a, b []float64, q int) float64 {
+	var s float64
+	for i := range q {
+		u := (float64(i) + 0.5) / float64(q)
+		s += math.Abs(quantileSorted(a, u) - quantileSorted(b, u))
+	}
+	return s / float64(q)
+}
+
+// VarDistance compares one variable's draws with its reference draws.
+type VarDistance struct {
+	Variable   string
+	W1SD       float64 // W1(draws, ref)/sd(ref)
+	SDRatio    float64 // sd(draws)/sd(ref)
+	MeanDiffSD float64 // |mean(draws) − mean(ref)|/sd(ref)
+}
+
+// Distance is the comparison of a set of draws with reference draws, as targets.md defines
+// it: W1SD and SDRatio are means over the variables, MaxMeanDiffSD the maximum.
+type Distance struct {
+	W1SD          float64
+	SDRatio       float64
+	MaxMeanDiffSD float64
+	Vars          []VarDistance
+}
+
+// CompareVar returns the distances of one variable's draws x from the reference draws ref.
+func CompareVar(name string, x, ref []float64) VarDistance {
+	sr := sd(ref)
+	return VarDistance{
+		Variable:   name,
+		W1SD:       W1(x, ref, DefaultQuantiles) / sr,
+		SDRatio:    sd(x) / sr,
+		MeanDiffSD: math.Abs(mean(x)-mean(ref)) / sr,
+	}
+}
+
+// Compare measures d against the reference draws ref, matching variables by name (ref may
+// hold more variables, in any order; chains are pooled). Every variable of d must be in ref.
+// Cost O(D·N log N).
+func Compare(d, ref *Draws) (*Distance, error) {
+	if err := d.Check(); err != nil {
+		return nil, fmt.Errorf("diag: Compare: draws: %w", err)
+	}
+	if err := ref.Check(); err != nil {
+		return nil, fmt.Errorf("diag: Compare: reference: %w", err)
+	}
+	out := &Distance{Vars: make([]VarDistance, d.Dim())}
+	for j, name := range d.Names {
+		k := ref.Index(name)
+		if k < 0 {
+			return nil, fmt.Errorf("diag: Compare: variable not in reference draws (variable=%s)", name)
+		}
+		v := CompareVar(name, concat(d.Var(j)), concat(ref.Var(k)))
+		out.Vars[j] = v
+		out.W1SD += v.W1SD
+		out.SDRatio += v.SDRatio
+		out.MaxMeanDiffSD = math.Max(out.MaxMeanDiffSD, v.MeanDiffSD) // NaN propagates
+	}
+	out.W1SD /= float64(d.Dim())
+	out.SDRatio /= float64(d.Dim())
+	return out, nil
+}
