@@ -1,0 +1,118 @@
+package fit
+
+import (
+	"fmt"
+	"runtime"
+)
+
+// Init says how a fit starts.
+type Init int
+
+const (
+	// InitLaplace (the default) finds the posterior mode in unconstrained space by L-BFGS and
+	// the curvature there, starts q at that Laplace approximation and fits in coordinates where
+	// it is N(0, I) (see Affine). On the posteriordb regressions, whose scales differ by 10⁴ and
+	// whose coefficients correlate at −0.999, this is what lets a plain Gaussian family reach the
+	// posterior where Stan's ADVI aborts or stops tens of sds away; it falls back to InitZero,
+	// and says so in Result.InitNote, when the mode search fails (e.g. an unbounded density).
+	InitLaplace Init = iota
+	// InitZero starts q at N(0, InitScale²·I) in unconstrained space, as Stan's ADVI does.
+	InitZero
+)
+
+// NaNPolicy says what a non-finite gradient does.
+type NaNPolicy int
+
+const (
+	// NaNSkip (the default) drops the step, counts it in Result.Skipped and fails only when
+	// MaxSkips steps in a row are non-finite.
+	NaNSkip NaNPolicy = iota
+	// NaNFail fails at the first non-finite gradient, naming the parameter and the step.
+	NaNFail
+)
+
+// Config is everything a user can set about a fit. The zero value means the defaults given
+// with each field.
+type Config struct {
+	Seed uint64 // random seed; a run is reproducible bit for bit from it
+
+	Samples int     // S: Monte Carlo draws per gradient step; default 8
+	LR      float64 // Adam step size in preconditioned coordinates; default 0.02
+	MaxIter int     // iteration cap; default 20000
+
+	EvalEvery   int     // ELBO tracking estimate every EvalEvery steps; default 100
+	EvalSamples int     // draws of the tracking estimate (common random numbers); default 256
+	Window      int     // tracking estimates in the plateau window; default 6
+	Tol         float64 // plateau: stop when the window's gain is below Tol nats; default 0.02
+	Decays      int     // step-size reductions (×0.2 each) on a plateau before stopping; default 2
+
+	Init      Init    // how q starts; default InitLaplace
+	InitScale float64 // InitZero's standard deviation; default 0.1
+	InitIter  int     // L-BFGS iteration cap of InitLaplace; default 1000
+
+	NaN      NaNPolicy // what a non-finite gradient does; default NaNSkip
+	MaxSkips int       // consecutive skipped steps before failing; default 100
+
+	Workers   int // goroutines over the S draws; default GOMAXPROCS. Results do not depend on it.
+	DiagDraws int // draws for the final ELBO, PSIS k̂ and output; default 1000
+}
+
+func (c Config) withDefaults() Config {
+	def := func(p *int, v int) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	deff := func(p *float64, v float64) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	def(&c.Samples, 8)
+	deff(&c.LR, 0.02)
+	def(&c.MaxIter, 20000)
+	def(&c.EvalEvery, 100)
+	def(&c.EvalSamples, 256)
+	def(&c.Window, 6)
+	deff(&c.Tol, 0.02)
+	def(&c.Decays, 2)
+	deff(&c.InitScale, 0.1)
+	def(&c.InitIter, 1000)
+	def(&c.MaxSkips, 100)
+	def(&c.Workers, runtime.GOMAXPROCS(0))
+	def(&c.DiagDraws, 1000)
+	return c
+}
+
+func (c Config) validate() error {
+	bad := func(name string, v any) error {
+		return fmt.Errorf("fit: Config: %s must be positive (%s=%v)", name, name, v)
+	}
+	switch {
+	case c.Samples < 0:
+		return bad("Samples", c.Samples)
+	case c.LR < 0:
+		return bad("LR", c.LR)
+	case c.MaxIter < 0:
+		return bad("MaxIter", c.MaxIter)
+	case c.EvalEvery < 0:
+		return bad("EvalEvery", c.EvalEvery)
+	case c.EvalSamples < 0:
+		return bad("EvalSamples", c.EvalSamples)
+	case c.Window < 0 || c.Window == 1:
+		return fmt.Errorf("fit: Config: Window must be at least 2 (Window=%d)", c.Window)
+	case c.Tol < 0:
+		return bad("Tol", c.Tol)
+	case c.Decays < 0:
+		return fmt.Errorf("fit: Config: Decays must not be negative (Decays=%d)", c.Decays)
+	case c.InitScale < 0:
+		return bad("InitScale", c.InitScale)
+	case c.Workers < 0:
+		return bad("Workers", c.Workers)
+	case c.DiagDraws < 0:
+		return bad("DiagDraws", c.DiagDraws)
+	case c.Init != InitLaplace && c.Init != InitZero:
+		return fmt.Errorf("fit: Config: unknown Init %d", c.Init)
+	}
+	return nil
+}

@@ -1,0 +1,540 @@
+// Package fit is vigo's variational-inference loop: it fits a family to a target by stochastic
+// optimisation of an objective (ELBO, IWELBO, MISELBO), decides when to stop and says why,
+// and checks the result with PSIS k̂ on fresh draws.
+//
+// A fit is a pure function of (target, family, objective, Config, seed): the S Monte Carlo
+// draws of a step are spread over Config.Workers goroutines with one tape each and summed in
+// draw order, so the result is bit-identical for any number of workers or GOMAXPROCS; the
+// State (parameters, optimiser moments, RNG, stopping-rule memory) saves and resumes bit for
+// bit. Fit never prints: progress goes to observer functions.
+//
+// The stopping rule works on a low-noise estimate: every EvalEvery steps the ELBO is estimated
+// with the same EvalSamples base draws (common random numbers), so differences between
+// estimates reflect parameter changes, not fresh Monte Carlo noise. When the gain over the last
+// Window estimates falls below Tol nats the step size is cut (×0.2, Decays times) and, after the
+// last cut, the fit stops with the reason in words.
+package fit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/diag"
+	"github.com/vigo-bayes/vigo/family"
+	"github.com/vigo-bayes/vigo/model"
+	"github.com/vigo-bayes/vigo/objective"
+	"github.com/vigo-bayes/vigo/optim"
+	"github.com/vigo-bayes/vigo/rng"
+)
+
+// Status says how a fit ended. Not converging is a status, not an error.
+type Status int
+
+const (
+	// Converged: the ELBO plateaued at the smallest step size.
+	Converged Status = iota
+	// MaxIterReached: the iteration cap came first.
+	MaxIterReached
+	// Cancelled: the context was cancelled; the result is partial.
+	Cancelled
+)
+
+func (s Status) String() string {
+	switch s {
+	case Converged:
+		return "converged"
+	case MaxIterReached:
+		return "iteration cap reached"
+	case Cancelled:
+		return "cancelled"
+	}
+	return fmt.Sprintf("Status(%d)", int(s))
+}
+
+// TracePoint is one tracking estimate of the ELBO.
+type TracePoint struct {
+	Iter int     `json:"iter"`
+	ELBO float64 `json:"elbo"`
+	LR   float64 `json:"lr"`
+}
+
+// Progress is what observers see at every tracking estimate.
+type Progress struct {
+	Iter, MaxIter int
+	ELBO          float64 // tracking estimate (common random numbers)
+	Gain          float64 // gain over the plateau window so far (NaN until it is full)
+	LR            float64
+	Skipped       int
+}
+
+// Option adjusts a fit beyond its Config.
+type Option func(*options)
+
+type options struct {
+	observers []func(Progress)
+	resume    *State
+}
+
+// WithObserver calls f at every tracking estimate, from the fitting goroutine.
+func WithObserver(f func(Progress)) Option {
+	return func(o *options) { o.observers = append(o.observers, f) }
+}
+
+// WithResume continues the fit saved in s; the rest of the run equals the uninterrupted one.
+func WithResume(s *State) Option { return func(o *options) { o.resume = s } }
+
+// Result is a fitted approximation with its diagnostics.
+type Result struct {
+	// Family is the approximation in the target's coordinates (the base family composed with
+	// the preconditioning map); Params are its parameters.
+	Family *Affine
+	Params []float64
+
+	Status     Status
+	Reason     string // why the fit stopped, in words
+	Iterations int
+	GradEvals  int // target gradient evaluations, including initialisation
+	Skipped    int // steps dropped because of a non-finite gradient
+	InitNote   string
+	Trace      []TracePoint
+	Elapsed    time.Duration
+
+	// Diagnostics on DiagDraws fresh draws z ~ q (unconstrained).
+	ELBO, ELBOSE  float64 // mean of log p − log q and its Monte Carlo standard error
+	KHat          float64 // PSIS Pareto k̂ of the log weights
+	KHatThreshold float64 // min(1 − 1/log₁₀ S, 0.7)
+	PSISESS       float64
+	Verdict       string
+
+	Draws []float64 // DiagDraws × Dim, row-major
+	LogP  []float64 // log p(z) of each draw (Jacobian included)
+	LogQ  []float64 // log q(z)
+
+	State *State
+}
+
+// plateauSchedule is the step-size multiplier the stopping rule cuts.
+type plateauSchedule struct{ scale *float64 }
+
+func (p plateauSchedule) Scale(int) float64 { return *p.scale }
+
+// Fit fits fam to target by maximising the objective obj and reports the result with its
+// diagnostics. Errors are for bad configuration and data-dependent failure (a non-finite
+// gradient under NaNFail, or MaxSkips in a row); non-convergence is a Status.
+func Fit(ctx context.Context, target model.Target, fam family.Family, obj objective.Options, cfg Config, opts ...Option) (*Result, error) {
+	start := time.Now()
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	d := target.Dim()
+	if fam.Dim() != d {
+		return nil, fmt.Errorf("fit: Fit: family dimension %d, target dimension %d", fam.Dim(), d)
+	}
+	st, aff, err := initialState(target, fam, cfg, o.resume)
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{cfg: cfg, target: target, fam: aff, obj: obj, st: st}
+	if err := r.setup(); err != nil {
+		return nil, err
+	}
+	defer r.stop()
+	status, reason, err := r.loop(ctx, o.observers)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.sync(); err != nil {
+		return nil, err
+	}
+	res := &Result{
+		Family: aff, Params: append([]float64(nil), st.Params...),
+		Status: status, Reason: reason, Iterations: st.Step, Skipped: st.Skipped,
+		InitNote: st.InitNote, Trace: append([]TracePoint(nil), st.Trace...),
+	}
+	r.diagnose(res)
+	res.GradEvals = st.GradEvals
+	res.State = st.clone() // diagnostics do not touch the RNG or optimiser: resuming is exact
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+// initialState builds the preconditioned family and the starting state (or restores one).
+func initialState(target model.Target, fam family.Family, cfg Config, resume *State) (*State, *Affine, error) {
+	d := target.Dim()
+	if resume != nil {
+		aff, err := NewAffine(fam, resume.Shift, resume.Scale, resume.Diag)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(resume.Params) != fam.NumParams() {
+			return nil, nil, fmt.Errorf("fit: resume: state has %d parameters, family needs %d", len(resume.Params), fam.NumParams())
+		}
+		return resume.clone(), aff, nil
+	}
+	st := &State{LRScale: 1, Params: make([]float64, fam.NumParams()), lastGain: math.NaN()}
+	_, diagOnly := fam.(*family.MeanField)
+	shift := make([]float64, d)
+	var scale []float64
+	baseScale := 1.0
+	if cfg.Init == InitLaplace {
+		lap, err := laplace(target, shift, cfg.InitIter)
+		if err == nil {
+			copy(shift, lap.Mode)
+			st.GradEvals += lap.Evals
+			st.InitNote = lap.Note
+			if diagOnly {
+				scale = make([]float64, d)
+				for i := range scale {
+					scale[i] = math.Sqrt(lap.Cov[i*d+i])
+				}
+			} else {
+				scale = lap.Chol
+			}
+		} else {
+			st.InitNote = "Laplace start failed (" + err.Error() + "); started at N(0, InitScale²·I) instead"
+		}
+	}
+	if scale == nil {
+		diagOnly = true
+		scale = make([]float64, d)
+		for i := range scale {
+			scale[i] = 1
+		}
+		baseScale = cfg.InitScale
+		if st.InitNote == "" {
+			st.InitNote = fmt.Sprintf("start at N(0, %g²·I) in unconstrained space", cfg.InitScale)
+		}
+	}
+	aff, err := NewAffine(fam, shift, scale, diagOnly)
+	if err != nil {
+		return nil, nil, err
+	}
+	aff.Init(st.Params, nil, baseScale)
+	st.Shift, st.Scale, st.Diag = shift, scale, diagOnly
+	s := rng.New(cfg.Seed, 0)
+	b, _ := s.MarshalBinary()
+	st.RNG = b
+	return st, aff, nil
+}
+
+// runner holds the buffers of one fit.
+type runner struct {
+	cfg    Config
+	target model.Target
+	fam    *Affine
+	obj    objective.Options
+	st     *State
+
+	n, noise int
+	ests     []*objective.Estimator // per worker: the objective
+	trk      []*objective.Estimator // per worker: the plain ELBO for tracking
+	opt      *optim.Adam
+	rnd      *rng.Stream
+	eps      []float64 // S × noise of the current step
+	evalEps  []float64 // EvalSamples × noise, fixed for the whole fit
+	vals     []float64 // per-draw objective values
+	grads    []float64 // per-draw gradients, S × n
+	grad     []float64
+
+	// worker pool
+	jobs []chan job
+	wg   sync.WaitGroup
+}
+
+type job struct {
+	track bool // tracking estimate (no gradient) instead of a gradient step
+	count int
+}
+
+func (r *runner) setup() error {
+	cfg := r.cfg
+	r.n = r.fam.NumParams()
+	W := max(1, min(cfg.Workers, max(cfg.Samples, cfg.EvalSamples)))
+	for range W {
+		e, err := objective.New(r.target, r.fam, r.obj)
+		if err != nil {
+			return fmt.Errorf("fit: %w", err)
+		}
+		tr, err := objective.New(r.target, r.fam, objective.Options{})
+		if err != nil {
+			return fmt.Errorf("fit: %w", err)
+		}
+		r.ests = append(r.ests, e)
+		r.trk = append(r.trk, tr)
+	}
+	r.noise = r.ests[0].NoiseLen(1)
+	r.opt = optim.NewAdam(r.n, optim.AdamConfig{LR: cfg.LR, Schedule: plateauSchedule{&r.st.LRScale}})
+	if r.st.Opt != nil {
+		if err := r.opt.UnmarshalBinary(r.st.Opt); err != nil {
+			return fmt.Errorf("fit: resume: optimiser state: %w", err)
+		}
+	}
+	r.rnd = new(rng.Stream)
+	if err := r.rnd.UnmarshalBinary(r.st.RNG); err != nil {
+		return fmt.Errorf("fit: resume: %w", err)
+	}
+	r.eps = make([]float64, cfg.Samples*r.noise)
+	r.evalEps = make([]float64, cfg.EvalSamples*r.fam.NoiseDim())
+	ev := rng.New(cfg.Seed, 1)
+	for i := range r.evalEps {
+		r.evalEps[i] = ev.NormFloat64()
+	}
+	r.vals = make([]float64, max(cfg.Samples, cfg.EvalSamples))
+	r.grads = make([]float64, cfg.Samples*r.n)
+	r.grad = make([]float64, r.n)
+	if W > 1 {
+		r.jobs = make([]chan job, W)
+		for w := range W {
+			r.jobs[w] = make(chan job)
+			go r.worker(w, W)
+		}
+	}
+	return nil
+}
+
+func (r *runner) stop() {
+	for _, c := range r.jobs {
+		close(c)
+	}
+}
+
+// sync writes the optimiser and RNG states into the State.
+func (r *runner) sync() error {
+	var err error
+	if r.st.Opt, err = r.opt.MarshalBinary(); err != nil {
+		return fmt.Errorf("fit: saving optimiser state: %w", err)
+	}
+	if r.st.RNG, err = r.rnd.MarshalBinary(); err != nil {
+		return fmt.Errorf("fit: saving RNG state: %w", err)
+	}
+	return nil
+}
+
+// worker w evaluates draws w, w+W, w+2W, … of each job.
+func (r *runner) worker(w, W int) {
+	for j := range r.jobs[w] {
+		for s := w; s < j.count; s += W {
+			r.evalOne(w, s, j.track)
+		}
+		r.wg.Done()
+	}
+}
+
+// evalOne evaluates draw s on worker w's estimator.
+func (r *runner) evalOne(w, s int, track bool) {
+	if track {
+		nd := r.fam.NoiseDim()
+		r.vals[s] = r.trk[w].Evaluate(r.st.Params, r.evalEps[s*nd:(s+1)*nd], nil)
+		return
+	}
+	r.vals[s] = r.ests[w].Evaluate(r.st.Params, r.eps[s*r.noise:(s+1)*r.noise], r.grads[s*r.n:(s+1)*r.n])
+}
+
+// run evaluates count draws over the pool and waits.
+func (r *runner) run(count int, track bool) {
+	if r.jobs == nil {
+		for s := range count {
+			r.evalOne(0, s, track)
+		}
+		return
+	}
+	r.wg.Add(len(r.jobs))
+	for _, c := range r.jobs {
+		c <- job{track: track, count: count}
+	}
+	r.wg.Wait()
+}
+
+func (r *runner) loop(ctx context.Context, observers []func(Progress)) (Status, string, error) {
+	cfg, st := r.cfg, r.st
+	S := cfg.Samples
+	for {
+		if err := ctx.Err(); err != nil {
+			return Cancelled, fmt.Sprintf("cancelled at step %d", st.Step), nil
+		}
+		if st.Step >= cfg.MaxIter {
+			return MaxIterReached, fmt.Sprintf("iteration cap %d reached before the ELBO plateaued (last window gain %s)", cfg.MaxIter, fmtGain(st.lastGain)), nil
+		}
+		if st.Step%cfg.EvalEvery == 0 {
+			stop, reason := r.track(observers)
+			if stop {
+				return Converged, reason, nil
+			}
+		}
+		for i := range r.eps {
+			r.eps[i] = r.rnd.NormFloat64()
+		}
+		r.run(S, false)
+		st.GradEvals += S * max(r.obj.K, 1)
+		clear(r.grad)
+		bad := math.IsNaN(r.vals[0])
+		for s := range S {
+			if math.IsNaN(r.vals[s]) || math.IsInf(r.vals[s], 0) {
+				bad = true
+			}
+			g := r.grads[s*r.n : (s+1)*r.n]
+			for i, gi := range g {
+				r.grad[i] -= gi // loss = −objective
+			}
+		}
+		badParam := -1
+		for i := range r.grad {
+			r.grad[i] /= float64(S)
+			if math.IsNaN(r.grad[i]) || math.IsInf(r.grad[i], 0) {
+				badParam = i
+				bad = true
+				break
+			}
+		}
+		if bad {
+			if cfg.NaN == NaNFail {
+				return 0, "", fmt.Errorf("fit: non-finite objective or gradient at step %d (%s)", st.Step, r.paramName(badParam))
+			}
+			st.Skipped++
+			st.skipRun++
+			if st.skipRun >= cfg.MaxSkips {
+				return 0, "", fmt.Errorf("fit: %d steps in a row had a non-finite objective or gradient, last at step %d (%s): the target is not finite where q puts its mass", st.skipRun, st.Step, r.paramName(badParam))
+			}
+			st.Step++
+			continue
+		}
+		st.skipRun = 0
+		r.opt.Step(st.Params, r.grad)
+		st.Step++
+	}
+}
+
+// paramName describes variational parameter i for an error message.
+func (r *runner) paramName(i int) string {
+	if i < 0 {
+		return "objective value"
+	}
+	return fmt.Sprintf("variational parameter %d of %d", i, r.n)
+}
+
+// track computes the common-random-number ELBO estimate and applies the plateau rule.
+func (r *runner) track(observers []func(Progress)) (stop bool, reason string) {
+	cfg, st := r.cfg, r.st
+	r.run(cfg.EvalSamples, true)
+	st.GradEvals += cfg.EvalSamples
+	sum := 0.0
+	for _, v := range r.vals[:cfg.EvalSamples] {
+		sum += v
+	}
+	elbo := sum / float64(cfg.EvalSamples)
+	lr := cfg.LR * st.LRScale
+	if !math.IsNaN(elbo) && !math.IsInf(elbo, 0) {
+		st.Trace = append(st.Trace, TracePoint{Iter: st.Step, ELBO: elbo, LR: lr})
+		st.Window = append(st.Window, elbo)
+	}
+	gain := math.NaN()
+	if len(st.Window) >= cfg.Window {
+		w := st.Window[len(st.Window)-cfg.Window:]
+		h := cfg.Window / 2
+		gain = mean(w[cfg.Window-h:]) - mean(w[:h])
+		st.lastGain = gain
+	}
+	for _, f := range observers {
+		f(Progress{Iter: st.Step, MaxIter: cfg.MaxIter, ELBO: elbo, Gain: gain, LR: lr, Skipped: st.Skipped})
+	}
+	if math.IsNaN(gain) || gain >= cfg.Tol {
+		return false, ""
+	}
+	span := (cfg.Window - 1) * cfg.EvalEvery
+	if st.DecaysUsed < cfg.Decays {
+		st.DecaysUsed++
+		st.LRScale *= 0.2
+		st.Window = append(st.Window[:0], elbo)
+		return false, ""
+	}
+	return true, fmt.Sprintf("ELBO plateaued: gain %s over the last %d steps < tol %g nats, after %d step-size reductions (step size %.3g)", fmtGain(gain), span, cfg.Tol, st.DecaysUsed, lr)
+}
+
+func fmtGain(g float64) string {
+	if math.IsNaN(g) {
+		return "not yet measured"
+	}
+	return fmt.Sprintf("%.3g nats", g)
+}
+
+func mean(x []float64) float64 {
+	s := 0.0
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
+}
+
+// diagnose draws DiagDraws fresh points from q and computes the ELBO, its standard error and
+// PSIS k̂ of the log weights log p − log q.
+func (r *runner) diagnose(res *Result) {
+	cfg := r.cfg
+	n, d := cfg.DiagDraws, r.target.Dim()
+	nd := r.fam.NoiseDim()
+	stream := rng.New(cfg.Seed, 2)
+	eps := make([]float64, nd)
+	res.Draws = make([]float64, n*d)
+	res.LogP = make([]float64, n)
+	res.LogQ = make([]float64, n)
+	logw := make([]float64, n)
+	var t ad.Tape
+	finite := true
+	for i := range n {
+		for k := range eps {
+			eps[k] = stream.NormFloat64()
+		}
+		z := res.Draws[i*d : (i+1)*d]
+		res.LogQ[i] = r.fam.Sample(res.Params, eps, z)
+		t.Reset()
+		res.LogP[i] = t.Float(r.target.LogDensity(&t, t.Input(z)))
+		logw[i] = res.LogP[i] - res.LogQ[i]
+		if math.IsNaN(logw[i]) || math.IsInf(logw[i], 0) {
+			finite = false
+		}
+	}
+	r.st.GradEvals += n
+	res.ELBO, res.ELBOSE = meanSE(logw)
+	res.KHatThreshold = diag.KhatThreshold(n)
+	advice := "try --family fullrank or a flow"
+	if _, ok := r.fam.Base.(*family.MeanField); !ok {
+		advice = "try a flow family"
+	}
+	if !finite {
+		res.KHat = math.Inf(1)
+		res.Verdict = "log p − log q is not finite on some draws: do not trust this approximation — " + advice
+		return
+	}
+	ps, err := diag.PSIS(logw)
+	if err != nil {
+		res.KHat = math.Inf(1)
+		res.Verdict = "PSIS failed (" + err.Error() + "): do not trust this approximation — " + advice
+		return
+	}
+	res.KHat, res.PSISESS = ps.K, ps.ESS
+	res.Verdict = diag.Verdict(ps.K, n, advice)
+}
+
+func meanSE(x []float64) (m, se float64) {
+	m = mean(x)
+	if len(x) < 2 || math.IsInf(m, 0) || math.IsNaN(m) {
+		return m, math.NaN()
+	}
+	ss := 0.0
+	for _, v := range x {
+		ss += (v - m) * (v - m)
+	}
+	return m, math.Sqrt(ss / float64(len(x)-1) / float64(len(x)))
+}
+
+// ErrCancelled is returned by helpers that need a finished fit.
+var ErrCancelled = errors.New("fit: cancelled")

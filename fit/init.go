@@ -1,0 +1,133 @@
+package fit
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/optimize"
+
+	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/model"
+)
+
+// laplaceResult is a Gaussian approximation at the mode of the target.
+type laplaceResult struct {
+	Mode  []float64
+	Cov   []float64 // d×d row-major, inverse of the negative Hessian at the mode
+	Chol  []float64 // lower Cholesky factor of Cov
+	Evals int       // gradient evaluations spent
+	Note  string    // how the start was found, in words
+}
+
+// laplace finds the mode of log p(z) (z unconstrained, Jacobian included) by L-BFGS from z0
+// and the curvature there by central differences of the gradient (2d gradient evaluations).
+// It fails when the optimiser does not reach a finite point or the negative Hessian is not
+// positive definite after a diagonal fallback, and then returns an error saying why, so the
+// caller can fall back to a start at z0.
+func laplace(target model.Target, z0 []float64, maxIter int) (*laplaceResult, error) {
+	d := target.Dim()
+	var t ad.Tape
+	g := make([]float64, d)
+	evals := 0
+	neg := func(x []float64) float64 {
+		evals++
+		lp := model.Gradient(&t, target, x, g)
+		if math.IsNaN(lp) || math.IsInf(lp, 0) {
+			return math.Inf(1)
+		}
+		return -lp
+	}
+	prob := optimize.Problem{
+		Func: neg,
+		Grad: func(grad, x []float64) {
+			evals++
+			model.Gradient(&t, target, x, grad)
+			for i := range grad {
+				grad[i] = -grad[i]
+			}
+		},
+	}
+	settings := &optimize.Settings{
+		GradientThreshold: 1e-8,
+		MajorIterations:   maxIter,
+		FuncEvaluations:   20 * maxIter,
+	}
+	start := append([]float64(nil), z0...)
+	if f := neg(start); math.IsInf(f, 1) {
+		return nil, fmt.Errorf("log density is not finite at the start point")
+	}
+	res, err := optimize.Minimize(prob, start, settings, &optimize.LBFGS{})
+	if res == nil {
+		return nil, fmt.Errorf("mode search failed: %v", err)
+	}
+	mode := res.X
+	for i, x := range mode {
+		if math.IsNaN(x) || math.Abs(x) > 1e6 {
+			return nil, fmt.Errorf("mode search ran off to z[%d] = %g (improper or unbounded density?)", i, x)
+		}
+	}
+	status := res.Status.String()
+	// Negative Hessian by central differences of the gradient.
+	P := make([]float64, d*d)
+	gp, gm := make([]float64, d), make([]float64, d)
+	x := append([]float64(nil), mode...)
+	for j := 0; j < d; j++ {
+		h := 1e-5 * math.Max(1, math.Abs(mode[j]))
+		x[j] = mode[j] + h
+		model.Gradient(&t, target, x, gp)
+		x[j] = mode[j] - h
+		model.Gradient(&t, target, x, gm)
+		x[j] = mode[j]
+		evals += 2
+		for i := 0; i < d; i++ {
+			P[i*d+j] = -(gp[i] - gm[i]) / (2 * h)
+		}
+	}
+	sym := mat.NewSymDense(d, nil)
+	for i := 0; i < d; i++ {
+		for j := 0; j <= i; j++ {
+			sym.SetSym(i, j, 0.5*(P[i*d+j]+P[j*d+i]))
+		}
+	}
+	note := fmt.Sprintf("Laplace start: L-BFGS mode (%s, %d iterations), finite-difference Hessian", status, res.Stats.MajorIterations)
+	var ch mat.Cholesky
+	if !ch.Factorize(sym) {
+		// Not positive definite (a saddle or a flat direction): keep the positive curvatures
+		// of the diagonal, unit curvature elsewhere.
+		for i := 0; i < d; i++ {
+			for j := 0; j < i; j++ {
+				sym.SetSym(i, j, 0)
+			}
+			if v := sym.At(i, i); !(v > 0) || math.IsInf(v, 0) {
+				sym.SetSym(i, i, 1)
+			}
+		}
+		if !ch.Factorize(sym) {
+			return nil, fmt.Errorf("negative Hessian at the mode is not usable")
+		}
+		note += "; Hessian not positive definite, diagonal used"
+	}
+	var cov mat.SymDense
+	if err := ch.InverseTo(&cov); err != nil {
+		return nil, fmt.Errorf("inverting the Hessian: %v", err)
+	}
+	out := &laplaceResult{Mode: mode, Cov: make([]float64, d*d), Chol: make([]float64, d*d), Evals: evals, Note: note}
+	for i := 0; i < d; i++ {
+		for j := 0; j < d; j++ {
+			out.Cov[i*d+j] = cov.At(i, j)
+		}
+	}
+	var cc mat.Cholesky
+	if !cc.Factorize(&cov) {
+		return nil, fmt.Errorf("covariance at the mode is not positive definite")
+	}
+	var L mat.TriDense
+	cc.LTo(&L)
+	for i := 0; i < d; i++ {
+		for j := 0; j <= i; j++ {
+			out.Chol[i*d+j] = L.At(i, j)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,78 @@
+package fit
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+)
+
+// State is everything needed to continue a fit bit for bit: the variational parameters, the
+// optimiser's moments, the RNG, the step, the stopping rule's memory and the preconditioner.
+// It marshals to JSON (floats round-trip exactly with encoding/json).
+type State struct {
+	Step       int          `json:"step"`
+	Params     []float64    `json:"params"`
+	Opt        []byte       `json:"optimizer"`
+	RNG        []byte       `json:"rng"`
+	LRScale    float64      `json:"lr_scale"`
+	DecaysUsed int          `json:"decays_used"`
+	Window     []float64    `json:"window"`
+	Trace      []TracePoint `json:"trace"`
+	Skipped    int          `json:"skipped"`
+	GradEvals  int          `json:"grad_evals"`
+	Shift      []float64    `json:"shift"`
+	Scale      []float64    `json:"scale"`
+	Diag       bool         `json:"scale_is_diagonal"`
+	InitNote   string       `json:"init_note"`
+
+	skipRun  int
+	lastGain float64
+}
+
+// MarshalJSON writes the state, including the unexported stopping-rule counters.
+func (s *State) MarshalJSON() ([]byte, error) {
+	type plain State
+	return json.Marshal(struct {
+		*plain
+		SkipRun  int      `json:"skip_run"`
+		LastGain *float64 `json:"last_gain,omitempty"`
+	}{(*plain)(s), s.skipRun, finiteOrNil(s.lastGain)})
+}
+
+// UnmarshalJSON restores a state written by MarshalJSON.
+func (s *State) UnmarshalJSON(b []byte) error {
+	type plain State
+	aux := struct {
+		*plain
+		SkipRun  int      `json:"skip_run"`
+		LastGain *float64 `json:"last_gain"`
+	}{plain: (*plain)(s)}
+	if err := json.Unmarshal(b, &aux); err != nil {
+		return fmt.Errorf("fit: State: %w", err)
+	}
+	s.skipRun = aux.SkipRun
+	s.lastGain = math.NaN()
+	if aux.LastGain != nil {
+		s.lastGain = *aux.LastGain
+	}
+	return nil
+}
+
+func finiteOrNil(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+func (s *State) clone() *State {
+	c := *s
+	c.Params = append([]float64(nil), s.Params...)
+	c.Opt = append([]byte(nil), s.Opt...)
+	c.RNG = append([]byte(nil), s.RNG...)
+	c.Window = append([]float64(nil), s.Window...)
+	c.Trace = append([]TracePoint(nil), s.Trace...)
+	c.Shift = append([]float64(nil), s.Shift...)
+	c.Scale = append([]float64(nil), s.Scale...)
+	return &c
+}
