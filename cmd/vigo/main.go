@@ -50,6 +50,12 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newZooCmd())
+	for _, c := range commands {
+		root.AddCommand(c())
+	}
 	return root
 }
+
+// commands holds the subcommand constructors; each command's file registers itself in an
+// init function, so adding a command touches only its own file.
+var commands []func() *cobra.Command

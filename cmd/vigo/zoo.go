@@ -14,6 +14,8 @@ import (
 	"github.com/vigo-bayes/vigo/zoo"
 )
 
+func init() { commands = append(commands, newZooCmd) }
+
 func newZooCmd() *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
