@@ -5,6 +5,7 @@ import (
 
 	"github.com/vigo-bayes/vigo/ad"
 	"github.com/vigo-bayes/vigo/bijector"
+	"github.com/vigo-bayes/vigo/density"
 	"github.com/vigo-bayes/vigo/model"
 )
 
@@ -59,8 +60,8 @@ func newArK(d *model.Data) (impl, error) {
 	}
 	m.prior = func(t *ad.Tape, alpha, beta, sigma ad.Var) ad.Var {
 		zero, ten := t.Const(0), t.Const(10)
-		lp := t.Add(tmpNormal(t, alpha, zero, ten), tmpNormal(t, beta, zero, ten))
-		return t.Add(lp, tmpCauchy(t, sigma, zero, t.Const(2.5)))
+		lp := t.Add(density.Normal(t, alpha, zero, ten), density.Normal(t, beta, zero, ten))
+		return t.Add(lp, density.Cauchy(t, sigma, zero, t.Const(2.5)))
 	}
 	return m, nil
 }

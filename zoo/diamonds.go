@@ -2,10 +2,10 @@ package zoo
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/vigo-bayes/vigo/ad"
 	"github.com/vigo-bayes/vigo/bijector"
+	"github.com/vigo-bayes/vigo/density"
 	"github.com/vigo-bayes/vigo/model"
 )
 
@@ -77,10 +77,11 @@ func newDiamonds(d *model.Data) (impl, error) {
 		split: func(_ *ad.Tape, p []ad.Var) (alpha, beta, sigma ad.Var) { return p[1], p[0], p[2] },
 	}
 	m.prior = func(t *ad.Tape, alpha, beta, sigma ad.Var) ad.Var {
-		lp := t.Add(tmpNormal(t, beta, t.Const(0), t.Const(1)), tmpStudentT(t, alpha, 3, t.Const(8), t.Const(10)))
+		three, ten := t.Const(3), t.Const(10)
+		lp := t.Add(density.Normal(t, beta, t.Const(0), t.Const(1)), density.StudentT(t, alpha, three, t.Const(8), ten))
 		// sigma ~ student_t(3, 0, 10) on sigma > 0 with brms's explicit truncation
-		// normaliser −student_t_lccdf(0 | 3, 0, 10) = log 2.
-		return t.Add(lp, t.AddC(tmpStudentT(t, sigma, 3, t.Const(0), t.Const(10)), math.Ln2))
+		// normaliser −student_t_lccdf(0 | 3, 0, 10) = log 2: the half-t density.
+		return t.Add(lp, density.HalfStudentT(t, sigma, three, ten))
 	}
 	return m, nil
 }

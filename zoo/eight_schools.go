@@ -5,6 +5,7 @@ import (
 
 	"github.com/vigo-bayes/vigo/ad"
 	"github.com/vigo-bayes/vigo/bijector"
+	"github.com/vigo-bayes/vigo/density"
 	"github.com/vigo-bayes/vigo/model"
 )
 
@@ -67,8 +68,8 @@ func (m *eightSchools) density(t *ad.Tape, p []ad.Var) ad.Var {
 	tt, mu, tau := p[0], p[1], p[2]
 	theta := t.Add(mu, t.Mul(tau, tt))
 	zero, one, five := t.Const(0), t.Const(1), t.Const(5)
-	lp := t.Add(tmpNormal(t, tt, zero, one), tmpNormal(t, t.ConstRef(m.y), theta, t.ConstRef(m.sigma)))
-	return t.Add(lp, t.Add(tmpNormal(t, mu, zero, five), tmpCauchy(t, tau, zero, five)))
+	lp := t.Add(density.Normal(t, tt, zero, one), density.Normal(t, t.ConstRef(m.y), theta, t.ConstRef(m.sigma)))
+	return t.Add(lp, t.Add(density.Normal(t, mu, zero, five), density.Cauchy(t, tau, zero, five)))
 }
 
 func (m *eightSchools) reportedNames() []string {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/vigo-bayes/vigo/ad"
 	"github.com/vigo-bayes/vigo/bijector"
+	"github.com/vigo-bayes/vigo/density"
 	"github.com/vigo-bayes/vigo/model"
 )
 
@@ -29,7 +30,7 @@ func (m *glm) layout() *model.Layout { return m.lay }
 // likelihood as one GLM node over the feature-major design.
 func (m *glm) density(t *ad.Tape, p []ad.Var) ad.Var {
 	alpha, beta, sigma := m.split(t, p)
-	lp := tmpNormalGLM(t, m.y, m.xt, alpha, beta, sigma)
+	lp := density.NormalIDGLM(t, m.y, m.xt, alpha, beta, sigma)
 	if m.prior != nil {
 		lp = t.Add(lp, m.prior(t, alpha, beta, sigma))
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/vigo-bayes/vigo/ad"
 	"github.com/vigo-bayes/vigo/bijector"
+	"github.com/vigo-bayes/vigo/density"
 	"github.com/vigo-bayes/vigo/model"
 )
 
@@ -32,7 +33,8 @@ const gpJitter = 1e-10
 // (z = (log rho, log alpha, f_tilde)); reported: rho, alpha, f[1..N] with f = L·f_tilde.
 type gpPoisRegr struct {
 	n      int
-	x, k   []float64
+	x      []float64
+	k      []int
 	negSq  []float64 // −(x_i − x_j)²/2, N×N row-major
 	jitter []float64 // gpJitter·I, N×N row-major
 	lay    *model.Layout
@@ -51,14 +53,12 @@ func newGPPoisRegr(d *model.Data) (impl, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := make([]float64, n)
 	for i, v := range ki {
 		if v < 0 {
 			return nil, fmt.Errorf("data %s: field \"k[%d]\": %d, want a count ≥ 0", d.Name, i+1, v)
 		}
-		k[i] = float64(v)
 	}
-	m := &gpPoisRegr{n: n, x: x, k: k, negSq: make([]float64, n*n), jitter: make([]float64, n*n), lay: mustLayout(
+	m := &gpPoisRegr{n: n, x: x, k: ki, negSq: make([]float64, n*n), jitter: make([]float64, n*n), lay: mustLayout(
 		model.Param{Name: "rho", Constraint: bijector.Lower(1, 0)},
 		model.Param{Name: "alpha", Constraint: bijector.Lower(1, 0)},
 		model.Param{Name: "f_tilde", Dims: []int{n}},
@@ -84,8 +84,9 @@ func (m *gpPoisRegr) density(t *ad.Tape, p []ad.Var) ad.Var {
 	e := t.Exp(t.Div(t.ConstRef(m.negSq), t.Square(rho)))
 	kk := t.Add(t.Mul(e, t.Square(alpha)), t.ConstRef(m.jitter))
 	f := t.MatVec(t.Cholesky(t.AsMatrix(kk, n, n)), ft)
-	lp := t.Add(tmpGamma(t, rho, 25, 4), tmpNormal(t, alpha, t.Const(0), t.Const(2)))
-	return t.Add(lp, t.Add(tmpNormal(t, ft, t.Const(0), t.Const(1)), tmpPoissonLog(t, m.k, f)))
+	zero := t.Const(0)
+	lp := t.Add(density.Gamma(t, rho, t.Const(25), t.Const(4)), density.Normal(t, alpha, zero, t.Const(2)))
+	return t.Add(lp, t.Add(density.Normal(t, ft, zero, t.Const(1)), density.PoissonLog(t, m.k, f)))
 }
 
 func (m *gpPoisRegr) reportedNames() []string {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/vigo-bayes/vigo/ad"
 	"github.com/vigo-bayes/vigo/bijector"
+	"github.com/vigo-bayes/vigo/density"
 	"github.com/vigo-bayes/vigo/model"
 )
 
@@ -60,5 +61,5 @@ func (m *hmmExample) layout() *model.Layout { return m.lay }
 // (one fused node). theta1 and theta2 are flat on the simplex.
 func (m *hmmExample) density(t *ad.Tape, p []ad.Var) ad.Var {
 	th1, th2, mu := p[0], p[1], p[2]
-	return t.Add(tmpNormal(t, mu, t.Const(3, 10), t.Const(1)), hmm2LogLik(t, m.y, th1, th2, mu))
+	return t.Add(density.Normal(t, mu, t.Const(3, 10), t.Const(1)), hmm2LogLik(t, m.y, th1, th2, mu))
 }

@@ -2,6 +2,7 @@ package zoo
 
 import (
 	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/density"
 	"github.com/vigo-bayes/vigo/model"
 )
 
@@ -33,7 +34,7 @@ func newKidIQ(d *model.Data) (impl, error) {
 	}
 	m := coefSigma(3, false, featureMajor(v[1], v[2]), v[0])
 	m.prior = func(t *ad.Tape, _, _, sigma ad.Var) ad.Var {
-		return tmpCauchy(t, sigma, t.Const(0), t.Const(2.5))
+		return density.Cauchy(t, sigma, t.Const(0), t.Const(2.5))
 	}
 	return m, nil
 }

@@ -3,6 +3,7 @@ package zoo
 import (
 	"github.com/vigo-bayes/vigo/ad"
 	"github.com/vigo-bayes/vigo/bijector"
+	"github.com/vigo-bayes/vigo/density"
 	"github.com/vigo-bayes/vigo/model"
 )
 
@@ -51,6 +52,7 @@ func (m *lowDimGaussMix) layout() *model.Layout { return m.lay }
 func (m *lowDimGaussMix) density(t *ad.Tape, p []ad.Var) ad.Var {
 	mu, sigma, theta := p[0], p[1], p[2]
 	zero, two := t.Const(0), t.Const(2)
-	lp := t.Add(tmpNormal(t, sigma, zero, two), tmpNormal(t, mu, zero, two))
-	return t.Add(lp, t.Add(tmpBeta(t, theta, 5, 5), normalMix2LogLik(t, m.y, mu, sigma, theta)))
+	lp := t.Add(density.Normal(t, sigma, zero, two), density.Normal(t, mu, zero, two))
+	five := t.Const(5)
+	return t.Add(lp, t.Add(density.Beta(t, theta, five, five), normalMix2LogLik(t, m.y, mu, sigma, theta)))
 }

@@ -2,6 +2,7 @@ package zoo
 
 import (
 	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/density"
 	"github.com/vigo-bayes/vigo/model"
 )
 
@@ -41,7 +42,7 @@ func newSBLRC(d *model.Data) (impl, error) {
 	m := coefSigma(dd, true, transpose(x, n, dd), y)
 	m.prior = func(t *ad.Tape, _, beta, sigma ad.Var) ad.Var {
 		zero, ten := t.Const(0), t.Const(10)
-		return t.Add(tmpNormal(t, beta, zero, ten), tmpNormal(t, sigma, zero, ten))
+		return t.Add(density.Normal(t, beta, zero, ten), density.Normal(t, sigma, zero, ten))
 	}
 	return m, nil
 }
