@@ -1,2 +1,0 @@
-// Package zoo holds ready-made models: the 12 posteriordb posteriors as Go targets.
-package zoo
