@@ -1,0 +1,124 @@
+package bench
+
+import (
+	"math"
+	"testing"
+
+	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/density"
+	"github.com/vigo-bayes/vigo/model"
+	"github.com/vigo-bayes/vigo/zoo"
+)
+
+// The AD rows of bench/results/ad.md: the same three functions as the analytic floor
+// (analytic.go) and the PyTorch peer (peers/torch_grad.py), written the way a vigo user writes
+// them — fused density nodes and a fused Dense layer on the tape.
+
+// logisticAD is Bayesian logistic regression: one GLM node plus one prior node.
+func logisticAD(ld *LogisticData) ad.Func {
+	XT := ad.Mat{Rows: ld.D, Cols: ld.N, Data: ld.XT}
+	return func(t *ad.Tape, th ad.Var) ad.Var {
+		alpha, beta := t.Index(th, 0), t.Slice(th, 1, ld.D+1)
+		lik := density.BernoulliLogitGLM(t, ld.Y, XT, alpha, beta)
+		return t.Add(lik, density.Normal(t, th, t.Const(0), t.Const(1)))
+	}
+}
+
+// mlpAD is the 8→50→1 ReLU MLP with a Gaussian likelihood (σ = 1) and N(0, 1) priors, in the
+// analytic floor's parameter layout (W1 is hidden×in; Dense wants in×hidden, hence the
+// transpose of 400 numbers).
+func mlpAD(md *MLPData, hidden int) ad.Func {
+	in := md.In
+	X := ad.Mat{Rows: md.N, Cols: in, Data: md.X}
+	return func(t *ad.Tape, th ad.Var) ad.Var {
+		W1 := t.Transpose(t.AsMatrix(t.Slice(th, 0, hidden*in), hidden, in))
+		b1 := t.Slice(th, hidden*in, hidden*in+hidden)
+		W2 := t.AsMatrix(t.Slice(th, hidden*in+hidden, hidden*in+2*hidden), hidden, 1)
+		b2 := t.Slice(th, hidden*in+2*hidden, hidden*in+2*hidden+1)
+		h := t.DenseC(X, W1, b1, ad.ReLU)
+		out := t.Dense(h, W2, b2, ad.Linear)
+		lik := density.Normal(t, t.ConstRef(md.Y), out, t.Const(1))
+		return t.Add(lik, density.Normal(t, th, t.Const(0), t.Const(1)))
+	}
+}
+
+func relErr(a, b float64) float64 { return math.Abs(a-b) / math.Max(1, math.Abs(b)) }
+
+// The AD gradients must equal the hand-written ones: both are exact, so they agree to
+// rounding (1e-10 relative allows for different summation orders over N = 10⁴–10⁵ terms).
+func checkSame(t *testing.T, name string, lpAD, lpAn float64, gAD, gAn []float64) {
+	t.Helper()
+	if relErr(lpAD, lpAn) > 1e-10 {
+		t.Errorf("%s: log density AD %v, analytic %v", name, lpAD, lpAn)
+	}
+	for i := range gAD {
+		if relErr(gAD[i], gAn[i]) > 1e-10 {
+			t.Errorf("%s: ∂/∂θ[%d] AD %v, analytic %v", name, i, gAD[i], gAn[i])
+		}
+	}
+}
+
+func TestADMatchesAnalyticGradients(t *testing.T) {
+	var tp ad.Tape
+	for _, sz := range [][2]int{{1000, 10}, {3000, 50}} {
+		ld := Logistic(sz[0], sz[1])
+		th := ParamPoint(ld.Dim())
+		g1, g2 := make([]float64, ld.Dim()), make([]float64, ld.Dim())
+		lp1 := ad.Gradient(&tp, logisticAD(ld), th, g1)
+		lp2 := LogisticGrad(ld, th, g2, make([]float64, LogisticChunk))
+		checkSame(t, "logistic", lp1, lp2, g1, g2)
+	}
+	md := MLPRegression(2000, MLPIn)
+	th := ParamPoint(MLPLayout{MLPIn, MLPHidden}.Dim())
+	g1, g2 := make([]float64, len(th)), make([]float64, len(th))
+	lp1 := ad.Gradient(&tp, mlpAD(md, MLPHidden), th, g1)
+	lp2 := MLPGrad(md, MLPHidden, th, g2, make([]float64, MLPScratchLen(md.N, MLPHidden)))
+	checkSame(t, "mlp", lp1, lp2, g1, g2)
+
+	m := zoo.EightSchools()
+	u := ParamPoint(10)
+	g1, g2 = make([]float64, 10), make([]float64, 10)
+	model.Gradient(&tp, m, u, g1)
+	EightSchoolsGrad(u, g2)
+	checkSame(t, "eight schools", 0, 0, g1, g2) // values differ by the constant log 2 of the half-Cauchy
+}
+
+func benchAD(b *testing.B, f ad.Func, th []float64) {
+	var tp ad.Tape
+	grad := make([]float64, len(th))
+	b.ReportAllocs()
+	for b.Loop() {
+		ad.Gradient(&tp, f, th, grad)
+	}
+}
+
+// BenchmarkADLogistic1e3 times vigo's AD gradient of logistic regression, N = 1,000, D = 10.
+func BenchmarkADLogistic1e3(b *testing.B) {
+	ld := Logistic(1000, 10)
+	benchAD(b, logisticAD(ld), ParamPoint(ld.Dim()))
+}
+
+// BenchmarkADLogistic1e5 times vigo's AD gradient of logistic regression, N = 100,000, D = 50.
+func BenchmarkADLogistic1e5(b *testing.B) {
+	ld := Logistic(100_000, 50)
+	benchAD(b, logisticAD(ld), ParamPoint(ld.Dim()))
+}
+
+// BenchmarkADMLP times vigo's AD gradient of the 8→50→1 ReLU MLP, N = 10,000.
+func BenchmarkADMLP(b *testing.B) {
+	md := MLPRegression(10_000, MLPIn)
+	benchAD(b, mlpAD(md, MLPHidden), ParamPoint(MLPLayout{MLPIn, MLPHidden}.Dim()))
+}
+
+// BenchmarkADEightSchools times the gradient of the zoo's eight-schools model (fused density
+// nodes, Jacobian included).
+func BenchmarkADEightSchools(b *testing.B) {
+	m := zoo.EightSchools()
+	u := ParamPoint(10)
+	var tp ad.Tape
+	grad := make([]float64, 10)
+	b.ReportAllocs()
+	for b.Loop() {
+		model.Gradient(&tp, m, u, grad)
+	}
+}
