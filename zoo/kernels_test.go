@@ -121,3 +121,14 @@ func TestLogProduct(t *testing.T) {
 		t.Errorf("logProduct with a zero term = %v, want −Inf", got)
 	}
 }
+
+func TestLog1pSmall(t *testing.T) {
+	// Both branches against math.Log1p; the series branch (e < 1e-4) has truncation error
+	// e⁵/5 < 2e-21, so the two agree to a few ulps of the result.
+	for _, e := range []float64{0, 1e-300, 1e-17, 1e-9, 3e-5, 9.999e-5, 1e-4, 0.01, 0.5, 1} {
+		got, want := log1pSmall(e), math.Log1p(e)
+		if math.Abs(got-want) > 4e-16*want {
+			t.Errorf("log1pSmall(%g) = %.17g, math.Log1p %.17g", e, got, want)
+		}
+	}
+}

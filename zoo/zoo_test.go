@@ -1,6 +1,7 @@
 package zoo
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -344,5 +345,40 @@ func TestUnconstrainOutsideSupport(t *testing.T) {
 		if _, err := mm.Unconstrain(nil, x); err == nil {
 			t.Errorf("%s: Unconstrain(%v): no error", name, x)
 		}
+	}
+}
+
+// TestConcurrent evaluates gradients of one model from several goroutines, each with its own
+// tape, and checks they equal the serial result bit for bit (models are immutable; run with
+// -race to check for data races).
+func TestConcurrent(t *testing.T) {
+	f := load(t, "garch")
+	z, err := f.m.Unconstrain(nil, f.draw(t, 0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tp ad.Tape
+	want := make([]float64, len(z))
+	wantLP := model.Gradient(&tp, f.m, z, want)
+	var wg sync.WaitGroup
+	errs := make(chan string, 4)
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var tp ad.Tape
+			g := make([]float64, len(z))
+			for range 200 {
+				if lp := model.Gradient(&tp, f.m, z, g); lp != wantLP || !slices.Equal(g, want) {
+					errs <- fmt.Sprintf("concurrent gradient %v %v, serial %v %v", lp, g, wantLP, want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }
