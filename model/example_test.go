@@ -23,7 +23,7 @@ func Example() {
 	}
 	m := &model.Model{Layout: layout, Density: func(t *ad.Tape, p []ad.Var) ad.Var {
 		mu, tau, tt := p[0], p[1], p[2]
-		theta := t.Add(mu, t.Mul(tau, tt)) // scalar–vector broadcasting
+		theta := t.Add(mu, t.Mul(tau, tt))                               // scalar–vector broadcasting
 		lp := density.Normal(t, t.ConstRef(y), theta, t.ConstRef(sigma)) // one node for all 8
 		lp = t.Add(lp, density.Normal(t, tt, t.Const(0), t.Const(1)))
 		lp = t.Add(lp, density.Normal(t, mu, t.Const(0), t.Const(5)))
