@@ -25,7 +25,8 @@ func ExampleEightSchools() {
 	// [0 1]
 }
 
-// Models read posteriordb data and name their reference draws.
+// Models read posteriordb data and name their reference draws. (Not run as a test: it needs
+// ../shared; TestDelta and TestDraws cover the same path and skip without it.)
 func ExampleLoad() {
 	dir, ok := zoo.DefaultDir()
 	if !ok {
@@ -50,8 +51,8 @@ func ExampleLoad() {
 	var t ad.Tape
 	grad := make([]float64, m.Dim())
 	fmt.Println(m.Posterior, m.Names(), len(z))
-	fmt.Println(model.Gradient(&t, m.WithJacobian(false), z, grad) < 0)
-	// Output:
-	// garch-garch11 [mu alpha0 alpha1 beta1] 4
-	// true
+	lp := model.Gradient(&t, m.WithJacobian(false), z, grad)
+	fmt.Println(lp, grad)
+	// Prints garch-garch11 [mu alpha0 alpha1 beta1] 4, then ℓ and its gradient at the first
+	// reference draw.
 }
