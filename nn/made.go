@@ -1,0 +1,170 @@
+package nn
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/vigo-bayes/vigo/ad"
+)
+
+// MADE is the masked autoencoder for distribution estimation of Germain, Gregor, Murray &
+// Larochelle (2015, ICML, §4): an MLP on x ∈ ℝ^d whose weights are multiplied by fixed binary
+// masks so that every output for dimension j depends only on the inputs that come before j in
+// the ordering. With K outputs per dimension it is the conditioner of autoregressive flows
+// (MAF, IAF, multivariate Bernstein flows): out_{p,j} = f_{p,j}(x_{<j}).
+//
+// Degrees (Germain et al. §4.2). Input i has degree m(i) ∈ {1..d}, its rank in the ordering
+// (default m(i) = i + 1, TFP's "left-to-right"). Hidden unit h of a layer of size H has degree
+// 1 + ⌊h·(d−1)/H⌋ ∈ {1..d−1}, spread evenly and deterministically (the "equal" hidden degrees
+// of TFP's AutoregressiveNetwork). A unit of degree m' sees input i iff m' ≥ m(i) (hidden
+// layers, including hidden to hidden), an output of dimension j sees a unit of degree m' iff
+// m(j) > m' (strict, so out_j never sees x_j). With no hidden layers the network is one masked
+// affine layer with the strict mask. For d = 1 no hidden unit reaches the output: the output is
+// its bias, a constant, as it must be.
+//
+// Output layout is parameter-major: out[p·d + j] is parameter p of dimension j, so parameter p
+// of all dimensions is the contiguous block out[p·d : (p+1)·d].
+//
+// Parameters are those of the MLP with sizes (d, hidden…, K·d), masked entries included (they
+// receive zero gradient and Init sets them to 0). Cost: that of the MLP plus one elementwise
+// mask product per layer (in_l·out_l flops forward and backward).
+type MADE struct {
+	mlp    *MLP
+	d, k   int
+	deg    []int       // input degrees m(i)
+	masks  [][]float64 // per layer, in_l × out_l row-major, entries 0 or 1
+	hidden []int
+}
+
+// MADEOption configures a MADE.
+type MADEOption func(*madeConfig)
+
+type madeConfig struct {
+	act   ad.Activation
+	order []int
+}
+
+// WithActivation sets the hidden activation (default ad.Tanh). ad.Linear gives the network
+// without nonlinearity, a masked affine map (TFP's AutoregressiveNetwork default, used by the
+// BF-VI reference code).
+func WithActivation(a ad.Activation) MADEOption { return func(c *madeConfig) { c.act = a } }
+
+// WithOrder sets the input ordering: order[i] is the degree (1-based position in the
+// autoregressive order) of input i, a permutation of 1..d. Default: order[i] = i + 1.
+func WithOrder(order []int) MADEOption {
+	return func(c *madeConfig) { c.order = append([]int(nil), order...) }
+}
+
+// NewMADE returns a MADE on ℝ^d with the given hidden layer sizes (may be empty) and k ≥ 1
+// outputs per dimension.
+func NewMADE(d int, hidden []int, k int, opts ...MADEOption) *MADE {
+	if d < 1 || k < 1 {
+		panic(fmt.Sprintf("nn: NewMADE: d=%d, k=%d, want both ≥ 1", d, k))
+	}
+	c := madeConfig{act: ad.Tanh}
+	for _, o := range opts {
+		o(&c)
+	}
+	deg := make([]int, d)
+	if c.order == nil {
+		for i := range deg {
+			deg[i] = i + 1
+		}
+	} else {
+		if len(c.order) != d {
+			panic(fmt.Sprintf("nn: NewMADE: order has %d entries, d=%d", len(c.order), d))
+		}
+		seen := make([]bool, d+1)
+		for _, m := range c.order {
+			if m < 1 || m > d || seen[m] {
+				panic(fmt.Sprintf("nn: NewMADE: order %v is not a permutation of 1..%d", c.order, d))
+			}
+			seen[m] = true
+		}
+		copy(deg, c.order)
+	}
+	sizes := append(append([]int{d}, hidden...), k*d)
+	m := &MADE{mlp: NewMLP(sizes, c.act), d: d, k: k, deg: deg, hidden: append([]int(nil), hidden...)}
+
+	// Unit degrees layer by layer.
+	prev := deg
+	for _, H := range hidden {
+		cur := make([]int, H)
+		for h := range cur {
+			cur[h] = 1 + h*(d-1)/H
+		}
+		m.masks = append(m.masks, mask(prev, cur, false))
+		prev = cur
+	}
+	out := make([]int, k*d)
+	for p := 0; p < k; p++ {
+		copy(out[p*d:(p+1)*d], deg)
+	}
+	m.masks = append(m.masks, mask(prev, out, true))
+	return m
+}
+
+// mask returns the in × out mask: 1 where out degree ≥ in degree (> when strict).
+func mask(in, out []int, strict bool) []float64 {
+	M := make([]float64, len(in)*len(out))
+	for i, a := range in {
+		for j, b := range out {
+			if b > a || (!strict && b == a) {
+				M[i*len(out)+j] = 1
+			}
+		}
+	}
+	return M
+}
+
+// Dim returns d.
+func (m *MADE) Dim() int { return m.d }
+
+// K returns the number of outputs per dimension.
+func (m *MADE) K() int { return m.k }
+
+// Hidden returns the hidden layer sizes.
+func (m *MADE) Hidden() []int { return m.hidden }
+
+// Activation returns the hidden activation.
+func (m *MADE) Activation() ad.Activation { return m.mlp.act }
+
+// Degrees returns the input degrees m(i).
+func (m *MADE) Degrees() []int { return m.deg }
+
+// NumParams returns the parameter count of the underlying MLP.
+func (m *MADE) NumParams() int { return m.mlp.NumParams() }
+
+// Layers returns the number of weight layers (len(Hidden) + 1).
+func (m *MADE) Layers() int { return m.mlp.Layers() }
+
+// Layer returns views of layer l's weights (in_l × out_l, row-major) and bias in params.
+func (m *MADE) Layer(params []float64, l int) (W, b []float64) { return m.mlp.Layer(params, l) }
+
+// Mask returns layer l's mask (in_l × out_l, row-major, entries 0 or 1). Do not modify it.
+func (m *MADE) Mask(l int) []float64 { return m.masks[l] }
+
+// Init draws the weights as MLP.Init does, zeroes the masked ones and sets biases to 0. rnd
+// must not be nil.
+func (m *MADE) Init(params []float64, rnd *rand.Rand) {
+	m.mlp.Init(params, rnd)
+	for l := range m.masks {
+		W, _ := m.Layer(params, l)
+		for i, v := range m.masks[l] {
+			W[i] *= v
+		}
+	}
+}
+
+// Forward records the network on t for x (a vector of size d, or an n × d matrix of rows) and
+// returns the n × K·d output in the parameter-major layout.
+func (m *MADE) Forward(t *ad.Tape, params, x ad.Var) ad.Var {
+	checkLen("MADE.Forward", "params", t.Size(params), m.NumParams())
+	x = asRows(t, x, m.d, "MADE.Forward")
+	mlp := m.mlp
+	for l := 0; l < mlp.Layers(); l++ {
+		W := t.Mul(mlp.weights(t, params, l), t.ConstRef(m.masks[l]))
+		x = t.Dense(x, W, mlp.bias(t, params, l), mlp.activation(l))
+	}
+	return x
+}
