@@ -73,7 +73,7 @@ func (m *eightSchools) density(t *ad.Tape, p []ad.Var) ad.Var {
 }
 
 func (m *eightSchools) reportedNames() []string {
-	return append(flatNames("theta", 8, false), "mu", "tau")
+	return append(flatNames("theta", 8), "mu", "tau")
 }
 
 // report: theta = mu + tau·theta_trans; par = (theta_trans[1..8], mu, tau).

@@ -104,14 +104,14 @@ func vectors(d *model.Data, n int, names ...string) ([][]float64, error) {
 	return out, nil
 }
 
-// positiveCount reads a scalar integer field that must be ≥ min.
-func positiveCount(d *model.Data, name string, min int) (int, error) {
+// positiveCount reads a scalar integer field that must be ≥ least.
+func positiveCount(d *model.Data, name string, least int) (int, error) {
 	n, err := d.Int(name)
 	if err != nil {
 		return 0, err
 	}
-	if n < min {
-		return 0, fmt.Errorf("data %s: field %q: %d, want ≥ %d", d.Name, name, n, min)
+	if n < least {
+		return 0, fmt.Errorf("data %s: field %q: %d, want ≥ %d", d.Name, name, n, least)
 	}
 	return n, nil
 }

@@ -90,7 +90,7 @@ func (m *gpPoisRegr) density(t *ad.Tape, p []ad.Var) ad.Var {
 }
 
 func (m *gpPoisRegr) reportedNames() []string {
-	return append([]string{"rho", "alpha"}, flatNames("f", m.n, false)...)
+	return append([]string{"rho", "alpha"}, flatNames("f", m.n)...)
 }
 
 // chol returns the lower Cholesky factor of K(rho, alpha), row-major, or an error if K is not

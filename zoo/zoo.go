@@ -18,6 +18,10 @@
 //
 // Models are immutable after construction and safe for concurrent use with one ad.Tape per
 // goroutine. A steady-state gradient (one tape reused with Reset) allocates nothing.
+//
+// References: Magnusson, Torgander, Bürkner, Zhang, Carpenter, Vehtari (2024), "posteriordb: a
+// set of posteriors for Bayesian inference and probabilistic programming", arXiv:2407.04967;
+// the models' own sources are in each Description.
 package zoo
 
 import (
@@ -283,11 +287,8 @@ func sized(dst []float64, n int, name, fn string) []float64 {
 	return dst
 }
 
-// flatNames returns Stan's flattened names name[1] … name[n], or name alone when scalar.
-func flatNames(name string, n int, scalar bool) []string {
-	if scalar {
-		return []string{name}
-	}
+// flatNames returns Stan's flattened names name[1] … name[n].
+func flatNames(name string, n int) []string {
 	s := make([]string, n)
 	for i := range s {
 		s[i] = fmt.Sprintf("%s[%d]", name, i+1)
