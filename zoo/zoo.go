@@ -19,9 +19,9 @@
 // Models are immutable after construction and safe for concurrent use with one ad.Tape per
 // goroutine. A steady-state gradient (one tape reused with Reset) allocates nothing.
 //
-// References: Magnusson, Torgander, Bürkner, Zhang, Carpenter, Vehtari (2024), "posteriordb: a
-// set of posteriors for Bayesian inference and probabilistic programming", arXiv:2407.04967;
-// the models' own sources are in each Description.
+// References: Magnusson, Torgander, Bürkner, Zhang, Carpenter, Vehtari (2024), "posteriordb:
+// Testing, Benchmarking and Developing Bayesian Inference Algorithms", arXiv:2407.04967; the
+// models' own sources are in each Description.
 package zoo
 
 import (
