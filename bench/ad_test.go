@@ -2,45 +2,13 @@ package bench
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/vigo-bayes/vigo/ad"
-	"github.com/vigo-bayes/vigo/density"
 	"github.com/vigo-bayes/vigo/model"
 	"github.com/vigo-bayes/vigo/zoo"
 )
-
-// The AD rows of bench/results/ad.md: the same three functions as the analytic floor
-// (analytic.go) and the PyTorch peer (peers/torch_grad.py), written the way a vigo user writes
-// them — fused density nodes and a fused Dense layer on the tape.
-
-// logisticAD is Bayesian logistic regression: one GLM node plus one prior node.
-func logisticAD(ld *LogisticData) ad.Func {
-	XT := ad.Mat{Rows: ld.D, Cols: ld.N, Data: ld.XT}
-	return func(t *ad.Tape, th ad.Var) ad.Var {
-		alpha, beta := t.Index(th, 0), t.Slice(th, 1, ld.D+1)
-		lik := density.BernoulliLogitGLM(t, ld.Y, XT, alpha, beta)
-		return t.Add(lik, density.Normal(t, th, t.Const(0), t.Const(1)))
-	}
-}
-
-// mlpAD is the 8→50→1 ReLU MLP with a Gaussian likelihood (σ = 1) and N(0, 1) priors, in the
-// analytic floor's parameter layout (W1 is hidden×in; Dense wants in×hidden, hence the
-// transpose of 400 numbers).
-func mlpAD(md *MLPData, hidden int) ad.Func {
-	in := md.In
-	X := ad.Mat{Rows: md.N, Cols: in, Data: md.X}
-	return func(t *ad.Tape, th ad.Var) ad.Var {
-		W1 := t.Transpose(t.AsMatrix(t.Slice(th, 0, hidden*in), hidden, in))
-		b1 := t.Slice(th, hidden*in, hidden*in+hidden)
-		W2 := t.AsMatrix(t.Slice(th, hidden*in+hidden, hidden*in+2*hidden), hidden, 1)
-		b2 := t.Slice(th, hidden*in+2*hidden, hidden*in+2*hidden+1)
-		h := t.DenseC(X, W1, b1, ad.ReLU)
-		out := t.Dense(h, W2, b2, ad.Linear)
-		lik := density.Normal(t, t.ConstRef(md.Y), out, t.Const(1))
-		return t.Add(lik, density.Normal(t, th, t.Const(0), t.Const(1)))
-	}
-}
 
 func relErr(a, b float64) float64 { return math.Abs(a-b) / math.Max(1, math.Abs(b)) }
 
@@ -120,5 +88,23 @@ func BenchmarkADEightSchools(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		model.Gradient(&tp, m, u, grad)
+	}
+}
+
+func TestWriteADMarkdownVerdicts(t *testing.T) {
+	rows := []ADRow{
+		{Name: "fast", AD: 10e-6, Analytic: 9e-6, Torch: 100e-6, StanRef: 20e-6, TorchRef: 150e-6},
+		{Name: "slow", AD: 30e-6, Analytic: 10e-6, StanRef: 20e-6, TorchRef: 150e-6},
+	}
+	var b strings.Builder
+	WriteADMarkdown(&b, rows, "")
+	out := b.String()
+	for _, want := range []string{
+		"| fast | 10.0 µs | 0 | 9.0 µs | 1.11 | 100.0 µs | 0.10 | 20.0 µs | 150.0 µs | 20.0 µs | faster than the best peer |",
+		"slower than the best peer by 1.50×; 3.0× the hand-written floor (target ≤ 1.3×)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
 	}
 }

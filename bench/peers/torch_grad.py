@@ -166,7 +166,17 @@ def main():
     ap.add_argument("--samples", type=int, default=21, help="timed batches per row (median)")
     ap.add_argument("--min-sample", type=float, default=0.05,
                     help="minimum seconds per timed batch")
+    ap.add_argument("--json", action="store_true",
+                    help="print the timings as JSON {key: seconds per gradient} (for vigo bench ad)")
     args = ap.parse_args()
+
+    if args.json:
+        out = {"torch": torch.__version__, "threads": torch.get_num_threads()}
+        for m in models():
+            out[m.key] = time_grad(m, args.samples, args.min_sample)
+        json.dump(out, sys.stdout)
+        print()
+        return
 
     if args.check:
         out = {"torch": torch.__version__, "point": "p_k = 0.3*cos(0.7*k + 0.2)"}

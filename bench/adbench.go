@@ -1,0 +1,218 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/density"
+	"github.com/vigo-bayes/vigo/model"
+	"github.com/vigo-bayes/vigo/zoo"
+)
+
+// The AD rows of bench/results/ad.md: the same functions as the analytic floor (analytic.go)
+// and the PyTorch peer (peers/torch_grad.py), written the way a vigo user writes them — fused
+// density nodes and a fused Dense layer on the tape.
+
+// logisticAD is Bayesian logistic regression: one GLM node plus one prior node.
+func logisticAD(ld *LogisticData) ad.Func {
+	XT := ad.Mat{Rows: ld.D, Cols: ld.N, Data: ld.XT}
+	return func(t *ad.Tape, th ad.Var) ad.Var {
+		alpha, beta := t.Index(th, 0), t.Slice(th, 1, ld.D+1)
+		lik := density.BernoulliLogitGLM(t, ld.Y, XT, alpha, beta)
+		return t.Add(lik, density.Normal(t, th, t.Const(0), t.Const(1)))
+	}
+}
+
+// mlpAD is the 8→50→1 ReLU MLP with a Gaussian likelihood (σ = 1) and N(0, 1) priors, in the
+// analytic floor's parameter layout (W1 is hidden×in; Dense wants in×hidden, hence the
+// transpose of 400 numbers).
+func mlpAD(md *MLPData, hidden int) ad.Func {
+	in := md.In
+	X := ad.Mat{Rows: md.N, Cols: in, Data: md.X}
+	return func(t *ad.Tape, th ad.Var) ad.Var {
+		W1 := t.Transpose(t.AsMatrix(t.Slice(th, 0, hidden*in), hidden, in))
+		b1 := t.Slice(th, hidden*in, hidden*in+hidden)
+		W2 := t.AsMatrix(t.Slice(th, hidden*in+hidden, hidden*in+2*hidden), hidden, 1)
+		b2 := t.Slice(th, hidden*in+2*hidden, hidden*in+2*hidden+1)
+		h := t.DenseC(X, W1, b1, ad.ReLU)
+		out := t.Dense(h, W2, b2, ad.Linear)
+		lik := density.Normal(t, t.ConstRef(md.Y), out, t.Const(1))
+		return t.Add(lik, density.Normal(t, th, t.Const(0), t.Const(1)))
+	}
+}
+
+// ADRow is one row of the AD benchmark: seconds per gradient for each implementation.
+type ADRow struct {
+	Key, Name         string
+	AD, Analytic      float64 // measured now, seconds
+	ADAllocs          int64   // allocations per AD gradient
+	Torch             float64 // measured now (0: not run)
+	StanRef, TorchRef float64 // the issue's figures, measured before the project (seconds)
+}
+
+// adCase builds the four rows' closures.
+type adCase struct {
+	key, name         string
+	stanRef, torchRef float64
+	ad, analytic      func() func()
+}
+
+func adCases() []adCase {
+	logistic := func(n, d int) (func() func(), func() func()) {
+		ld := Logistic(n, d)
+		th := ParamPoint(ld.Dim())
+		adf := func() func() {
+			var t ad.Tape
+			g := make([]float64, len(th))
+			f := logisticAD(ld)
+			return func() { ad.Gradient(&t, f, th, g) }
+		}
+		an := func() func() {
+			g := make([]float64, len(th))
+			s := make([]float64, LogisticChunk)
+			return func() { LogisticGrad(ld, th, g, s) }
+		}
+		return adf, an
+	}
+	l3a, l3n := logistic(1000, 10)
+	l5a, l5n := logistic(100_000, 50)
+	md := MLPRegression(10_000, MLPIn)
+	mth := ParamPoint(MLPLayout{MLPIn, MLPHidden}.Dim())
+	return []adCase{
+		{"logistic_1000x10", "logistic regression N=1,000, D=10", 23e-6, 159e-6, l3a, l3n},
+		{"logistic_100000x50", "logistic regression N=100,000, D=50", 5.7e-3, 11e-3, l5a, l5n},
+		{"mlp_10000", "ReLU MLP 8→50→1, N=10,000", 39e-3, 8.3e-3,
+			func() func() {
+				var t ad.Tape
+				g := make([]float64, len(mth))
+				f := mlpAD(md, MLPHidden)
+				return func() { ad.Gradient(&t, f, mth, g) }
+			},
+			func() func() {
+				g := make([]float64, len(mth))
+				s := make([]float64, MLPScratchLen(md.N, MLPHidden))
+				return func() { MLPGrad(md, MLPHidden, mth, g, s) }
+			}},
+		{"eight_schools", "eight schools, non-centred (10 parameters)", 2.3e-6, 271e-6,
+			func() func() {
+				var t ad.Tape
+				m := zoo.EightSchools()
+				u := ParamPoint(10)
+				g := make([]float64, 10)
+				return func() { model.Gradient(&t, m, u, g) }
+			},
+			func() func() {
+				u := ParamPoint(10)
+				g := make([]float64, 10)
+				return func() { EightSchoolsGrad(u, g) }
+			}},
+	}
+}
+
+// timeIt returns the best of rounds testing.Benchmark runs of f (seconds per call) and the
+// allocations per call. The minimum over rounds is the least disturbed by other load.
+func timeIt(f func(), rounds int) (float64, int64) {
+	best, allocs := 0.0, int64(0)
+	for r := 0; r < rounds; r++ {
+		res := testing.Benchmark(func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				f()
+			}
+		})
+		s := res.T.Seconds() / float64(res.N)
+		if r == 0 || s < best {
+			best = s
+		}
+		allocs = res.AllocsPerOp()
+	}
+	return best, allocs
+}
+
+// ADConfig configures RunAD.
+type ADConfig struct {
+	Rounds int    // benchmark repetitions per row, best taken; default 3
+	Torch  string // path of peers/torch_grad.py; "" skips the PyTorch peer
+	Python string // interpreter with torch; default /usr/bin/python3
+}
+
+// RunAD measures every row in one run: vigo's AD gradient, the hand-written analytic floor and,
+// when configured, the PyTorch peer (one thread).
+func RunAD(ctx context.Context, cfg ADConfig) ([]ADRow, error) {
+	if cfg.Rounds == 0 {
+		cfg.Rounds = 3
+	}
+	if cfg.Python == "" {
+		cfg.Python = "/usr/bin/python3"
+	}
+	var torch map[string]any
+	if cfg.Torch != "" {
+		out, err := exec.CommandContext(ctx, cfg.Python, cfg.Torch, "--json").Output()
+		if err != nil {
+			return nil, fmt.Errorf("bench: RunAD: PyTorch peer %s: %v", cfg.Torch, err)
+		}
+		if err := json.Unmarshal(out, &torch); err != nil {
+			return nil, fmt.Errorf("bench: RunAD: PyTorch peer output: %v", err)
+		}
+	}
+	var rows []ADRow
+	for _, c := range adCases() {
+		if err := ctx.Err(); err != nil {
+			return rows, err
+		}
+		r := ADRow{Key: c.key, Name: c.name, StanRef: c.stanRef, TorchRef: c.torchRef}
+		r.AD, r.ADAllocs = timeIt(c.ad(), cfg.Rounds)
+		r.Analytic, _ = timeIt(c.analytic(), cfg.Rounds)
+		if v, ok := torch[c.key].(float64); ok {
+			r.Torch = v
+		}
+		rows = append(rows, r)
+	}
+	return rows, nil
+}
+
+// WriteADMarkdown writes the rows as the bench/results/ad.md table.
+func WriteADMarkdown(w io.Writer, rows []ADRow, note string) {
+	fmt.Fprintf(w, "# Gradient speed: vigo AD vs hand-written, PyTorch and Stan\n\n")
+	fmt.Fprintf(w, "Measured in one run by `vigo bench ad` on %s (%s/%s, %d CPUs, %s). %s\n\n",
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), note)
+	fmt.Fprintln(w, "| gradient of | vigo AD | allocs/op | hand-written | AD / hand | PyTorch now | AD / PyTorch | Stan (issue) | PyTorch (issue) | best peer | verdict |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+	for _, r := range rows {
+		torch, ratio := "—", "—"
+		best := min(r.StanRef, r.TorchRef)
+		if r.Torch > 0 {
+			torch = fmtDur(r.Torch)
+			ratio = fmt.Sprintf("%.2f", r.AD/r.Torch)
+			best = min(best, r.Torch)
+		}
+		verdict := "faster than the best peer"
+		if r.AD > best {
+			verdict = fmt.Sprintf("slower than the best peer by %.2f×", r.AD/best)
+		}
+		if r.AD > 1.3*r.Analytic {
+			verdict += fmt.Sprintf("; %.1f× the hand-written floor (target ≤ 1.3×)", r.AD/r.Analytic)
+		}
+		fmt.Fprintf(w, "| %s | %s | %d | %s | %.2f | %s | %s | %s | %s | %s | %s |\n",
+			r.Name, fmtDur(r.AD), r.ADAllocs, fmtDur(r.Analytic), r.AD/r.Analytic, torch, ratio,
+			fmtDur(r.StanRef), fmtDur(r.TorchRef), fmtDur(best), verdict)
+	}
+}
+
+func fmtDur(s float64) string {
+	switch {
+	case s >= 1e-3:
+		return fmt.Sprintf("%.2f ms", s*1e3)
+	case s >= 1e-6:
+		return fmt.Sprintf("%.1f µs", s*1e6)
+	default:
+		return fmt.Sprintf("%.0f ns", s*1e9)
+	}
+}
