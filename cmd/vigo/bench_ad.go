@@ -1,0 +1,57 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vigo-bayes/vigo/bench"
+)
+
+func init() { benchCommands = append(benchCommands, newBenchADCmd) }
+
+func newBenchADCmd() *cobra.Command {
+	var (
+		out, torch, note string
+		rounds           int
+	)
+	cmd := &cobra.Command{
+		Use:   "ad",
+		Short: "Time gradients: vigo AD vs hand-written, PyTorch (and Stan's figures)",
+		Long: `vigo bench ad times, in one run, the gradient of logistic regression (N=1,000, D=10 and
+N=100,000, D=50), a ReLU MLP (8→50→1, N=10,000) and eight schools with vigo's AD, with the
+hand-written analytic gradient (the floor) and, with --torch, with the PyTorch peer script
+(bench/peers/torch_grad.py, Debian's python3-torch, one thread). It writes a markdown table
+with the ratios and Stan's figures from the issue.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if torch != "" {
+				if _, err := os.Stat(torch); err != nil {
+					return fmt.Errorf("bench ad: --torch: %w", err)
+				}
+			}
+			rows, err := bench.RunAD(cmd.Context(), bench.ADConfig{Rounds: rounds, Torch: torch})
+			if err != nil {
+				return err
+			}
+			var b bytes.Buffer
+			bench.WriteADMarkdown(&b, rows, note)
+			if out == "" || out == "-" {
+				_, err = cmd.OutOrStdout().Write(b.Bytes())
+				return err
+			}
+			if err := os.WriteFile(out, b.Bytes(), 0o644); err != nil {
+				return fmt.Errorf("bench ad: --out: %w", err)
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "wrote", out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "markdown file to write (default: standard output)")
+	cmd.Flags().StringVar(&torch, "torch", "", "path of bench/peers/torch_grad.py to time the PyTorch peer")
+	cmd.Flags().IntVar(&rounds, "rounds", 3, "benchmark repetitions per row; the best is reported")
+	cmd.Flags().StringVar(&note, "note", "", "a sentence added to the table's header (machine load, …)")
+	return cmd
+}
