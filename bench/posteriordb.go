@@ -1,0 +1,662 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/vigo-bayes/vigo/diag"
+	"github.com/vigo-bayes/vigo/family"
+	"github.com/vigo-bayes/vigo/fit"
+	"github.com/vigo-bayes/vigo/model"
+	"github.com/vigo-bayes/vigo/objective"
+	"github.com/vigo-bayes/vigo/zoo"
+)
+
+// The posteriordb benchmark (issue 3 item 8) runs every method on every public posterior of
+// ../shared/data/posteriordb with seeds 1..n and measures, against posteriordb's 10,000
+// reference draws on the constrained scale, the distances targets.md defines:
+//
+//	W1/sd      = (1/P) Σ_p W1(x_p, ref_p)/sd(ref_p)    (W1 on 1000 equal-count quantiles)
+//	sd ratio   = (1/P) Σ_p sd(x_p)/sd(ref_p)
+//	max|Δmean|/sd = max_p |mean(x_p) − mean(ref_p)|/sd(ref_p)
+//
+// over the P reported quantities of the posterior (Model.Names), together with wall time,
+// target gradient evaluations and PSIS k̂ (unconstrained space, from the method). The report
+// is a markdown table of medians over seeds with Stan ADVI's numbers from targets.md beside
+// them and a per-posterior verdict: does vigo's best Gaussian family beat Stan ADVI's best
+// on W1/sd?
+
+// StanAlgo names the Stan ADVI algorithm whose targets.md numbers are printed beside a method.
+type StanAlgo int
+
+const (
+	// StanNone: no Stan counterpart (low-rank, flows, …).
+	StanNone StanAlgo = iota
+	// StanMeanField: Stan's ADVI meanfield.
+	StanMeanField
+	// StanFullRank: Stan's ADVI fullrank.
+	StanFullRank
+)
+
+func (a StanAlgo) String() string {
+	switch a {
+	case StanMeanField:
+		return "MF"
+	case StanFullRank:
+		return "FR"
+	}
+	return "—"
+}
+
+// RunOptions are the benchmark-wide settings a method receives for one run.
+type RunOptions struct {
+	MaxIter int // iteration cap; 0 is the method's default
+	Workers int // goroutines; 0 is the method's default. Results must not depend on it.
+	Draws   int // approximate-posterior draws to compare with the reference; 0 means 1000
+}
+
+// Outcome is what one run of a method on one posterior returns.
+type Outcome struct {
+	// Draws are draws of the model's reported quantities (Model.Names order) on the
+	// constrained scale, as one or more chains.
+	Draws     *diag.Draws
+	KHat      float64 // PSIS k̂ in unconstrained space; NaN when the method has none
+	GradEvals int     // target gradient evaluations, initialisation included
+	Converged bool
+	Status    string // how the run ended, in words
+}
+
+// RunFunc runs a method once on model m with the given seed. Errors are failures of the run
+// (an abort); they are reported in the table, not fatal to the benchmark, except a cancelled
+// context.
+type RunFunc func(ctx context.Context, m *zoo.Model, seed uint64, opt RunOptions) (*Outcome, error)
+
+// Method is a way of approximating a posterior that the benchmark can run: a VI family with
+// an objective (VIMethod), a flow, a sampler.
+type Method struct {
+	Name  string // command-line name, e.g. "fullrank"
+	About string // one line for the report
+	// Stan is the Stan ADVI algorithm printed beside this method's rows.
+	Stan StanAlgo
+	// Gaussian marks a Gaussian VI family: the verdict compares the best Gaussian method's
+	// median W1/sd with Stan ADVI's best.
+	Gaussian bool
+	Run      RunFunc
+}
+
+var methods = map[string]Method{}
+
+// RegisterMethod adds m to the methods the benchmark can run; call it from an init function.
+// It panics on a duplicate or incomplete method (programmer misuse).
+func RegisterMethod(m Method) {
+	if m.Name == "" || m.Run == nil {
+		panic("bench: RegisterMethod: method needs a Name and a Run function")
+	}
+	if _, dup := methods[m.Name]; dup {
+		panic("bench: RegisterMethod: duplicate method " + m.Name)
+	}
+	methods[m.Name] = m
+}
+
+// MethodNames returns the registered method names in sorted order.
+func MethodNames() []string {
+	names := make([]string, 0, len(methods))
+	for n := range methods {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// LookupMethod returns the registered method called name.
+func LookupMethod(name string) (Method, error) {
+	m, ok := methods[name]
+	if !ok {
+		return Method{}, fmt.Errorf("bench: unknown method %q (have %s)", name, strings.Join(MethodNames(), ", "))
+	}
+	return m, nil
+}
+
+// VIMethod returns a method that fits newFamily(d) with fit.Fit and objective obj (default
+// fit.Config otherwise: Laplace start, plateau stopping rule) and reports 1000 draws (or
+// RunOptions.Draws) constrained to the model's reported quantities, with the fit's k̂ and
+// gradient count.
+func VIMethod(name, about string, stan StanAlgo, gaussian bool, newFamily func(d int) family.Family, obj objective.Options) Method {
+	return Method{Name: name, About: about, Stan: stan, Gaussian: gaussian,
+		Run: func(ctx context.Context, m *zoo.Model, seed uint64, opt RunOptions) (*Outcome, error) {
+			cfg := fit.Config{Seed: seed, MaxIter: opt.MaxIter, Workers: opt.Workers, DiagDraws: opt.Draws}
+			res, err := fit.Fit(ctx, m, newFamily(m.Dim()), obj, cfg)
+			if err != nil {
+				return nil, err
+			}
+			if res.Status == fit.Cancelled {
+				return nil, ctx.Err()
+			}
+			d := m.Dim()
+			names := m.Names()
+			n := len(res.Draws) / d
+			rows := make([]float64, 0, n*len(names))
+			x := make([]float64, len(names))
+			for i := range n {
+				rows = append(rows, m.Constrain(x, res.Draws[i*d:(i+1)*d])...)
+			}
+			return &Outcome{
+				Draws:     &diag.Draws{Names: names, Chains: [][]float64{rows}},
+				KHat:      res.KHat,
+				GradEvals: res.GradEvals,
+				Converged: res.Status == fit.Converged,
+				Status:    res.Reason,
+			}, nil
+		}}
+}
+
+// LowRankRank is the rank of the "lowrank" method's family, capped at the dimension.
+const LowRankRank = 3
+
+func init() {
+	stl := objective.Options{STL: true}
+	RegisterMethod(VIMethod("meanfield", "mean-field Gaussian, ELBO with STL gradient", StanMeanField, true,
+		func(d int) family.Family { return family.NewMeanField(d) }, stl))
+	RegisterMethod(VIMethod("fullrank", "full-rank Gaussian (Cholesky), ELBO with STL gradient", StanFullRank, true,
+		func(d int) family.Family { return family.NewFullRank(d) }, stl))
+	RegisterMethod(VIMethod("lowrank", fmt.Sprintf("rank-%d plus diagonal Gaussian, ELBO with STL gradient", LowRankRank), StanNone, true,
+		func(d int) family.Family { return family.NewLowRank(d, min(LowRankRank, d)) }, stl))
+}
+
+// StanRef is one row of targets.md: Stan 2.21 ADVI (median over 3 seeds) and NUTS on a
+// posterior, against the posteriordb reference draws.
+type StanRef struct {
+	Dims                            int
+	MFW1SD, MFSDRatio, MFKHat       float64
+	FRW1SD, FRSDRatio, FRKHat       float64
+	NUTSW1SD, NUTSWall, NUTSESSPerS float64 // NUTS: W1/sd, sampling wall s, min bulk ESS per s
+}
+
+// W1SD returns the W1/sd of the given algorithm (NaN for StanNone).
+func (s StanRef) W1SD(a StanAlgo) float64 {
+	switch a {
+	case StanMeanField:
+		return s.MFW1SD
+	case StanFullRank:
+		return s.FRW1SD
+	}
+	return math.NaN()
+}
+
+// Best returns Stan ADVI's better algorithm on W1/sd and its value.
+func (s StanRef) Best() (StanAlgo, float64) {
+	if s.FRW1SD < s.MFW1SD {
+		return StanFullRank, s.FRW1SD
+	}
+	return StanMeanField, s.MFW1SD
+}
+
+// StanTargets are the numbers of ../shared/docs/targets.md by posteriordb posterior name.
+var StanTargets = map[string]StanRef{
+	"arK-arK":                                 {7, 0.538, 0.512, 0.93, 0.142, 1.06, 0.52, 0.0242, 9.7, 294},
+	"diamonds-diamonds":                       {26, 4.64, 0.715, 7.53, 6.30, 2.58, 32.77, 0.0311, 274.1, 5},
+	"earnings-logearn_interaction":            {5, 5.60, 0.277, 11.36, 4.91e+04, 4.12e+04, math.Inf(1), 0.0270, 249.3, 3},
+	"eight_schools-eight_schools_noncentered": {10, 0.186, 0.843, 0.51, 0.523, 1.10, 0.54, 0.0371, 0.4, 6161},
+	"garch-garch11":                           {4, 0.259, 0.799, 0.80, 0.271, 1.12, 0.66, 0.0177, 4.1, 438},
+	"gp_pois_regr-gp_pois_regr":               {13, 9.77, 2.89, 41.56, 8.95, 4.81, 52.82, 0.0188, 16.1, 88},
+	"hmm_example-hmm_example":                 {6, 0.282, 1.07, 0.45, 0.171, 1.12, 0.40, 0.0233, 4.7, 494},
+	"kidiq-kidscore_momhsiq":                  {4, 2.75, 0.478, 0.68, 3.42, 1.11, 1.07, 0.0260, 28.2, 55},
+	"low_dim_gauss_mix-low_dim_gauss_mix":     {5, 1.34, 1.06, 0.91, 42.1, 6.64, 3.68, 0.0250, 17.0, 226},
+	"mesquite-logmesquite":                    {8, 0.428, 0.501, 0.78, 0.348, 1.11, 0.23, 0.0246, 5.3, 298},
+	"nes2000-nes":                             {10, 0.675, 0.436, 1.19, 1.31, 1.29, 1.44, 0.0266, 90.0, 20},
+	"sblrc-blr":                               {6, 69.0, 8.04, 4.61, 38.7, 18.5, 3.76, 0.0440, 1.4, 570},
+}
+
+// Metrics are the accuracy measures of one set of draws against the reference draws.
+type Metrics struct {
+	W1SD, SDRatio, MaxMeanDiffSD float64
+}
+
+// Measure compares draws with the reference draws ref (matched by name; see diag.Compare).
+// Cost O(P·N log N).
+func Measure(draws, ref *diag.Draws) (Metrics, error) {
+	d, err := diag.Compare(draws, ref)
+	if err != nil {
+		return Metrics{}, fmt.Errorf("bench: Measure: %w", err)
+	}
+	return Metrics{W1SD: d.W1SD, SDRatio: d.SDRatio, MaxMeanDiffSD: d.MaxMeanDiffSD}, nil
+}
+
+// SeedResult is one run: posterior × method × seed.
+type SeedResult struct {
+	Posterior, Method string
+	Seed              uint64
+	Wall              time.Duration
+	GradEvals         int
+	KHat              float64
+	Metrics
+	Converged bool
+	Status    string
+	Err       error // the run aborted; the other fields are zero
+}
+
+// Config says what the benchmark runs.
+type Config struct {
+	Posteriors []string // zoo short names or posteriordb names; nil means all of zoo.Names()
+	Methods    []string // registered method names; nil means meanfield, fullrank, lowrank
+	Seeds      int      // seeds 1..Seeds; 0 means 3
+	Dir        string   // posteriordb directory; "" means zoo.DefaultDir()
+	RunOptions
+	// Progress, when not nil, is called after every run (from the benchmark's goroutine).
+	Progress func(SeedResult)
+}
+
+// DefaultMethods are the methods run when Config.Methods is nil.
+var DefaultMethods = []string{"meanfield", "fullrank", "lowrank"}
+
+// Report holds every run of a benchmark.
+type Report struct {
+	Posteriors []string // posteriordb names, in run order
+	Methods    []Method
+	Seeds      int
+	Options    RunOptions
+	Results    []SeedResult
+}
+
+// Run runs cfg's methods on cfg's posteriors with seeds 1..Seeds, one run at a time (wall
+// times are per run). A failed run is recorded as an abort; a cancelled context stops the
+// benchmark and returns the partial report with the context's error.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if cfg.Seeds == 0 {
+		cfg.Seeds = 3
+	}
+	if cfg.Seeds < 0 {
+		return nil, fmt.Errorf("bench: Run: Seeds must be positive (Seeds=%d)", cfg.Seeds)
+	}
+	mnames := cfg.Methods
+	if mnames == nil {
+		mnames = DefaultMethods
+	}
+	rep := &Report{Seeds: cfg.Seeds, Options: cfg.RunOptions}
+	for _, n := range mnames {
+		m, err := LookupMethod(n)
+		if err != nil {
+			return nil, err
+		}
+		rep.Methods = append(rep.Methods, m)
+	}
+	pnames := cfg.Posteriors
+	if pnames == nil {
+		pnames = zoo.Names()
+	}
+	infos := make([]zoo.Info, len(pnames))
+	for i, n := range pnames {
+		info, err := zoo.Get(n)
+		if err != nil {
+			return nil, fmt.Errorf("bench: Run: %w", err)
+		}
+		infos[i] = info
+	}
+	slices.SortStableFunc(infos, func(a, b zoo.Info) int { return strings.Compare(a.Posterior, b.Posterior) })
+	infos = slices.CompactFunc(infos, func(a, b zoo.Info) bool { return a.Name == b.Name })
+	dir := cfg.Dir
+	if dir == "" {
+		d, ok := zoo.DefaultDir()
+		if !ok {
+			return nil, errors.New("bench: Run: posteriordb directory not found (../shared/data/posteriordb); give Config.Dir")
+		}
+		dir = d
+	}
+	for _, info := range infos {
+		m, err := zoo.Load(info.Name, dir)
+		if err != nil {
+			return nil, fmt.Errorf("bench: Run: %w", err)
+		}
+		ref, err := referenceDraws(m, dir)
+		if err != nil {
+			return nil, err
+		}
+		rep.Posteriors = append(rep.Posteriors, info.Posterior)
+		for _, meth := range rep.Methods {
+			for s := 1; s <= cfg.Seeds; s++ {
+				r := runOne(ctx, m, ref, meth, uint64(s), cfg.RunOptions)
+				if err := ctx.Err(); err != nil {
+					return rep, err
+				}
+				rep.Results = append(rep.Results, r)
+				if cfg.Progress != nil {
+					cfg.Progress(r)
+				}
+			}
+		}
+	}
+	return rep, nil
+}
+
+func runOne(ctx context.Context, m *zoo.Model, ref *diag.Draws, meth Method, seed uint64, opt RunOptions) SeedResult {
+	r := SeedResult{Posterior: m.Posterior, Method: meth.Name, Seed: seed}
+	start := time.Now()
+	out, err := meth.Run(ctx, m, seed, opt)
+	r.Wall = time.Since(start)
+	if err == nil {
+		r.Metrics, err = Measure(out.Draws, ref)
+	}
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	r.GradEvals, r.KHat, r.Converged, r.Status = out.GradEvals, out.KHat, out.Converged, out.Status
+	return r
+}
+
+// referenceDraws loads the posterior's reference draws of the model's reported quantities as
+// diag.Draws (one chain per posteriordb chain).
+func referenceDraws(m *zoo.Model, dir string) (*diag.Draws, error) {
+	all, err := model.LoadDraws(m.DrawsPath(dir))
+	if err != nil {
+		return nil, fmt.Errorf("bench: reference draws: %w", err)
+	}
+	names := m.Names()
+	sel, err := all.Select(names...)
+	if err != nil {
+		return nil, fmt.Errorf("bench: reference draws (posterior=%s): %w", m.Posterior, err)
+	}
+	out := &diag.Draws{Names: names, Chains: make([][]float64, sel.NumChains())}
+	x := make([]float64, len(names))
+	for c := range out.Chains {
+		rows := make([]float64, 0, sel.NumDraws()*len(names))
+		for i := range sel.NumDraws() {
+			rows = append(rows, sel.Draw(x, c, i)...)
+		}
+		out.Chains[c] = rows
+	}
+	return out, nil
+}
+
+// Summary is the medians over seeds of one posterior × method.
+type Summary struct {
+	Posterior string
+	Method    Method
+	Runs      int // runs that did not abort
+	Converged int
+	Aborts    []SeedResult
+	Wall      float64 // seconds
+	GradEvals float64
+	KHat      float64
+	Metrics
+}
+
+// Median returns the median of x (mean of the two middle values for even length), NaN for
+// none. NaNs sort first and +Inf last (slices.Sort), so one non-finite value among three
+// seeds does not decide the median. x is not modified.
+func Median(x []float64) float64 {
+	n := len(x)
+	if n == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(x)
+	slices.Sort(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// Summaries returns the medians over seeds for every posterior × method, posteriors in run
+// order and methods in Config order.
+func (r *Report) Summaries() []Summary {
+	var out []Summary
+	for _, p := range r.Posteriors {
+		for _, m := range r.Methods {
+			s := Summary{Posterior: p, Method: m}
+			var wall, ge, kh, w1, sdr, mmd []float64
+			for _, res := range r.Results {
+				if res.Posterior != p || res.Method != m.Name {
+					continue
+				}
+				if res.Err != nil {
+					s.Aborts = append(s.Aborts, res)
+					continue
+				}
+				s.Runs++
+				if res.Converged {
+					s.Converged++
+				}
+				wall = append(wall, res.Wall.Seconds())
+				ge = append(ge, float64(res.GradEvals))
+				kh = append(kh, res.KHat)
+				w1 = append(w1, res.W1SD)
+				sdr = append(sdr, res.SDRatio)
+				mmd = append(mmd, res.MaxMeanDiffSD)
+			}
+			s.Wall, s.GradEvals, s.KHat = Median(wall), Median(ge), Median(kh)
+			s.Metrics = Metrics{W1SD: Median(w1), SDRatio: Median(sdr), MaxMeanDiffSD: Median(mmd)}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Verdict is the per-posterior comparison of vigo's best Gaussian family with Stan ADVI's
+// best, both by median W1/sd.
+type Verdict struct {
+	Posterior  string
+	VigoMethod string  // best Gaussian method ("" when none ran or all aborted)
+	VigoW1SD   float64 // its median W1/sd
+	StanAlgo   StanAlgo
+	StanW1SD   float64
+	NUTSW1SD   float64
+	Known      bool // Stan numbers exist for this posterior
+	Beats      bool // vigo's W1/sd ≤ Stan's (no worse)
+}
+
+// Verdicts returns one verdict per posterior from the summaries.
+func (r *Report) Verdicts() []Verdict {
+	sums := r.Summaries()
+	var out []Verdict
+	for _, p := range r.Posteriors {
+		v := Verdict{Posterior: p, VigoW1SD: math.NaN(), StanW1SD: math.NaN(), NUTSW1SD: math.NaN()}
+		for _, s := range sums {
+			if s.Posterior != p || !s.Method.Gaussian || s.Runs == 0 || math.IsNaN(s.W1SD) {
+				continue
+			}
+			if v.VigoMethod == "" || s.W1SD < v.VigoW1SD {
+				v.VigoMethod, v.VigoW1SD = s.Method.Name, s.W1SD
+			}
+		}
+		if ref, ok := StanTargets[p]; ok {
+			v.Known = true
+			v.StanAlgo, v.StanW1SD = ref.Best()
+			v.NUTSW1SD = ref.NUTSW1SD
+			v.Beats = v.VigoMethod != "" && v.VigoW1SD <= v.StanW1SD
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// Header describes the run for the report's first lines.
+type Header struct {
+	Date      time.Time
+	Command   string // the exact command line
+	Commit    string // git commit of the binary or checkout
+	LoadStart string // /proc/loadavg at the start ("" if unknown)
+	LoadEnd   string
+}
+
+// LoadAvg returns the 1-, 5- and 15-minute load averages from /proc/loadavg, or "unknown".
+func LoadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// num formats a metric with three significant digits, "—" for NaN.
+func num(x float64) string {
+	switch {
+	case math.IsNaN(x):
+		return "—"
+	case math.IsInf(x, 1):
+		return "Inf"
+	case math.IsInf(x, -1):
+		return "−Inf"
+	case x != 0 && (math.Abs(x) >= 1e4 || math.Abs(x) < 1e-3):
+		return fmt.Sprintf("%.2e", x)
+	}
+	return fmt.Sprintf("%.3g", x)
+}
+
+// Markdown writes the report: header, the table of medians with Stan ADVI beside each
+// method, the verdict table, aborted runs and the per-seed results.
+func (r *Report) Markdown(w io.Writer, h Header) error {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	p("# vigo vs Stan ADVI on the posteriordb public posteriors\n\n")
+	p("- date: %s\n", h.Date.UTC().Format("2006-01-02 15:04 MST"))
+	p("- machine: %d CPUs, %s/%s, %s\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
+	if h.Commit != "" {
+		p("- commit: %s\n", h.Commit)
+	}
+	if h.Command != "" {
+		p("- command: `%s`\n", h.Command)
+	}
+	if h.LoadStart != "" || h.LoadEnd != "" {
+		p("- load average (1, 5, 15 min) at start: %s; at end: %s. The machine is shared: wall times are indicative.\n", h.LoadStart, h.LoadEnd)
+	}
+	opt := r.Options
+	p("- seeds 1..%d; iteration cap %s; draws per run %s; workers %s\n", r.Seeds, orDefault(opt.MaxIter), orDefault(opt.Draws), orDefault(opt.Workers))
+	p("- methods:\n")
+	for _, m := range r.Methods {
+		p("  - `%s`: %s\n", m.Name, m.About)
+	}
+	p("\nMetrics (targets.md): against the 10,000 posteriordb reference draws on the constrained scale; ")
+	p("W1/sd and sd ratio are means over parameters, max|Δmean|/sd the maximum; k̂ is PSIS Pareto k̂ of ")
+	p("log p − log q on the run's draws in unconstrained space. Values are medians over seeds; ")
+	p("\"conv\" counts seeds whose stopping rule converged (the rest hit the iteration cap). ")
+	p("Stan columns: Stan 2.21 ADVI with defaults (MF = meanfield, FR = fullrank), from targets.md; ")
+	p("\"W1/sd vs Stan\" says whether the row's W1/sd is no worse than that Stan algorithm's.\n\n")
+
+	p("## Medians over seeds\n\n")
+	p("| posterior | method | conv | wall s | grad evals | k̂ | max\\|Δmean\\|/sd | sd ratio | W1/sd | Stan | Stan k̂ | Stan sd ratio | Stan W1/sd | W1/sd vs Stan |\n")
+	p("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|\n")
+	for _, s := range r.Summaries() {
+		ref, known := StanTargets[s.Posterior]
+		sk, ssd, sw, cmp := "—", "—", "—", "—"
+		if known && s.Method.Stan != StanNone && !math.IsNaN(s.W1SD) {
+			cmp = "worse"
+			if s.W1SD <= ref.W1SD(s.Method.Stan) {
+				cmp = "better"
+			}
+		}
+		if known {
+			switch s.Method.Stan {
+			case StanMeanField:
+				sk, ssd, sw = num(ref.MFKHat), num(ref.MFSDRatio), num(ref.MFW1SD)
+			case StanFullRank:
+				sk, ssd, sw = num(ref.FRKHat), num(ref.FRSDRatio), num(ref.FRW1SD)
+			}
+		}
+		conv := fmt.Sprintf("%d/%d", s.Converged, s.Runs+len(s.Aborts))
+		if len(s.Aborts) > 0 {
+			conv += fmt.Sprintf(" (%d aborted)", len(s.Aborts))
+		}
+		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			s.Posterior, s.Method.Name, conv, num(s.Wall), gradNum(s.GradEvals), num(s.KHat),
+			num(s.MaxMeanDiffSD), num(s.SDRatio), num(s.W1SD), s.Method.Stan, sk, ssd, sw, cmp)
+	}
+
+	vs := r.Verdicts()
+	wins, known := 0, 0
+	for _, v := range vs {
+		if v.Known {
+			known++
+			if v.Beats {
+				wins++
+			}
+		}
+	}
+	p("\n## Verdict: vigo's best Gaussian family vs Stan ADVI's best (median W1/sd)\n\n")
+	p("vigo's best Gaussian family is no worse than Stan ADVI's best on %d of %d posteriors.\n\n", wins, known)
+	p("| posterior | vigo best | vigo W1/sd | Stan best | Stan W1/sd | NUTS W1/sd | verdict |\n")
+	p("|---|---|---:|---|---:|---:|---|\n")
+	for _, v := range vs {
+		p("| %s | %s | %s | %s | %s | %s | %s |\n", v.Posterior, orDash(v.VigoMethod), num(v.VigoW1SD),
+			v.StanAlgo, num(v.StanW1SD), num(v.NUTSW1SD), verdictWords(v))
+	}
+
+	var aborts []SeedResult
+	for _, res := range r.Results {
+		if res.Err != nil {
+			aborts = append(aborts, res)
+		}
+	}
+	if len(aborts) > 0 {
+		p("\n## Aborted runs\n\n")
+		for _, a := range aborts {
+			p("- %s, %s, seed %d: %s\n", a.Posterior, a.Method, a.Seed, oneLine(a.Err.Error()))
+		}
+	}
+
+	p("\n## Every run\n\n")
+	p("| posterior | method | seed | wall s | grad evals | k̂ | max\\|Δmean\\|/sd | sd ratio | W1/sd | stopped |\n")
+	p("|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, res := range r.Results {
+		if res.Err != nil {
+			p("| %s | %s | %d | %s | — | — | — | — | — | aborted |\n", res.Posterior, res.Method, res.Seed, num(res.Wall.Seconds()))
+			continue
+		}
+		p("| %s | %s | %d | %s | %d | %s | %s | %s | %s | %s |\n", res.Posterior, res.Method, res.Seed,
+			num(res.Wall.Seconds()), res.GradEvals, num(res.KHat), num(res.MaxMeanDiffSD),
+			num(res.SDRatio), num(res.W1SD), oneLine(res.Status))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func verdictWords(v Verdict) string {
+	switch {
+	case !v.Known:
+		return "no Stan numbers"
+	case v.VigoMethod == "":
+		return "**loses**: no vigo Gaussian run finished"
+	case v.Beats:
+		return fmt.Sprintf("**vigo better** (%s %s ≤ Stan %s %s)", v.VigoMethod, num(v.VigoW1SD), v.StanAlgo, num(v.StanW1SD))
+	}
+	return fmt.Sprintf("**Stan better** (%s %s > Stan %s %s)", v.VigoMethod, num(v.VigoW1SD), v.StanAlgo, num(v.StanW1SD))
+}
+
+func gradNum(x float64) string {
+	if math.IsNaN(x) {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f", x)
+}
+
+func orDefault(n int) string {
+	if n == 0 {
+		return "default"
+	}
+	return fmt.Sprint(n)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+// oneLine makes s safe inside a markdown table cell.
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	return strings.ReplaceAll(s, "|", "\\|")
+}
