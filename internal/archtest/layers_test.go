@@ -31,9 +31,9 @@ var levels = map[string]int{
 	"bnn":               5,
 	"fit":               5,
 	"zoo":               6,
-	"cmd/vigo":          7,
-	"bench":             7, // benchmarks and peers: may use everything, used by nothing
-	"internal/archtest": 7,
+	"cmd/vigo":          8,
+	"bench":             7, // benchmark runners: use everything below, used only by the CLI
+	"internal/archtest": 9,
 }
 
 type pkg struct {
@@ -110,7 +110,7 @@ func rel(path string) string { return strings.TrimPrefix(strings.TrimPrefix(path
 // level finds the level of a package; experimental x/… packages sit above everything.
 func level(name string) (int, bool) {
 	if strings.HasPrefix(name, "x/") {
-		return 8, true
+		return 10, true
 	}
 	lv, ok := levels[name]
 	return lv, ok
