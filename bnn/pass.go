@@ -1,0 +1,301 @@
+package bnn
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/vigo-bayes/vigo/internal/mathx"
+)
+
+// Workspace holds the buffers of forward and backward passes through a Net. It grows to the
+// largest batch it has seen and then allocates nothing. A Workspace is used by one goroutine at
+// a time; give every worker its own.
+type Workspace struct {
+	rows   int
+	ls     []wsLayer
+	layers []Layer
+}
+
+// wsLayer holds one layer's buffers. Input moments M, V (rows×k; M aliases the data in layer 0,
+// V is unused for data and for sampled activations), M2 = M², pre-activation moments Mf, Vf
+// (rows×m), the hidden activation's elementwise Jacobian (ja = ∂E[h]/∂E[f], jb = ∂E[h]/∂var[f],
+// jc = ∂var[h]/∂E[f], jd = ∂var[h]/∂var[f]), noise eps, gradients gM, gV with respect to
+// (Mf, Vf), and the weight quantities σ², μ²+σ², σ_b², ∂σ²/∂θ, ∂σ²/∂ρ and the k×m products
+// T1, T2 of the backward pass.
+type wsLayer struct {
+	M, V, M2       []float64
+	Mf, Vf         []float64
+	ja, jb, jc, jd []float64
+	eps            []float64
+	gM, gV         []float64
+	s2, mu2s2, s2b []float64
+	dth, drho      []float64
+	T1, T2         []float64
+	hasV           bool // V holds input variances (moment methods, layers after the first)
+}
+
+func grow(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
+	}
+	return s[:n]
+}
+
+// prepare sizes the buffers for rows data points.
+func (ws *Workspace) prepare(n *Net, rows int) {
+	L := len(n.Sizes) - 1
+	if len(ws.ls) != L {
+		ws.ls = make([]wsLayer, L)
+	}
+	ws.rows = rows
+	ws.layers = ws.layers[:0]
+	off := 0
+	for l := range L {
+		var ly Layer
+		ly, off = n.layerAt(l, off)
+		ws.layers = append(ws.layers, ly)
+	}
+	for l := range ws.ls {
+		w := &ws.ls[l]
+		k, m := n.Sizes[l], n.Sizes[l+1]
+		if l > 0 {
+			w.M = grow(w.M, rows*k)
+			w.V = grow(w.V, rows*k)
+		}
+		w.M2 = grow(w.M2, rows*k)
+		w.Mf = grow(w.Mf, rows*m)
+		w.Vf = grow(w.Vf, rows*m)
+		w.ja = grow(w.ja, rows*m)
+		w.jb = grow(w.jb, rows*m)
+		w.jc = grow(w.jc, rows*m)
+		w.jd = grow(w.jd, rows*m)
+		w.eps = grow(w.eps, rows*m)
+		w.gM = grow(w.gM, rows*m)
+		w.gV = grow(w.gV, rows*m)
+		w.s2 = grow(w.s2, k*m)
+		w.mu2s2 = grow(w.mu2s2, k*m)
+		w.s2b = grow(w.s2b, m)
+		w.dth = grow(w.dth, k*m)
+		w.drho = grow(w.drho, k*m)
+		w.T1 = grow(w.T1, k*m)
+		w.T2 = grow(w.T2, k*m)
+	}
+}
+
+// forward propagates the rows×Sizes[0] inputs X through the network, leaving the output
+// pre-activation moments in the last layer's Mf, Vf. Sampling methods draw their hidden-layer
+// noise from r (the output layer's is left to the caller).
+func (n *Net) forward(ws *Workspace, params, X []float64, rows int, r *rand.Rand) {
+	if len(params) != n.NumParams() {
+		panic(fmt.Sprintf("bnn: len(params)=%d, want %d", len(params), n.NumParams()))
+	}
+	if len(X) < rows*n.Sizes[0] {
+		panic(fmt.Sprintf("bnn: X has %d values, want rows×inputs = %d×%d", len(X), rows, n.Sizes[0]))
+	}
+	ws.prepare(n, rows)
+	layers := ws.layers
+	sampling := n.Method.Sampling()
+	C := n.c()
+	for l, L := range layers {
+		w := &ws.ls[l]
+		k, m := L.In, L.Out
+		km := k * m
+		mu := params[L.Mu : L.Mu+km]
+		mub := params[L.MuB : L.MuB+m]
+		n.weightVars(w, params, L)
+		if l == 0 {
+			w.M = X[:rows*k]
+			w.hasV = false
+		}
+		for i, x := range w.M[:rows*k] {
+			w.M2[i] = x * x
+		}
+		// E[f] = M·μ + μ_b
+		for i := range rows {
+			copy(w.Mf[i*m:(i+1)*m], mub)
+			copy(w.Vf[i*m:(i+1)*m], w.s2b)
+		}
+		gemm(false, false, rows, m, k, w.M, mu, 1, w.Mf)
+		// var[f] = V·(μ²+σ²) + M²·σ² + σ_b²
+		gemm(false, false, rows, m, k, w.M2, w.s2, 1, w.Vf)
+		if w.hasV {
+			gemm(false, false, rows, m, k, w.V, w.mu2s2, 1, w.Vf)
+		}
+		if l == len(layers)-1 {
+			break
+		}
+		next := &ws.ls[l+1]
+		next.hasV = !sampling
+		Mh, Vh := next.M, next.V
+		nm := rows * m
+		switch n.Method {
+		case VBP:
+			vbpGate(C, w.Mf[:nm], w.Vf[:nm], Mh[:nm], Vh[:nm], w.ja, w.jc, w.jd)
+			clear(w.jb[:nm])
+		case DVI:
+			reluMoments(w.Mf[:nm], w.Vf[:nm], Mh[:nm], Vh[:nm], w.ja, w.jb, w.jc, w.jd)
+		default:
+			eps := w.eps[:nm]
+			for i := range eps {
+				eps[i] = r.NormFloat64()
+			}
+			reluSample(w.Mf[:nm], w.Vf[:nm], eps, Mh[:nm], w.ja, w.jb)
+		}
+	}
+}
+
+// weightVars fills σ², μ²+σ², σ_b² and (VarDrop) ∂σ²/∂θ, ∂σ²/∂ρ of layer L.
+func (n *Net) weightVars(w *wsLayer, params []float64, L Layer) {
+	km := L.In * L.Out
+	mu := params[L.Mu : L.Mu+km]
+	rho := params[L.Rho : L.Rho+km]
+	if n.Method == VarDrop {
+		for i, th := range mu {
+			s2, dth, drho := varDropVar(th, rho[i])
+			w.s2[i], w.dth[i], w.drho[i] = s2, dth, drho
+			w.mu2s2[i] = th*th + s2
+		}
+		clear(w.s2b)
+		return
+	}
+	for i, m := range mu {
+		s2 := math.Exp(rho[i])
+		w.s2[i] = s2
+		w.mu2s2[i] = m*m + s2
+	}
+	for j := range L.Out {
+		w.s2b[j] = math.Exp(params[L.RhoB+j])
+	}
+}
+
+// backward takes the gradient with respect to the output moments in the last layer's gM, gV
+// and adds the gradient with respect to params to grad, scaled by s.
+func (n *Net) backward(ws *Workspace, params, grad []float64, s float64) {
+	layers := ws.layers
+	rows := ws.rows
+	for l := len(layers) - 1; l >= 0; l-- {
+		L := layers[l]
+		w := &ws.ls[l]
+		k, m := L.In, L.Out
+		km := k * m
+		mu := params[L.Mu : L.Mu+km]
+		gM, gV := w.gM[:rows*m], w.gV[:rows*m]
+		// ∂/∂μ = Mᵀ·gM + 2μ ⊙ (Vᵀ·gV);  ∂/∂σ² = Vᵀ·gV + (M²)ᵀ·gV
+		gemm(true, false, k, m, rows, w.M, gM, 0, w.T1)
+		dmu := grad[L.Mu : L.Mu+km]
+		for i, v := range w.T1[:km] {
+			dmu[i] += s * v
+		}
+		gemm(true, false, k, m, rows, w.M2, gV, 0, w.T2)
+		if w.hasV {
+			gemm(true, false, k, m, rows, w.V, gV, 0, w.T1)
+			for i, v := range w.T1[:km] {
+				dmu[i] += s * 2 * mu[i] * v
+				w.T2[i] += v
+			}
+		}
+		drho := grad[L.Rho : L.Rho+km]
+		if n.Method == VarDrop {
+			for i, v := range w.T2[:km] {
+				dmu[i] += s * v * w.dth[i]
+				drho[i] += s * v * w.drho[i]
+			}
+		} else {
+			for i, v := range w.T2[:km] {
+				drho[i] += s * v * w.s2[i]
+			}
+		}
+		dmub := grad[L.MuB : L.MuB+m]
+		for i := range rows {
+			for j, g := range gM[i*m : (i+1)*m] {
+				dmub[j] += s * g
+			}
+		}
+		if L.RhoB >= 0 {
+			drhob := grad[L.RhoB : L.RhoB+m]
+			for i := range rows {
+				for j, g := range gV[i*m : (i+1)*m] {
+					drhob[j] += s * g * w.s2b[j]
+				}
+			}
+		}
+		if l == 0 {
+			break
+		}
+		// Gradient with respect to the input moments, written into the previous layer's gM, gV:
+		// ∂/∂M = gM·μᵀ + 2M ⊙ (gV·σ²ᵀ),  ∂/∂V = gV·(μ²+σ²)ᵀ.
+		p := &ws.ls[l-1]
+		gMh, gVh := p.gM[:rows*k], p.gV[:rows*k]
+		gemm(false, true, rows, k, m, gV, w.s2, 0, gMh)
+		for i, x := range w.M[:rows*k] {
+			gMh[i] *= 2 * x
+		}
+		gemm(false, true, rows, k, m, gM, mu, 1, gMh)
+		if w.hasV {
+			gemm(false, true, rows, k, m, gV, w.mu2s2, 0, gVh)
+			for i, a := range gMh {
+				b := gVh[i]
+				gMh[i] = p.ja[i]*a + p.jc[i]*b
+				gVh[i] = p.jb[i]*a + p.jd[i]*b
+			}
+		} else {
+			for i, a := range gMh {
+				gMh[i] = p.ja[i] * a
+				gVh[i] = p.jb[i] * a
+			}
+		}
+	}
+}
+
+// vbpGate is VBP's relaxed ReLU: with p = σ(C·m), E[h] = p·m and var[h] = p·v + p(1−p)·m².
+// It also writes the Jacobian: a = ∂E[h]/∂m, c = ∂var[h]/∂m, d = ∂var[h]/∂v (∂E[h]/∂v = 0).
+func vbpGate(C float64, mf, vf, mh, vh, a, c, d []float64) {
+	for i, m := range mf {
+		v := vf[i]
+		p := mathx.Logistic(C * m)
+		q := p * (1 - p)
+		mh[i] = p * m
+		vh[i] = p*v + q*m*m
+		dp := C * q // ∂p/∂m
+		a[i] = p + m*dp
+		c[i] = dp*v + m*m*C*q*(1-2*p) + 2*m*q
+		d[i] = p
+	}
+}
+
+// reluMoments gives the mean and variance of ReLU(f) for f ~ N(m, v) (Frey & Hinton 1999):
+// with s = √v, z = m/s, E[h] = mΦ(z) + sφ(z), E[h²] = (m²+v)Φ(z) + msφ(z). Its Jacobian:
+// ∂E[h]/∂m = Φ, ∂E[h]/∂v = φ/(2s), ∂var[h]/∂m = 2E[h](1−Φ), ∂var[h]/∂v = Φ − E[h]φ/s.
+func reluMoments(mf, vf, mh, vh, a, b, c, d []float64) {
+	for i, m := range mf {
+		v := vf[i]
+		s := math.Sqrt(v)
+		z := m / s
+		Phi := 0.5 * math.Erfc(-z/math.Sqrt2)
+		phi := math.Exp(-0.5*z*z) / math.Sqrt(2*math.Pi)
+		e1 := m*Phi + s*phi
+		e2 := (m*m+v)*Phi + m*s*phi
+		mh[i] = e1
+		vh[i] = max(e2-e1*e1, 0)
+		a[i] = Phi
+		b[i] = phi / (2 * s)
+		c[i] = 2 * e1 * (1 - Phi)
+		d[i] = Phi - e1*phi/s
+	}
+}
+
+// reluSample draws f = m + √v·ε and returns h = max(f, 0) with ∂h/∂m in a and ∂h/∂v in b.
+func reluSample(mf, vf, eps, h, a, b []float64) {
+	for i, m := range mf {
+		s := math.Sqrt(vf[i])
+		f := m + s*eps[i]
+		if f > 0 {
+			h[i] = f
+			a[i] = 1
+			b[i] = eps[i] / (2 * s)
+		} else {
+			h[i], a[i], b[i] = 0, 0, 0
+		}
+	}
+}
