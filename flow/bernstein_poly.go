@@ -1,0 +1,362 @@
+package flow
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/vigo-bayes/vigo/internal/mathx"
+)
+
+// Tails says what a Bernstein flow does beyond the unit interval its polynomial lives on.
+type Tails uint8
+
+const (
+	// BoundedTails is the map of the BF-VI paper: the affine input v = α·u + β is squashed by
+	// the logistic sigmoid into (0, 1) before the polynomial, so z = h(σ(v)) ranges over the
+	// open interval (ϑ_0, ϑ_M) and q has compact support.
+	BoundedTails Tails = iota
+	// LinearTails drops the sigmoid: z = h̃(v) with h̃ the polynomial on [0, 1] continued by
+	// the straight lines through its end points with its end slopes, h̃(v) = ϑ_0 + M·δ_1·v for
+	// v < 0 and ϑ_M + M·δ_M·(v − 1) for v > 1. The map is onto ℝ, C¹, and q has Gaussian tails
+	// whose widths (M·δ_1·α and M·δ_M·α) are trained.
+	LinearTails
+)
+
+func (t Tails) String() string {
+	switch t {
+	case BoundedTails:
+		return "bounded"
+	case LinearTails:
+		return "linear"
+	}
+	return fmt.Sprintf("Tails(%d)", uint8(t))
+}
+
+// ErrOutsideSupport is returned by the inverse of a bounded Bernstein flow for a point outside
+// the open interval (ϑ_0, ϑ_M) of a coordinate: q has density zero there.
+var ErrOutsideSupport = errors.New("flow: point outside the support of the bounded Bernstein flow")
+
+// bernPoly is the one-dimensional map of a Bernstein flow of degree M ≥ 1 and its derivatives,
+// in plain float64 code: the kernel that the tape nodes and the inverses share.
+//
+// Parameters of one coordinate: raw coefficients r_0..r_M and the affine pair (a′, β):
+//
+//	ϑ_0 = r_0,  δ_k = softplus(r_k),  ϑ_k = ϑ_{k−1} + δ_k  (k = 1..M)      strictly increasing
+//	α = softplus(a′),  v = α·u + β
+//	h(x) = Σ_{i=0..M} ϑ_i b_{i,M}(x),   b_{i,n}(x) = C(n,i) xⁱ (1−x)ⁿ⁻ⁱ
+//	h′(x) = M Σ_{k=1..M} δ_k b_{k−1,M−1}(x) > 0
+//	h″(x) = M(M−1) Σ_{i=0..M−2} (δ_{i+2} − δ_{i+1}) b_{i,M−2}(x)
+//
+// (the Bernstein-polynomial derivative identities, e.g. Farouki 2012, "The Bernstein polynomial
+// basis: a centennial retrospective", CAGD 29(6), §3). The basis is evaluated in O(M) by
+// starting at the binomial mode k ≈ (n+1)x, where b_{k,n} ≥ 1/(n+1) is computed once from a
+// precomputed log C(n,k) and one exponential, and running the ratio recurrences
+// b_{i+1} = b_i·(n−i)/(i+1)·x/(1−x) upwards and its mirror downwards: every step multiplies
+// nonnegative numbers, terms only shrink away from the mode, and underflow to zero is harmless,
+// so the relative error of every b_i is O(n·ε) for all n ≤ 100s and all x ∈ [0, 1] — the
+// Beta-density form of the paper (eq. 1) overflows C(n,i) and xⁱ separately long before that.
+// The degree M−1 and M bases then follow by degree elevation
+// b_{i,n+1} = (1−x)·b_{i,n} + x·b_{i−1,n} (convex combinations, no cancellation).
+// x and 1−x are carried separately (for the sigmoid, σ(v) and σ(−v)) so that points near 1
+// keep their relative precision.
+type bernPoly struct {
+	m     int
+	tails Tails
+	// Tables of the base degree n0 = M−2 (M ≥ 2): log C(n0, k), (n0−i)/(i+1), i/(n0−i+1).
+	logC, up, down []float64
+}
+
+func newBernPoly(m int, tails Tails) bernPoly {
+	if m < 1 {
+		panic(fmt.Sprintf("flow: Bernstein: degree %d, want ≥ 1", m))
+	}
+	if tails != BoundedTails && tails != LinearTails {
+		panic(fmt.Sprintf("flow: Bernstein: unknown tails %d", tails))
+	}
+	p := bernPoly{m: m, tails: tails}
+	if n := m - 2; n >= 0 {
+		p.logC = make([]float64, n+1)
+		p.up = make([]float64, n+1)
+		p.down = make([]float64, n+1)
+		for k := 0; k <= n; k++ {
+			p.logC[k] = mathx.LogBinomial(float64(n), float64(k))
+			p.up[k] = float64(n-k) / float64(k+1)
+			p.down[k] = float64(k) / float64(n-k+1)
+		}
+	}
+	return p
+}
+
+// coefs returns the number of raw coefficients of one coordinate, M+1.
+func (p *bernPoly) coefs() int { return p.m + 1 }
+
+// work returns the length of the scratch slice prep and at need.
+func (p *bernPoly) work() int { return 6 * (p.m + 1) }
+
+// softplusSig returns softplus(r) = log(1+eʳ) and its derivative σ(r), sharing one
+// exponential.
+func softplusSig(r float64) (sp, sg float64) {
+	e := math.Exp(-math.Abs(r))
+	sg = 1 / (1 + e)
+	sp = math.Log1p(e)
+	if r < 0 {
+		sg *= e
+	} else {
+		sp += r
+	}
+	return sp, sg
+}
+
+// softplusInv returns r with softplus(r) = y > 0.
+func softplusInv(y float64) float64 {
+	if y > 30 {
+		return y + math.Log(-math.Expm1(-y))
+	}
+	return math.Log(math.Expm1(y))
+}
+
+// prep writes the cumulative coefficients ϑ, the increments δ and σ(r) (∂δ/∂r) for the raw
+// coefficients r into the scratch ws. Cost M softplus evaluations.
+func (p *bernPoly) prep(ws, r []float64) {
+	P := p.m + 1
+	theta, delta, sig := ws[:P], ws[P:2*P], ws[2*P:3*P]
+	theta[0] = r[0]
+	for k := 1; k < P; k++ {
+		delta[k], sig[k] = softplusSig(r[k])
+		theta[k] = theta[k-1] + delta[k]
+	}
+}
+
+// basis writes b_{i,n}(x), i = 0..n, into b (len n+1), for x ∈ [0, 1] given y = 1 − x and
+// lx = log x, ly = log y. It uses the tables of degree n = M−2 (or n = 0).
+func (p *bernPoly) basis(b []float64, n int, x, y, lx, ly float64) {
+	if n == 0 {
+		b[0] = 1
+		return
+	}
+	clear(b)
+	if y <= 0 {
+		b[n] = 1
+		return
+	}
+	if x <= 0 {
+		b[0] = 1
+		return
+	}
+	k := min(int(float64(n+1)*x), n)
+	b[k] = math.Exp(p.logC[k] + float64(k)*lx + float64(n-k)*ly)
+	const tiny = 1e-300 // below this a term cannot matter; stopping avoids slow subnormals
+	q := x / y
+	for i := k; i < n && b[i] > tiny; i++ {
+		b[i+1] = b[i] * p.up[i] * q
+	}
+	q = y / x
+	for i := k; i > 0 && b[i] > tiny; i-- {
+		b[i-1] = b[i] * p.down[i] * q
+	}
+}
+
+// elevate writes the degree n+1 basis dst (len n+2) from the degree n basis src (len n+1).
+func elevate(dst, src []float64, x, y float64) {
+	n := len(src) - 1
+	dst[0] = y * src[0]
+	for i := 1; i <= n; i++ {
+		dst[i] = y*src[i] + x*src[i-1]
+	}
+	dst[n+1] = x * src[n]
+}
+
+// at evaluates the map of one coordinate at v = α·u + β after prep: z, the log-derivative
+// ld = log ∂z/∂v, and their derivatives in v (dzdv, dldv). When dz (dl) is not nil it receives
+// ∂z/∂r (∂ld/∂r), len M+1. Cost O(M), one exponential and two logarithms.
+func (p *bernPoly) at(ws []float64, v float64, dz, dl []float64) (z, ld, dzdv, dldv float64) {
+	M := p.m
+	P := M + 1
+	theta, delta, sig := ws[:P], ws[P:2*P], ws[2*P:3*P]
+	b0, b1, b2 := ws[3*P:4*P], ws[4*P:4*P+M], ws[5*P:5*P+M-1]
+
+	var x, y, lx, ly float64
+	if p.tails == BoundedTails {
+		x, y = mathx.Logistic(v), mathx.Logistic(-v)
+		lx, ly = -mathx.Log1pExp(-v), -mathx.Log1pExp(v)
+	} else {
+		if v < 0 || v > 1 {
+			return p.tail(ws, v, dz, dl)
+		}
+		x, y = v, 1-v
+		lx, ly = math.Log(x), math.Log1p(-v)
+	}
+
+	// Bases of degree M−2 (if M ≥ 2), M−1 and M.
+	if M >= 2 {
+		p.basis(b2, M-2, x, y, lx, ly)
+		elevate(b1, b2, x, y)
+	} else {
+		b1[0] = 1
+	}
+	elevate(b0, b1, x, y)
+
+	var hp, hpp float64
+	for k := 1; k <= M; k++ {
+		hp += delta[k] * b1[k-1]
+	}
+	hp *= float64(M)
+	for i := 0; i+2 <= M; i++ {
+		hpp += (delta[i+2] - delta[i+1]) * b2[i]
+	}
+	hpp *= float64(M * (M - 1))
+	for i, th := range theta {
+		z += th * b0[i]
+	}
+
+	if dz != nil { // ∂z/∂r_0 = Σ b_i = 1; ∂z/∂r_k = σ(r_k)·Σ_{i≥k} b_i
+		tail := 0.0
+		for k := M; k >= 1; k-- {
+			tail += b0[k]
+			dz[k] = sig[k] * tail
+		}
+		dz[0] = 1
+	}
+	if dl != nil { // ∂log h′/∂r_k = M·b_{k−1,M−1}·σ(r_k)/h′
+		c := float64(M) / hp
+		dl[0] = 0
+		for k := 1; k <= M; k++ {
+			dl[k] = c * b1[k-1] * sig[k]
+		}
+	}
+	ld = math.Log(hp)
+	if p.tails == BoundedTails { // chain through x = σ(v): dx/dv = x·y
+		xy := x * y
+		return z, ld + lx + ly, hp * xy, hpp / hp * xy + (y - x)
+	}
+	return z, ld, hp, hpp / hp
+}
+
+// tail evaluates the linear continuation for v outside [0, 1] (LinearTails).
+func (p *bernPoly) tail(ws []float64, v float64, dz, dl []float64) (z, ld, dzdv, dldv float64) {
+	M := p.m
+	P := M + 1
+	theta, delta, sig := ws[:P], ws[P:2*P], ws[2*P:3*P]
+	fm := float64(M)
+	if dz != nil {
+		clear(dz)
+		dz[0] = 1
+	}
+	if dl != nil {
+		clear(dl)
+	}
+	if v < 0 { // z = ϑ_0 + M·δ_1·v
+		if dz != nil {
+			dz[1] = fm * sig[1] * v
+		}
+		if dl != nil {
+			dl[1] = sig[1] / delta[1]
+		}
+		s := fm * delta[1]
+		return theta[0] + s*v, math.Log(s), s, 0
+	}
+	// z = ϑ_M + M·δ_M·(v − 1)
+	if dz != nil {
+		for k := 1; k <= M; k++ {
+			dz[k] = sig[k]
+		}
+		dz[M] += fm * sig[M] * (v - 1)
+	}
+	if dl != nil {
+		dl[M] = sig[M] / delta[M]
+	}
+	s := fm * delta[M]
+	return theta[M] + s*(v-1), math.Log(s), s, 0
+}
+
+// solve returns v with z(v) = target after prep, by Newton steps safeguarded with bisection
+// (Press et al., Numerical Recipes, 3rd ed., §9.4 "rtsafe") on a bracket where z(v) − target
+// changes sign. z is strictly increasing, so the root is unique. For BoundedTails it fails
+// with ErrOutsideSupport unless ϑ_0 < target < ϑ_M; LinearTails inverts the tails in closed
+// form and brackets the rest in [0, 1].
+func (p *bernPoly) solve(ws []float64, target float64) (float64, error) {
+	M := p.m
+	P := M + 1
+	theta, delta := ws[:P], ws[P:2*P]
+	if math.IsNaN(target) {
+		return math.NaN(), fmt.Errorf("flow: Bernstein inverse: z is NaN")
+	}
+	var lo, hi float64
+	if p.tails == LinearTails {
+		switch {
+		case target <= theta[0]:
+			return (target - theta[0]) / (float64(M) * delta[1]), nil
+		case target >= theta[M]:
+			return 1 + (target-theta[M])/(float64(M)*delta[M]), nil
+		}
+		lo, hi = 0, 1
+	} else {
+		if !(target > theta[0] && target < theta[M]) {
+			return math.NaN(), ErrOutsideSupport
+		}
+		// Expand a bracket; at |v| ≥ 746 the sigmoid is exactly 0 or 1, where z = ϑ_0 or ϑ_M,
+		// so the loop ends.
+		lo, hi = -1, 1
+		for z, _, _, _ := p.at(ws, lo, nil, nil); z > target; z, _, _, _ = p.at(ws, lo, nil, nil) {
+			hi, lo = lo, 2*lo
+		}
+		for z, _, _, _ := p.at(ws, hi, nil, nil); z < target; z, _, _, _ = p.at(ws, hi, nil, nil) {
+			lo, hi = hi, 2*hi
+		}
+	}
+	v := 0.5 * (lo + hi)
+	for range 200 {
+		z, _, dzdv, _ := p.at(ws, v, nil, nil)
+		g := z - target
+		if g == 0 {
+			return v, nil
+		}
+		if g < 0 {
+			lo = v
+		} else {
+			hi = v
+		}
+		next := v - g/dzdv
+		if !(next > lo && next < hi) { // Newton left the bracket (or dzdv underflowed): bisect
+			next = 0.5 * (lo + hi)
+		}
+		if math.Abs(next-v) <= 1e-15*(1+math.Abs(v)) || hi-lo <= 1e-15*(1+math.Abs(v)) {
+			return next, nil
+		}
+		v = next
+	}
+	return v, nil
+}
+
+// identity writes raw parameters [r_0..r_M, a′, β] of one coordinate for which the map is the
+// identity (LinearTails: exactly, with the polynomial covering |u| ≤ 3) or close to it
+// (BoundedTails: α = 1, β = 0 and ϑ_i = logit((i+1)/(M+2)), the Bernstein approximation of
+// the logit, so z ≈ u in the bulk and the support is (−log(M+1), log(M+1))).
+func (p *bernPoly) identity(row []float64) {
+	M := p.m
+	if p.tails == LinearTails {
+		const w = 6.0 // width in u covered by the polynomial: v = u/w + 1/2 ∈ [0, 1] for |u| ≤ 3
+		row[0] = -w / 2
+		inc := softplusInv(w / float64(M))
+		for k := 1; k <= M; k++ {
+			row[k] = inc
+		}
+		row[M+1] = softplusInv(1 / w)
+		row[M+2] = 0.5
+		return
+	}
+	prev := 0.0
+	for i := 0; i <= M; i++ {
+		q := float64(i+1) / float64(M+2)
+		th := math.Log(q / (1 - q))
+		if i == 0 {
+			row[0] = th
+		} else {
+			row[i] = softplusInv(th - prev)
+		}
+		prev = th
+	}
+	row[M+1] = softplusInv(1)
+	row[M+2] = 0
+}
