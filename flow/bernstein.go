@@ -145,7 +145,7 @@ func (b *Bernstein) Inverse(params, z, u []float64) (float64, error) {
 func (b *Bernstein) InverseTape(t *ad.Tape, params, z ad.Var) (u, logdet ad.Var) {
 	checkLen("Bernstein.InverseTape", "params", t.Size(params), b.NumParams())
 	checkLen("Bernstein.InverseTape", "z", t.Size(z), b.d)
-	return b.p.recordInverse(t, b.d, b.layer(params), z)
+	return b.p.recordInverse(t, b.d, b.layer(params), z, true)
 }
 
 var _ TapeInverter = (*Bernstein)(nil)
@@ -281,8 +281,9 @@ func (p *bernPoly) record(t *ad.Tape, d int, L bernLayer, u ad.Var, wantZ bool) 
 }
 
 // recordInverse records u = T⁻¹(z) coordinatewise (fused nodes with implicit-function
-// partials) and the forward log-determinant at u (record with wantZ false, u on the tape).
-func (p *bernPoly) recordInverse(t *ad.Tape, d int, L bernLayer, z ad.Var) (u, logdet ad.Var) {
+// partials) and, when wantLD, the forward log-determinant at u (record with wantZ false, u on
+// the tape).
+func (p *bernPoly) recordInverse(t *ad.Tape, d int, L bernLayer, z ad.Var, wantLD bool) (u, logdet ad.Var) {
 	P := p.m + 1
 	zConst := t.IsConst(z)
 	var buf [smallVars]ad.Var
@@ -339,6 +340,8 @@ func (p *bernPoly) recordInverse(t *ad.Tape, d int, L bernLayer, z ad.Var) (u, l
 	} else {
 		u = t.Concat(cv...)
 	}
-	_, logdet = p.record(t, d, L, u, false)
+	if wantLD {
+		_, logdet = p.record(t, d, L, u, false)
+	}
 	return u, logdet
 }
