@@ -1,0 +1,227 @@
+package mcmc
+
+import (
+	"fmt"
+	"math"
+)
+
+// Algorithm selects the transition kernel.
+type Algorithm int
+
+const (
+	// NUTS is the No-U-Turn sampler with multinomial sampling (Stan's default).
+	NUTS Algorithm = iota
+	// StaticHMC is Hamiltonian Monte Carlo with a fixed number of leapfrog steps (Config.Steps)
+	// and a Metropolis accept/reject step.
+	StaticHMC
+)
+
+// String returns "nuts" or "hmc".
+func (a Algorithm) String() string {
+	switch a {
+	case NUTS:
+		return "nuts"
+	case StaticHMC:
+		return "hmc"
+	}
+	return fmt.Sprintf("Algorithm(%d)", int(a))
+}
+
+// MetricKind selects the form of the inverse metric M⁻¹ (the covariance estimate that
+// preconditions the dynamics).
+type MetricKind int
+
+const (
+	// Diag is a diagonal M⁻¹ adapted to the marginal variances (Stan's diag_e, the default).
+	Diag MetricKind = iota
+	// Dense is a full M⁻¹ adapted to the covariance (Stan's dense_e).
+	Dense
+	// Unit is M⁻¹ = I, never adapted (Stan's unit_e).
+	Unit
+)
+
+// String returns Stan's names: "diag_e", "dense_e", "unit_e".
+func (m MetricKind) String() string {
+	switch m {
+	case Diag:
+		return "diag_e"
+	case Dense:
+		return "dense_e"
+	case Unit:
+		return "unit_e"
+	}
+	return fmt.Sprintf("MetricKind(%d)", int(m))
+}
+
+// ParseMetric maps Stan's names ("diag_e", "dense_e", "unit_e", or "diag", "dense", "unit")
+// to a MetricKind.
+func ParseMetric(s string) (MetricKind, error) {
+	switch s {
+	case "diag_e", "diag":
+		return Diag, nil
+	case "dense_e", "dense":
+		return Dense, nil
+	case "unit_e", "unit":
+		return Unit, nil
+	}
+	return 0, fmt.Errorf("mcmc: ParseMetric: unknown metric (metric=%q; want diag_e, dense_e or unit_e)", s)
+}
+
+// Config is a sampling run. The zero value of every field means its default (Stan's, where
+// Stan has one); Defaults returns the config with them filled in.
+type Config struct {
+	Algorithm Algorithm
+	// Chains is the number of chains (default 4), run in parallel.
+	Chains int
+	// Warmup is the number of adaptation iterations per chain (default 1000). NoWarmup runs
+	// none (the step size and metric are then StepSize and InvMetric as given).
+	Warmup   int
+	NoWarmup bool
+	// Draws is the number of iterations kept per chain after warmup (default 1000).
+	Draws int
+	// Thin keeps every Thin-th draw (default 1).
+	Thin int
+	// SaveWarmup keeps the warmup iterations in Chain.WarmupDraws and Chain.WarmupStats.
+	SaveWarmup bool
+	// Seed seeds the run; chain c draws from rng.New(Seed, c).
+	Seed uint64
+
+	// MaxDepth is NUTS's maximum tree depth (default 10: at most 1023 leapfrog steps).
+	MaxDepth int
+	// Steps is StaticHMC's number of leapfrog steps per transition (default 10).
+	Steps int
+	// MaxDeltaH is the energy error H − H₀ above which a leapfrog step is a divergence
+	// (default 1000).
+	MaxDeltaH float64
+
+	// StepSize is the initial step size ε (default 1); with warmup it is first tuned by
+	// Stan's doubling/halving heuristic.
+	StepSize float64
+	// Metric is the form of the inverse metric (default Diag).
+	Metric MetricKind
+	// InvMetric is the initial inverse metric: D values (Diag) or D×D row-major (Dense); nil
+	// means the identity.
+	InvMetric []float64
+
+	// TargetAccept is dual averaging's target mean acceptance statistic δ (default 0.8).
+	TargetAccept float64
+	// Gamma, T0 and Kappa are dual averaging's regularisation scale γ (0.05), iteration
+	// offset t₀ (10) and relaxation exponent κ (0.75) (Hoffman & Gelman 2014, §3.2.1).
+	Gamma, T0, Kappa float64
+	// InitBuffer, TermBuffer and Window are the warmup's fast initial interval (75
+	// iterations), fast terminal interval (50) and first slow window (25, doubling).
+	InitBuffer, TermBuffer, Window int
+
+	// InitRadius r draws the initial point of each chain uniformly from (−r, r)^D on the
+	// unconstrained scale (default 2, as Stan). Inits, when set, gives the initial point of
+	// each chain instead (one row, used by every chain, or one per chain).
+	InitRadius float64
+	Inits      [][]float64
+
+	// Progress, when set, is called every ProgressEvery iterations (default 100) of each
+	// chain, from that chain's goroutine, and once when a chain ends; it must be safe for
+	// concurrent use and must not block for long.
+	Progress      func(Progress)
+	ProgressEvery int
+}
+
+// Progress reports a chain's position: Iteration counts warmup and sampling iterations done
+// out of Total.
+type Progress struct {
+	Chain, Iteration, Total int
+	Warmup                  bool
+	Done                    bool
+}
+
+// Defaults returns c with every zero field set to its default.
+func (c Config) Defaults() Config {
+	setInt := func(p *int, v int) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	setF := func(p *float64, v float64) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	setInt(&c.Chains, 4)
+	if c.NoWarmup {
+		c.Warmup = 0
+	} else {
+		setInt(&c.Warmup, 1000)
+	}
+	setInt(&c.Draws, 1000)
+	setInt(&c.Thin, 1)
+	setInt(&c.MaxDepth, 10)
+	setInt(&c.Steps, 10)
+	setF(&c.MaxDeltaH, 1000)
+	setF(&c.StepSize, 1)
+	setF(&c.TargetAccept, 0.8)
+	setF(&c.Gamma, 0.05)
+	setF(&c.T0, 10)
+	setF(&c.Kappa, 0.75)
+	setInt(&c.InitBuffer, 75)
+	setInt(&c.TermBuffer, 50)
+	setInt(&c.Window, 25)
+	setF(&c.InitRadius, 2)
+	setInt(&c.ProgressEvery, 100)
+	return c
+}
+
+// validate checks a config with defaults filled in against a target of dimension dim.
+func (c Config) validate(dim int) error {
+	bad := func(what string, v any) error {
+		return fmt.Errorf("mcmc: Sample: %s (%v)", what, v)
+	}
+	switch {
+	case dim < 1:
+		return bad("target has no dimensions; dim", dim)
+	case c.Chains < 0:
+		return bad("chains must be positive; chains", c.Chains)
+	case c.Warmup < 0:
+		return bad("warmup must be non-negative; warmup", c.Warmup)
+	case c.Draws < 0:
+		return bad("draws must be non-negative; draws", c.Draws)
+	case c.Thin < 1:
+		return bad("thin must be positive; thin", c.Thin)
+	case c.MaxDepth < 1 || c.MaxDepth > 30:
+		return bad("max depth must be in 1..30; max_depth", c.MaxDepth)
+	case c.Steps < 1:
+		return bad("steps must be positive; steps", c.Steps)
+	case !(c.StepSize > 0) || math.IsInf(c.StepSize, 0):
+		return bad("step size must be positive and finite; stepsize", c.StepSize)
+	case !(c.TargetAccept > 0 && c.TargetAccept < 1):
+		return bad("target acceptance must be in (0, 1); delta", c.TargetAccept)
+	case !(c.Gamma > 0) || !(c.T0 >= 0) || !(c.Kappa > 0 && c.Kappa <= 1):
+		return fmt.Errorf("mcmc: Sample: dual averaging needs gamma > 0, t0 ≥ 0, 0 < kappa ≤ 1 (gamma=%v, t0=%v, kappa=%v)", c.Gamma, c.T0, c.Kappa)
+	case c.InitBuffer < 0 || c.TermBuffer < 0 || c.Window < 1:
+		return fmt.Errorf("mcmc: Sample: adaptation buffers must be non-negative and the window positive (init_buffer=%d, term_buffer=%d, window=%d)", c.InitBuffer, c.TermBuffer, c.Window)
+	case !(c.InitRadius >= 0):
+		return bad("init radius must be non-negative; init_radius", c.InitRadius)
+	case c.Algorithm != NUTS && c.Algorithm != StaticHMC:
+		return bad("unknown algorithm", c.Algorithm)
+	case c.Metric != Diag && c.Metric != Dense && c.Metric != Unit:
+		return bad("unknown metric", c.Metric)
+	}
+	if c.InvMetric != nil {
+		want := dim
+		if c.Metric == Dense {
+			want = dim * dim
+		}
+		if len(c.InvMetric) != want {
+			return fmt.Errorf("mcmc: Sample: inverse metric has %d values, want %d (metric=%v, dim=%d)", len(c.InvMetric), want, c.Metric, dim)
+		}
+	}
+	if c.Inits != nil {
+		if len(c.Inits) != 1 && len(c.Inits) != c.Chains {
+			return fmt.Errorf("mcmc: Sample: %d initial points for %d chains (want 1 or %d)", len(c.Inits), c.Chains, c.Chains)
+		}
+		for i, z := range c.Inits {
+			if len(z) != dim {
+				return fmt.Errorf("mcmc: Sample: initial point %d has %d values, want %d", i+1, len(z), dim)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,214 @@
+package mcmc
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/model"
+	"github.com/vigo-bayes/vigo/rng"
+)
+
+// point is a point of phase space: position q, momentum p, the gradient g = ∇ log π(q) and
+// lp = log π(q).
+type point struct {
+	q, p, g []float64
+	lp      float64
+}
+
+func newPoint(d int) point {
+	b := make([]float64, 3*d)
+	return point{q: b[:d:d], p: b[d : 2*d : 2*d], g: b[2*d:]}
+}
+
+func (z *point) set(o *point) {
+	copy(z.q, o.q)
+	copy(z.p, o.p)
+	copy(z.g, o.g)
+	z.lp = o.lp
+}
+
+// metric is the Euclidean metric of the kinetic energy K(p) = ½ pᵀM⁻¹p. inv holds M⁻¹: D
+// values (diagonal) or D×D row-major (dense); for a dense metric chol holds the lower
+// Cholesky factor L of M⁻¹ (LLᵀ = M⁻¹), from which p ~ N(0, M) is drawn as p = L⁻ᵀu.
+type metric struct {
+	d     int
+	dense bool
+	inv   []float64
+	chol  []float64
+	scale []float64 // diagonal: 1/√inv, the momentum scales
+}
+
+func newMetric(d int, kind MetricKind, inv []float64) (*metric, error) {
+	m := &metric{d: d, dense: kind == Dense}
+	if m.dense {
+		m.inv = make([]float64, d*d)
+		m.chol = make([]float64, d*d)
+		if inv == nil {
+			for i := range d {
+				m.inv[i*d+i] = 1
+			}
+		} else {
+			copy(m.inv, inv)
+		}
+	} else {
+		m.inv = make([]float64, d)
+		m.scale = make([]float64, d)
+		if inv == nil || kind == Unit {
+			for i := range m.inv {
+				m.inv[i] = 1
+			}
+		} else {
+			copy(m.inv, inv)
+		}
+	}
+	if err := m.update(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// update recomputes the factors after m.inv changed. It fails when M⁻¹ is not positive
+// definite (or has a non-finite entry).
+func (m *metric) update() error {
+	if !m.dense {
+		for i, v := range m.inv {
+			if !(v > 0) || math.IsInf(v, 1) {
+				return fmt.Errorf("inverse metric element %d is %v, want positive and finite", i+1, v)
+			}
+			m.scale[i] = 1 / math.Sqrt(v)
+		}
+		return nil
+	}
+	if !cholesky(m.chol, m.inv, m.d) {
+		return fmt.Errorf("inverse metric is not positive definite")
+	}
+	return nil
+}
+
+// sharp writes p♯ = M⁻¹p into dst.
+func (m *metric) sharp(dst, p []float64) {
+	if !m.dense {
+		for i, v := range m.inv {
+			dst[i] = v * p[i]
+		}
+		return
+	}
+	d := m.d
+	for i := range d {
+		row := m.inv[i*d : (i+1)*d]
+		var s float64
+		for j, v := range row {
+			s += v * p[j]
+		}
+		dst[i] = s
+	}
+}
+
+// kinetic returns ½ pᵀM⁻¹p; tmp (len D) is scratch for a dense metric.
+func (m *metric) kinetic(p, tmp []float64) float64 {
+	var s float64
+	if !m.dense {
+		for i, v := range m.inv {
+			s += v * p[i] * p[i]
+		}
+		return 0.5 * s
+	}
+	m.sharp(tmp, p)
+	for i, v := range tmp {
+		s += v * p[i]
+	}
+	return 0.5 * s
+}
+
+// sampleP draws p ~ N(0, M) into p.
+func (m *metric) sampleP(r *rng.Stream, p []float64) {
+	if !m.dense {
+		for i, s := range m.scale {
+			p[i] = r.NormFloat64() * s
+		}
+		return
+	}
+	for i := range p {
+		p[i] = r.NormFloat64()
+	}
+	// Solve Lᵀp = u by back substitution: Cov(p) = L⁻ᵀL⁻¹ = (LLᵀ)⁻¹ = M.
+	d := m.d
+	for i := d - 1; i >= 0; i-- {
+		s := p[i]
+		for k := i + 1; k < d; k++ {
+			s -= m.chol[k*d+i] * p[k]
+		}
+		p[i] = s / m.chol[i*d+i]
+	}
+}
+
+// cholesky writes the lower Cholesky factor of the symmetric d×d row-major matrix a into l
+// and reports whether a is positive definite. Cost d³/3 flops.
+func cholesky(l, a []float64, d int) bool {
+	clear(l)
+	for j := range d {
+		s := a[j*d+j]
+		for k := range j {
+			s -= l[j*d+k] * l[j*d+k]
+		}
+		if !(s > 0) || math.IsInf(s, 1) {
+			return false
+		}
+		ljj := math.Sqrt(s)
+		l[j*d+j] = ljj
+		for i := j + 1; i < d; i++ {
+			s := a[i*d+j]
+			for k := range j {
+				s -= l[i*d+k] * l[j*d+k]
+			}
+			l[i*d+j] = s / ljj
+		}
+	}
+	return true
+}
+
+// system is the Hamiltonian system of one chain: the target with its tape, the metric and a
+// count of gradient evaluations.
+type system struct {
+	tg    model.Target
+	tape  *ad.Tape
+	met   *metric
+	grads int64
+	tmp   []float64
+}
+
+// eval sets z.lp and z.g at z.q. A NaN log density becomes −∞ (the point is rejected).
+func (s *system) eval(z *point) {
+	s.grads++
+	z.lp = model.Gradient(s.tape, s.tg, z.q, z.g)
+	if math.IsNaN(z.lp) {
+		z.lp = math.Inf(-1)
+	}
+}
+
+// energy returns H(z) = −log π(q) + ½ pᵀM⁻¹p, +∞ in place of NaN.
+func (s *system) energy(z *point) float64 {
+	h := -z.lp + s.met.kinetic(z.p, s.tmp)
+	if math.IsNaN(h) {
+		return math.Inf(1)
+	}
+	return h
+}
+
+// leapfrog advances z by one leapfrog step of size eps (negative: backwards in time):
+// p ← p + (ε/2)∇log π(q); q ← q + εM⁻¹p; p ← p + (ε/2)∇log π(q). One gradient evaluation.
+func (s *system) leapfrog(z *point, eps float64) {
+	h := 0.5 * eps
+	for i, g := range z.g {
+		z.p[i] += h * g
+	}
+	s.met.sharp(s.tmp, z.p)
+	for i, v := range s.tmp {
+		z.q[i] += eps * v
+	}
+	s.eval(z)
+	for i, g := range z.g {
+		z.p[i] += h * g
+	}
+}

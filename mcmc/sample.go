@@ -1,0 +1,382 @@
+package mcmc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/diag"
+	"github.com/vigo-bayes/vigo/model"
+	"github.com/vigo-bayes/vigo/rng"
+)
+
+// Chain is the output of one chain.
+type Chain struct {
+	// Draws are the kept draws on the unconstrained scale, row-major: draw i is
+	// Draws[i·D:(i+1)·D]. Stats[i] are its sampler diagnostics.
+	Draws []float64
+	Stats []Stats
+	// WarmupDraws and WarmupStats are the warmup iterations when Config.SaveWarmup is set.
+	WarmupDraws []float64
+	WarmupStats []Stats
+	// Init is the chain's initial point (unconstrained).
+	Init []float64
+	// StepSize and InvMetric are the adapted step size ε and inverse metric M⁻¹ (D values, or
+	// D×D row-major for a dense metric) used for the kept draws.
+	StepSize  float64
+	InvMetric []float64
+	// GradEvals counts gradient evaluations of the target, initialisation and step-size
+	// searches included.
+	GradEvals int64
+	// WarmupTime and SampleTime are the wall times of the two phases.
+	WarmupTime, SampleTime time.Duration
+}
+
+// Len returns the number of kept draws.
+func (c *Chain) Len() int { return len(c.Stats) }
+
+// Result is the output of Sample.
+type Result struct {
+	// Config is the configuration the run used, defaults filled in.
+	Config Config
+	// Dim is the target's dimension D.
+	Dim    int
+	Chains []Chain
+	// GradEvals is the total number of gradient evaluations over all chains.
+	GradEvals int64
+	// Wall is the wall time of the whole call.
+	Wall time.Duration
+}
+
+// Len returns the number of draws per chain that every chain has (the shortest chain's, when
+// a cancelled run left chains of different lengths).
+func (r *Result) Len() int {
+	if len(r.Chains) == 0 {
+		return 0
+	}
+	n := math.MaxInt
+	for i := range r.Chains {
+		n = min(n, r.Chains[i].Len())
+	}
+	return n
+}
+
+// Draws returns the first Len draws of every chain as diag.Draws. With constrain nil they are
+// on the unconstrained scale, named names or, when names is nil, "z[1]" … "z[D]". Otherwise
+// constrain maps each draw z to the reported values (len(names) of them), as zoo's
+// Model.Constrain does; dst is nil or of length len(names).
+func (r *Result) Draws(names []string, constrain func(dst, z []float64) []float64) *diag.Draws {
+	d := r.Dim
+	if names == nil {
+		if constrain != nil {
+			panic("mcmc: Result.Draws: names are required with constrain")
+		}
+		names = make([]string, d)
+		for i := range names {
+			names[i] = fmt.Sprintf("z[%d]", i+1)
+		}
+	}
+	k := len(names)
+	if constrain == nil && k != d {
+		panic(fmt.Sprintf("mcmc: Result.Draws: %d names for %d dimensions", k, d))
+	}
+	n := r.Len()
+	out := &diag.Draws{Names: slices.Clone(names), Chains: make([][]float64, len(r.Chains))}
+	for c := range r.Chains {
+		src := r.Chains[c].Draws
+		dst := make([]float64, n*k)
+		for i := range n {
+			z := src[i*d : (i+1)*d]
+			if constrain == nil {
+				copy(dst[i*k:(i+1)*k], z)
+			} else {
+				constrain(dst[i*k:(i+1)*k], z)
+			}
+		}
+		out.Chains[c] = dst
+	}
+	return out
+}
+
+// Stats returns the first Len iterations' sampler diagnostics of every chain.
+func (r *Result) Stats() [][]Stats {
+	n := r.Len()
+	out := make([][]Stats, len(r.Chains))
+	for c := range r.Chains {
+		out[c] = r.Chains[c].Stats[:n]
+	}
+	return out
+}
+
+// Diagnostics returns the divergence, tree-depth and E-BFMI checks of the kept draws.
+func (r *Result) Diagnostics() Diagnostics {
+	depth := r.Config.MaxDepth
+	if r.Config.Algorithm != NUTS {
+		depth = 0
+	}
+	return Diagnose(r.Stats(), depth)
+}
+
+// Sample runs cfg.Chains chains of HMC on target in parallel, chain c with the random stream
+// rng.New(cfg.Seed, c) and its own ad.Tape, and returns their draws. The draws do not depend
+// on GOMAXPROCS.
+//
+// Each chain starts from Config.Inits or a uniform draw in (−InitRadius, InitRadius)^D (up to
+// 100 tries for a finite log density and gradient), then runs Warmup adaptation iterations and
+// Draws kept iterations. When ctx is cancelled the chains stop after their current iteration
+// and Sample returns the draws made so far with ctx.Err(). A chain that cannot start (no
+// finite initial point, no workable step size) stops the run with an error; the partial result
+// is returned with it.
+func Sample(ctx context.Context, target model.Target, cfg Config) (*Result, error) {
+	cfg = cfg.Defaults()
+	d := target.Dim()
+	if err := cfg.validate(d); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	res := &Result{Config: cfg, Dim: d, Chains: make([]Chain, cfg.Chains)}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	errs := make([]error, cfg.Chains)
+	var wg sync.WaitGroup
+	for c := range cfg.Chains {
+		wg.Go(func() {
+			errs[c] = runChain(ctx, target, cfg, c, &res.Chains[c])
+			if errs[c] != nil && !errors.Is(errs[c], context.Canceled) && !errors.Is(errs[c], context.DeadlineExceeded) {
+				cancel(errs[c])
+			}
+		})
+	}
+	wg.Wait()
+	res.Wall = time.Since(start)
+	for c := range res.Chains {
+		res.GradEvals += res.Chains[c].GradEvals
+	}
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			return res, err
+		}
+	}
+	if err := context.Cause(ctx); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// chainRun is the state of one chain during Sample.
+type chainRun struct {
+	cfg  Config
+	id   int
+	sys  *system
+	r    *rng.Stream
+	k    kernel
+	cur  point
+	tmp  point
+	out  *Chain
+	done <-chan struct{}
+}
+
+func runChain(ctx context.Context, target model.Target, cfg Config, c int, out *Chain) error {
+	d := target.Dim()
+	met, err := newMetric(d, cfg.Metric, cfg.InvMetric)
+	if err != nil {
+		return fmt.Errorf("mcmc: Sample: chain %d: %w", c+1, err)
+	}
+	sys := &system{tg: target, tape: new(ad.Tape), met: met, tmp: make([]float64, d)}
+	ch := &chainRun{cfg: cfg, id: c, sys: sys, r: rng.New(cfg.Seed, uint64(c)), cur: newPoint(d), tmp: newPoint(d), out: out, done: ctx.Done()}
+	if cfg.Algorithm == NUTS {
+		ch.k = newNUTS(sys, ch.r, cfg.MaxDepth, cfg.MaxDeltaH)
+	} else {
+		ch.k = newStaticHMC(sys, ch.r, cfg.Steps, cfg.MaxDeltaH)
+	}
+	defer func() { out.GradEvals = sys.grads }()
+	if err := ch.initialise(); err != nil {
+		return fmt.Errorf("mcmc: Sample: chain %d: %w", c+1, err)
+	}
+	out.Init = slices.Clone(ch.cur.q)
+	total := cfg.Warmup + cfg.Draws
+
+	t0 := time.Now()
+	eps, err := ch.warmup(total)
+	out.WarmupTime = time.Since(t0)
+	out.StepSize = eps
+	out.InvMetric = slices.Clone(met.inv)
+	if err != nil {
+		return err
+	}
+
+	t1 := time.Now()
+	kept := (cfg.Draws + cfg.Thin - 1) / cfg.Thin
+	// Preallocate (no growth in steady state) up to a bound; longer runs grow by appending.
+	capped := min(kept, max(1<<20/d, 1))
+	out.Draws = make([]float64, 0, capped*d)
+	out.Stats = make([]Stats, 0, capped)
+	for i := range cfg.Draws {
+		if ch.cancelled() {
+			out.SampleTime = time.Since(t1)
+			return ctx.Err()
+		}
+		st := ch.k.transition(&ch.cur, eps)
+		if i%cfg.Thin == 0 {
+			out.Draws = append(out.Draws, ch.cur.q...)
+			out.Stats = append(out.Stats, st)
+		}
+		ch.progress(cfg.Warmup+i+1, total, false)
+	}
+	out.SampleTime = time.Since(t1)
+	if cfg.Progress != nil {
+		cfg.Progress(Progress{Chain: c, Iteration: total, Total: total, Done: true})
+	}
+	return nil
+}
+
+func (ch *chainRun) cancelled() bool {
+	select {
+	case <-ch.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (ch *chainRun) progress(it, total int, warm bool) {
+	if ch.cfg.Progress != nil && it%ch.cfg.ProgressEvery == 0 && it < total {
+		ch.cfg.Progress(Progress{Chain: ch.id, Iteration: it, Total: total, Warmup: warm})
+	}
+}
+
+// finite reports whether z's log density and gradient are finite.
+func finite(z *point) bool {
+	if math.IsInf(z.lp, 0) || math.IsNaN(z.lp) {
+		return false
+	}
+	for _, g := range z.g {
+		if math.IsInf(g, 0) || math.IsNaN(g) {
+			return false
+		}
+	}
+	return true
+}
+
+// initialise sets the chain's starting point.
+func (ch *chainRun) initialise() error {
+	cfg := ch.cfg
+	if cfg.Inits != nil {
+		copy(ch.cur.q, cfg.Inits[min(ch.id, len(cfg.Inits)-1)])
+		ch.sys.eval(&ch.cur)
+		if !finite(&ch.cur) {
+			return fmt.Errorf("log density or gradient not finite at the given initial point (lp=%v)", ch.cur.lp)
+		}
+		return nil
+	}
+	const tries = 100
+	for range tries {
+		for i := range ch.cur.q {
+			ch.cur.q[i] = cfg.InitRadius * (2*ch.r.Float64() - 1)
+		}
+		ch.sys.eval(&ch.cur)
+		if finite(&ch.cur) {
+			return nil
+		}
+	}
+	return fmt.Errorf("no initial point with a finite log density and gradient in %d uniform draws from (-%g, %g)^%d", tries, cfg.InitRadius, cfg.InitRadius, len(ch.cur.q))
+}
+
+// initStepSize is Stan's heuristic for a first step size from the current point: one
+// leapfrog step from a fresh momentum, then ε doubled (or halved) until the acceptance
+// probability e^{H₀−H} of a single step crosses 0.8. Each try draws a new momentum.
+func (ch *chainRun) initStepSize(eps float64) (float64, error) {
+	sys := ch.sys
+	z := &ch.tmp
+	oneStep := func() float64 {
+		copy(z.q, ch.cur.q)
+		copy(z.g, ch.cur.g)
+		z.lp = ch.cur.lp
+		sys.met.sampleP(ch.r, z.p)
+		h0 := sys.energy(z)
+		sys.leapfrog(z, eps)
+		return h0 - sys.energy(z)
+	}
+	logAccept := math.Log(0.8)
+	direction := -1.0
+	if oneStep() > logAccept {
+		direction = 1
+	}
+	for {
+		dH := oneStep()
+		if direction == 1 && !(dH > logAccept) || direction == -1 && !(dH < logAccept) {
+			return eps, nil
+		}
+		if direction == 1 {
+			eps *= 2
+		} else {
+			eps /= 2
+		}
+		if eps > 1e7 {
+			return eps, fmt.Errorf("step size search passed 1e7: the posterior may be improper (lp=%v)", ch.cur.lp)
+		}
+		if eps == 0 {
+			return eps, fmt.Errorf("step size search reached 0: no acceptably small step size; the log density may be discontinuous (lp=%v)", ch.cur.lp)
+		}
+	}
+}
+
+// warmup runs the adaptation iterations and returns the step size for sampling.
+func (ch *chainRun) warmup(total int) (float64, error) {
+	cfg := ch.cfg
+	eps := cfg.StepSize
+	if cfg.Warmup == 0 {
+		return eps, nil
+	}
+	wrap := func(err error) error { return fmt.Errorf("mcmc: Sample: chain %d: %w", ch.id+1, err) }
+	eps, err := ch.initStepSize(eps)
+	if err != nil {
+		return eps, wrap(err)
+	}
+	da := &dualAveraging{delta: cfg.TargetAccept, gamma: cfg.Gamma, t0: cfg.T0, kappa: cfg.Kappa, mu: math.Log(10 * cfg.StepSize)}
+	adaptMetric := cfg.Metric != Unit
+	win := newWindows(cfg.Warmup, cfg.InitBuffer, cfg.TermBuffer, cfg.Window)
+	est := newCovEstimator(ch.sys.met.d, cfg.Metric == Dense)
+	d := ch.sys.met.d
+	if cfg.SaveWarmup {
+		ch.out.WarmupDraws = make([]float64, 0, cfg.Warmup*d)
+		ch.out.WarmupStats = make([]Stats, 0, cfg.Warmup)
+	}
+	for i := range cfg.Warmup {
+		if ch.cancelled() {
+			return da.final(), context.Canceled
+		}
+		st := ch.k.transition(&ch.cur, eps)
+		if cfg.SaveWarmup {
+			ch.out.WarmupDraws = append(ch.out.WarmupDraws, ch.cur.q...)
+			ch.out.WarmupStats = append(ch.out.WarmupStats, st)
+		}
+		eps = da.learn(st.AcceptStat)
+		if adaptMetric {
+			if win.inWindow() {
+				est.add(ch.cur.q)
+			}
+			if win.endOfWindow() {
+				win.advance()
+				est.regularised(ch.sys.met.inv)
+				if err := ch.sys.met.update(); err != nil {
+					return eps, wrap(fmt.Errorf("metric adaptation at warmup iteration %d: %w", i+1, err))
+				}
+				est.restart()
+				if eps, err = ch.initStepSize(eps); err != nil {
+					return eps, wrap(err)
+				}
+				da.mu = math.Log(10 * eps)
+				da.restart()
+			}
+			win.counter++
+		}
+		ch.progress(i+1, total, true)
+	}
+	return da.final(), nil
+}
