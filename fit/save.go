@@ -1,0 +1,454 @@
+package fit
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/vigo-bayes/vigo/family"
+	"github.com/vigo-bayes/vigo/model"
+	"github.com/vigo-bayes/vigo/rng"
+)
+
+// SaveFormat and SaveVersion identify a saved fit (fit.json). A reader accepts versions up to
+// SaveVersion and refuses newer ones, naming the field.
+const (
+	SaveFormat  = "vigo-fit"
+	SaveVersion = 1
+)
+
+// Family kinds in a saved fit.
+const (
+	KindMeanField = "meanfield"
+	KindFullRank  = "fullrank"
+	KindLowRank   = "lowrank"
+)
+
+// drawStream is the RNG stream of the diagnostic draws (Result.Draws) and of Saved.Sample.
+const drawStream = 2
+
+// Saved is a fitted approximation as one JSON document (DESIGN.md §4): everything needed to
+// draw from q and to map the draws to the Stan parameters without the model or its data — the
+// family, its parameters, the preconditioning map, the parameter layout — plus the model's
+// name, the configuration and the diagnostics, for the record.
+//
+// q is the base family pushed through z = Shift + Scale·u (see Affine), over the unconstrained
+// vector z of the layout; the Stan parameters are the layout's constrained values of z.
+type Saved struct {
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+	Vigo    string `json:"vigo_version,omitempty"`
+
+	Model     string `json:"model"`
+	Posterior string `json:"posterior,omitempty"`
+	Data      string `json:"data,omitempty"` // where the data came from ("embedded" or a file)
+
+	Family    FamilySpec `json:"family"`
+	Params    []float64  `json:"params"`
+	Shift     []float64  `json:"shift"`
+	Scale     []float64  `json:"scale"` // d×d lower triangular, row-major, or d values when ScaleDiag
+	ScaleDiag bool       `json:"scale_is_diagonal"`
+
+	Layout []ParamSpec `json:"layout"`
+	// Names are the layout's constrained values, Stan-flattened ("theta_trans[1]", "tau");
+	// Reported are what the model reports (transformed parameters included), which can need
+	// the data and so are not reproducible from this file alone.
+	Names    []string `json:"names"`
+	Reported []string `json:"reported,omitempty"`
+
+	// Mean and SD of q, coordinate by coordinate, in unconstrained space.
+	Mean []float64 `json:"unconstrained_mean"`
+	SD   []float64 `json:"unconstrained_sd"`
+
+	Config      Config       `json:"config"`
+	Diagnostics Diagnostics  `json:"diagnostics"`
+	Trace       []TracePoint `json:"trace"`
+
+	aff *Affine
+	lay *model.Layout
+}
+
+// FamilySpec names a base family and its structure.
+type FamilySpec struct {
+	Kind       string `json:"kind"` // meanfield, fullrank or lowrank
+	Dim        int    `json:"dim"`
+	Rank       int    `json:"rank,omitempty"`
+	Positivity string `json:"positivity"` // exp or softplus
+}
+
+// Diagnostics are the end-of-fit numbers of a Result. Non-finite values are written as JSON
+// null (NaN) or the strings "Inf" and "-Inf".
+type Diagnostics struct {
+	Status         string
+	Reason         string
+	Iterations     int
+	GradEvals      int
+	Skipped        int
+	InitNote       string
+	ELBO, ELBOSE   float64
+	KHat           float64
+	KHatThreshold  float64
+	PSISESS        float64
+	Draws          int
+	Verdict        string
+	ElapsedSeconds float64
+}
+
+type diagnosticsJSON struct {
+	Status         string `json:"status"`
+	Reason         string `json:"reason"`
+	Iterations     int    `json:"iterations"`
+	GradEvals      int    `json:"grad_evals"`
+	Skipped        int    `json:"skipped"`
+	InitNote       string `json:"init_note"`
+	ELBO           jfloat `json:"elbo"`
+	ELBOSE         jfloat `json:"elbo_mcse"`
+	KHat           jfloat `json:"khat"`
+	KHatThreshold  jfloat `json:"khat_threshold"`
+	PSISESS        jfloat `json:"psis_ess"`
+	Draws          int    `json:"draws"`
+	Verdict        string `json:"verdict"`
+	ElapsedSeconds jfloat `json:"elapsed_seconds"`
+}
+
+// MarshalJSON writes the diagnostics with snake_case keys.
+func (d Diagnostics) MarshalJSON() ([]byte, error) {
+	return json.Marshal(diagnosticsJSON{d.Status, d.Reason, d.Iterations, d.GradEvals, d.Skipped, d.InitNote,
+		jfloat(d.ELBO), jfloat(d.ELBOSE), jfloat(d.KHat), jfloat(d.KHatThreshold), jfloat(d.PSISESS),
+		d.Draws, d.Verdict, jfloat(d.ElapsedSeconds)})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (d *Diagnostics) UnmarshalJSON(b []byte) error {
+	var w diagnosticsJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*d = Diagnostics{w.Status, w.Reason, w.Iterations, w.GradEvals, w.Skipped, w.InitNote,
+		float64(w.ELBO), float64(w.ELBOSE), float64(w.KHat), float64(w.KHatThreshold), float64(w.PSISESS),
+		w.Draws, w.Verdict, float64(w.ElapsedSeconds)}
+	return nil
+}
+
+// jfloat is a float64 that survives JSON when it is not finite.
+type jfloat float64
+
+func (f jfloat) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	switch {
+	case math.IsNaN(v):
+		return []byte("null"), nil
+	case math.IsInf(v, 1):
+		return []byte(`"Inf"`), nil
+	case math.IsInf(v, -1):
+		return []byte(`"-Inf"`), nil
+	}
+	return strconv.AppendFloat(nil, v, 'g', -1, 64), nil
+}
+
+func (f *jfloat) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case "null":
+		*f = jfloat(math.NaN())
+		return nil
+	case `"Inf"`:
+		*f = jfloat(math.Inf(1))
+		return nil
+	case `"-Inf"`:
+		*f = jfloat(math.Inf(-1))
+		return nil
+	}
+	var v float64
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*f = jfloat(v)
+	return nil
+}
+
+// SaveInfo is what a Result does not know about its own fit.
+type SaveInfo struct {
+	Vigo      string        // vigo version
+	Model     string        // model name (a zoo name)
+	Posterior string        // posteriordb posterior name, if any
+	Data      string        // where the data came from
+	Layout    *model.Layout // the model's parameter layout: z ↦ Stan parameters
+	Reported  []string      // the model's reported quantities, if they differ from the layout's
+	Config    Config        // the fit's configuration (defaults are filled in)
+}
+
+// NewSaved describes res for saving. It fails if the layout does not match the fit's
+// dimension or cannot be described (see DescribeLayout).
+func NewSaved(res *Result, info SaveInfo) (*Saved, error) {
+	if res == nil || res.Family == nil {
+		return nil, errors.New("fit: NewSaved: no fitted family")
+	}
+	aff := res.Family
+	d := aff.Dim()
+	spec := FamilySpec{Dim: d}
+	switch b := aff.Base.(type) {
+	case *family.MeanField:
+		spec.Kind, spec.Positivity = KindMeanField, b.Positivity().String()
+	case *family.FullRank:
+		spec.Kind, spec.Positivity = KindFullRank, b.Positivity().String()
+	case *family.LowRank:
+		spec.Kind, spec.Positivity, spec.Rank = KindLowRank, b.Positivity().String(), b.Rank()
+	default:
+		return nil, fmt.Errorf("fit: NewSaved: family %T cannot be saved", aff.Base)
+	}
+	if info.Layout == nil {
+		return nil, errors.New("fit: NewSaved: no layout")
+	}
+	if info.Layout.Dim() != d {
+		return nil, fmt.Errorf("fit: NewSaved: layout has dimension %d, the fit %d", info.Layout.Dim(), d)
+	}
+	specs, err := DescribeLayout(info.Layout)
+	if err != nil {
+		return nil, err
+	}
+	mean, cov := make([]float64, d), make([]float64, d*d)
+	aff.Moments(res.Params, mean, cov)
+	sd := make([]float64, d)
+	for i := range sd {
+		sd[i] = math.Sqrt(cov[i*d+i])
+	}
+	s := &Saved{
+		Format: SaveFormat, Version: SaveVersion, Vigo: info.Vigo,
+		Model: info.Model, Posterior: info.Posterior, Data: info.Data,
+		Family: spec, Params: clone(res.Params),
+		Shift: clone(aff.Shift), Scale: clone(aff.Scale), ScaleDiag: aff.Diag,
+		Layout: specs, Names: info.Layout.Names(), Reported: clone(info.Reported),
+		Mean: mean, SD: sd,
+		Config: info.Config.withDefaults(),
+		Diagnostics: Diagnostics{
+			Status: res.Status.String(), Reason: res.Reason, Iterations: res.Iterations,
+			GradEvals: res.GradEvals, Skipped: res.Skipped, InitNote: res.InitNote,
+			ELBO: res.ELBO, ELBOSE: res.ELBOSE, KHat: res.KHat, KHatThreshold: res.KHatThreshold,
+			PSISESS: res.PSISESS, Draws: len(res.LogQ), Verdict: res.Verdict,
+			ElapsedSeconds: res.Elapsed.Seconds(),
+		},
+		Trace: append([]TracePoint(nil), res.Trace...),
+		aff:   aff, lay: info.Layout,
+	}
+	return s, nil
+}
+
+func clone[T any](x []T) []T {
+	if x == nil {
+		return nil
+	}
+	return append([]T(nil), x...)
+}
+
+// Write writes s as indented JSON.
+func (s *Saved) Write(w io.Writer) error {
+	b, err := json.MarshalIndent(s, "", " ")
+	if err != nil {
+		return fmt.Errorf("fit: Saved.Write: %w", err)
+	}
+	b = append(b, '\n')
+	_, err = w.Write(b)
+	return err
+}
+
+// Save writes s to the file path (created or truncated).
+func (s *Saved) Save(path string) error {
+	var buf bytes.Buffer
+	if err := s.Write(&buf); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("fit: Save: %w", err)
+	}
+	return nil
+}
+
+// Load reads a saved fit from the file path. See Read.
+func Load(path string) (*Saved, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("fit: Load: %w", err)
+	}
+	defer f.Close()
+	return Read(filepath.Base(path), f)
+}
+
+// maxSaved bounds what Read accepts (a full-rank fit in d = 2000 is ≈ 60 MB of JSON).
+const maxSaved = 512 << 20
+
+// Read reads a saved fit from r and checks it: the format and version, the family, and that
+// every array has the length the family and the layout need. Errors name the file (name) and
+// the field: `fit: Read fit.json: field "params": 19 values, meanfield in d=10 needs 20`.
+func Read(name string, r io.Reader) (*Saved, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxSaved+1))
+	if err != nil {
+		return nil, fmt.Errorf("fit: Read %s: %w", name, err)
+	}
+	if len(b) > maxSaved {
+		return nil, fmt.Errorf("fit: Read %s: larger than %d bytes", name, maxSaved)
+	}
+	var s Saved
+	if err := json.Unmarshal(b, &s); err != nil {
+		var te *json.UnmarshalTypeError
+		var se *json.SyntaxError
+		switch {
+		case errors.As(err, &te):
+			return nil, fmt.Errorf("fit: Read %s: field %q: JSON %s where %s is needed", name, te.Field, te.Value, te.Type)
+		case errors.As(err, &se):
+			return nil, fmt.Errorf("fit: Read %s: line %d: %v", name, lineOf(b, se.Offset), se)
+		}
+		return nil, fmt.Errorf("fit: Read %s: %w", name, err)
+	}
+	if err := s.check(); err != nil {
+		return nil, fmt.Errorf("fit: Read %s: %w", name, err)
+	}
+	return &s, nil
+}
+
+func lineOf(b []byte, off int64) int {
+	if off > int64(len(b)) {
+		off = int64(len(b))
+	}
+	return bytes.Count(b[:off], []byte{'\n'}) + 1
+}
+
+// check validates s and builds its family and layout.
+func (s *Saved) check() error {
+	if s.Format != SaveFormat {
+		return fmt.Errorf("field \"format\": %q, want %q (is this a vigo fit file?)", s.Format, SaveFormat)
+	}
+	if s.Version < 1 || s.Version > SaveVersion {
+		return fmt.Errorf("field \"version\": %d, this vigo reads versions 1 to %d", s.Version, SaveVersion)
+	}
+	fs := s.Family
+	d := fs.Dim
+	if d < 1 {
+		return fmt.Errorf("field \"family.dim\": %d, want ≥ 1", d)
+	}
+	var opts []family.Option
+	switch fs.Positivity {
+	case family.Exp.String():
+	case family.Softplus.String():
+		opts = append(opts, family.WithPositivity(family.Softplus))
+	default:
+		return fmt.Errorf("field \"family.positivity\": %q, want %q or %q", fs.Positivity, family.Exp, family.Softplus)
+	}
+	var base family.Family
+	switch fs.Kind {
+	case KindMeanField:
+		base = family.NewMeanField(d, opts...)
+	case KindFullRank:
+		base = family.NewFullRank(d, opts...)
+	case KindLowRank:
+		if fs.Rank < 1 || fs.Rank > d {
+			return fmt.Errorf("field \"family.rank\": %d, want 1 to %d", fs.Rank, d)
+		}
+		base = family.NewLowRank(d, fs.Rank, opts...)
+	default:
+		return fmt.Errorf("field \"family.kind\": %q, want %s, %s or %s", fs.Kind, KindMeanField, KindFullRank, KindLowRank)
+	}
+	what := fmt.Sprintf("%s in d=%d", fs.Kind, d)
+	if err := finiteLen("params", s.Params, base.NumParams(), what); err != nil {
+		return err
+	}
+	if err := finiteLen("shift", s.Shift, d, what); err != nil {
+		return err
+	}
+	ns := d * d
+	if s.ScaleDiag {
+		ns = d
+	}
+	if err := finiteLen("scale", s.Scale, ns, what); err != nil {
+		return err
+	}
+	aff, err := NewAffine(base, s.Shift, s.Scale, s.ScaleDiag)
+	if err != nil {
+		return fmt.Errorf("field \"scale\": %w", err)
+	}
+	lay, err := NewLayoutFromSpecs(s.Layout)
+	if err != nil {
+		return fmt.Errorf("field \"layout\": %w", err)
+	}
+	if lay.Dim() != d {
+		return fmt.Errorf("field \"layout\": %d unconstrained coordinates, family dimension %d", lay.Dim(), d)
+	}
+	if got := lay.Names(); len(s.Names) != 0 && !equalStrings(got, s.Names) {
+		return fmt.Errorf("field \"names\": %d names do not match the layout's %d", len(s.Names), len(got))
+	}
+	s.Names = lay.Names()
+	s.aff, s.lay = aff, lay
+	return nil
+}
+
+func finiteLen(field string, x []float64, n int, what string) error {
+	if len(x) != n {
+		return fmt.Errorf("field %q: %d values, %s needs %d", field, len(x), what, n)
+	}
+	for i, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("field %q: value %d is %g, want finite", field, i, v)
+		}
+	}
+	return nil
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Approximation returns q: the base family pushed through the saved affine map, and its
+// parameters.
+func (s *Saved) Approximation() (*Affine, []float64) { return s.aff, s.Params }
+
+// ParamLayout returns the layout that maps z to the Stan parameters (Names order).
+func (s *Saved) ParamLayout() *model.Layout { return s.lay }
+
+// Dim returns the dimension of z.
+func (s *Saved) Dim() int { return s.Family.Dim }
+
+// Sample draws n points z ~ q (n × Dim, row-major) with their log q(z). The draws come from
+// stream 2 of seed, the stream Fit uses for its diagnostic draws, so Sample(cfg.Seed, n) of a
+// saved fit repeats the first n rows of Result.Draws and Result.LogQ bit for bit. Cost: n
+// draws of the family, O(n·d²) for full rank.
+func (s *Saved) Sample(seed uint64, n int) (z, logq []float64) {
+	return sampleAffine(s.aff, s.Params, seed, n)
+}
+
+func sampleAffine(aff *Affine, params []float64, seed uint64, n int) (z, logq []float64) {
+	d := aff.Dim()
+	stream := rng.New(seed, drawStream)
+	eps := make([]float64, aff.NoiseDim())
+	z = make([]float64, n*d)
+	logq = make([]float64, n)
+	for i := range n {
+		for k := range eps {
+			eps[k] = stream.NormFloat64()
+		}
+		logq[i] = aff.Sample(params, eps, z[i*d:(i+1)*d])
+	}
+	return z, logq
+}
+
+// Constrain writes the Stan parameters (Names order) at z into x and returns x; x is
+// allocated when nil.
+func (s *Saved) Constrain(x, z []float64) []float64 {
+	if x == nil {
+		x = make([]float64, s.lay.Len())
+	}
+	s.lay.ConstrainValues(z, x)
+	return x
+}
