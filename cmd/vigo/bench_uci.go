@@ -1,0 +1,616 @@
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vigo-bayes/vigo/bench"
+	"github.com/vigo-bayes/vigo/bnn"
+	"github.com/vigo-bayes/vigo/model"
+	"github.com/vigo-bayes/vigo/rng"
+)
+
+func init() { benchCommands = append(benchCommands, newBenchUCICmd) }
+
+// uciSet is one of the nine UCI regression sets of the PBP protocol with the published numbers
+// it is compared with (../shared/docs/papers.md §6: PBP as reproduced in Gal & Ghahramani 2016
+// Table 1, DVI from Wu et al. 2019 Table 2; mean ± standard error over the splits).
+type uciSet struct {
+	name, dir                    string
+	pbpLL, pbpLLse               float64
+	pbpRMSE, pbpRMSEse           float64
+	ddviLL, ddviLLse             float64 // diagonal (mean-field) DVI, heteroscedastic
+	hodviLL, hodviLLse           float64 // homoscedastic DVI
+	viRMSE, viRMSEse, viLL, viSE float64 // Graves (2011) VI as reproduced by Gal & Ghahramani
+}
+
+var uciSets = []uciSet{
+	{"boston", "bostonHousing", -2.57, 0.09, 3.01, 0.18, -2.42, 0.02, -2.58, 0.04, 4.32, 0.29, -2.90, 0.07},
+	{"concrete", "concrete", -3.16, 0.02, 5.67, 0.09, -3.07, 0.02, -3.23, 0.01, 7.19, 0.12, -3.39, 0.02},
+	{"energy", "energy", -2.04, 0.02, 1.80, 0.05, -1.06, 0.06, -2.09, 0.06, 2.65, 0.08, -2.39, 0.03},
+	{"kin8nm", "kin8nm", 0.90, 0.01, 0.10, 0.00, 1.13, 0.00, 1.01, 0.01, 0.10, 0.00, 0.90, 0.01},
+	{"naval", "naval-propulsion-plant", 3.73, 0.01, 0.01, 0.00, 6.22, 0.06, 5.84, 0.06, 0.01, 0.00, 3.73, 0.12},
+	{"power", "power-plant", -2.84, 0.01, 4.12, 0.03, -2.80, 0.00, -2.82, 0.00, 4.33, 0.04, -2.89, 0.01},
+	{"protein", "protein-tertiary-structure", -2.97, 0.00, 4.73, 0.01, -2.84, 0.01, -2.94, 0.00, 4.84, 0.03, -2.99, 0.01},
+	{"wine", "wine-quality-red", -0.97, 0.01, 0.64, 0.01, -0.91, 0.02, -0.96, 0.01, 0.65, 0.01, -0.98, 0.01},
+	{"yacht", "yacht", -1.63, 0.02, 1.02, 0.05, -0.47, 0.03, -1.41, 0.03, 6.89, 0.67, -3.43, 0.16},
+}
+
+// uciData is one data set as the PBP repository ships it: the data matrix, the column indices
+// of the features and the target, the train/test index files and PBP's epochs and width.
+type uciData struct {
+	set            uciSet
+	rows           [][]float64
+	features       []int
+	target         int
+	train, test    [][]int // per split
+	epochs, hidden int
+	cost           float64 // rows × epochs × hidden, to schedule the big jobs first
+}
+
+// uciConfig is what vigo bench uci runs.
+type uciConfig struct {
+	dir      string
+	datasets []string
+	methods  []bnn.Method
+	splits   int
+	epochs   int // 0: the data set's n_epochs.txt × epochScale
+	scale    int
+	batch    int
+	samples  int
+	workers  int
+	seed     uint64
+	progress io.Writer
+}
+
+// uciRun is one fit: data set × split × method.
+type uciRun struct {
+	data        *uciData
+	split       int
+	method      bnn.Method
+	ll, rmse    float64 // test log-likelihood per point and RMSE, original units
+	beta        float64
+	epochs      int
+	secPerEpoch float64
+	err         error
+}
+
+func newBenchUCICmd() *cobra.Command {
+	var (
+		cfg                    uciConfig
+		methods, datasets, out string
+		seed                   int64
+	)
+	cmd := &cobra.Command{
+		Use:   "uci",
+		Short: "Bayesian neural networks on the nine UCI regression sets (PBP protocol) vs PBP and DVI",
+		Long: `vigo bench uci fits one-hidden-layer ReLU networks with mean-field Gaussian weights on the
+nine UCI regression sets of ../shared/data/uci with the PBP protocol: the published 90/10 splits
+(20, protein 5), 50 hidden units (100 for protein), inputs and targets normalised on the training
+part, Adam with step 0.01, prior N(0, 1/10), minibatches of 32, noise precision by Type-II maximum
+likelihood after every epoch. Test log-likelihood per point and RMSE are in the original units.
+It writes a markdown table of mean ± standard error over the splits beside the published PBP and
+DVI numbers. Progress goes to stderr, one line per fit.
+
+Methods: vbp (variance backpropagation), mfvi (Monte Carlo, local reparameterisation), dvi
+(closed-form ReLU moments), vardrop (variational dropout with a Gaussian prior).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, m := range splitList(methods) {
+				mm, err := bnn.ParseMethod(m)
+				if err != nil {
+					return fmt.Errorf("bench uci: %w", err)
+				}
+				cfg.methods = append(cfg.methods, mm)
+			}
+			if len(cfg.methods) == 0 {
+				return fmt.Errorf("bench uci: no methods")
+			}
+			if datasets != "all" {
+				cfg.datasets = splitList(datasets)
+			}
+			cfg.seed = uint64(seed)
+			if cfg.dir == "" {
+				d, ok := model.SharedDir()
+				if !ok {
+					return fmt.Errorf("bench uci: ../shared/data/uci not found; pass --data DIR")
+				}
+				cfg.dir = filepath.Join(d, "data", "uci")
+			}
+			cfg.progress = cmd.ErrOrStderr()
+			h := bench.Header{Date: time.Now(), Command: commandLine(), Commit: gitCommit(), LoadStart: bench.LoadAvg()}
+			start := time.Now()
+			runs, err := runUCI(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			h.LoadEnd = bench.LoadAvg()
+			var b strings.Builder
+			writeUCIMarkdown(&b, h, cfg, runs, time.Since(start))
+			if out == "" || out == "-" {
+				_, err = io.WriteString(cmd.OutOrStdout(), b.String())
+				return err
+			}
+			if err := os.WriteFile(out, []byte(b.String()), 0o644); err != nil {
+				return fmt.Errorf("bench uci: --out: %w", err)
+			}
+			fmt.Fprintln(cmd.ErrOrStderr(), "wrote", out)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&methods, "methods", "vbp,mfvi,dvi,vardrop", "comma-separated methods: vbp, mfvi, dvi, vardrop")
+	f.StringVar(&datasets, "datasets", "all", "all, or comma-separated: "+strings.Join(uciNames(), ", "))
+	f.IntVar(&cfg.splits, "splits", 20, "splits per data set (at most the data set's own count: protein has 5)")
+	f.IntVar(&cfg.epochs, "epochs", 0, "epochs per fit (0: the data set's n_epochs.txt times --epoch-scale)")
+	f.IntVar(&cfg.scale, "epoch-scale", 1, "multiplies the data set's n_epochs.txt when --epochs is 0")
+	f.IntVar(&cfg.batch, "batch", 32, "minibatch size")
+	f.IntVar(&cfg.samples, "samples", 100, "draws of the hidden layers for the Monte Carlo methods' predictive density")
+	f.IntVar(&cfg.workers, "workers", runtime.GOMAXPROCS(0), "fits run in parallel (results do not depend on it)")
+	f.Int64Var(&seed, "seed", 1, "base seed; each fit derives its own from (seed, data set, split)")
+	f.StringVar(&cfg.dir, "data", "", "UCI directory (default ../shared/data/uci found from the working directory)")
+	f.StringVar(&out, "out", "", "write the markdown table to FILE instead of stdout (bench/results/uci.md)")
+	return cmd
+}
+
+func uciNames() []string {
+	var s []string
+	for _, d := range uciSets {
+		s = append(s, d.name)
+	}
+	return s
+}
+
+// runUCI loads the data sets and runs every fit on a pool of cfg.workers goroutines, biggest
+// first. A failed fit is recorded in its run, not returned.
+func runUCI(ctx context.Context, cfg uciConfig) ([]uciRun, error) {
+	sets := uciSets
+	if len(cfg.datasets) > 0 {
+		sets = nil
+		for _, name := range cfg.datasets {
+			i := slices.IndexFunc(uciSets, func(s uciSet) bool { return s.name == name || s.dir == name })
+			if i < 0 {
+				return nil, fmt.Errorf("bench uci: unknown data set (name=%q; known: %s)", name, strings.Join(uciNames(), ", "))
+			}
+			sets = append(sets, uciSets[i])
+		}
+	}
+	if cfg.splits <= 0 || cfg.batch <= 0 || cfg.epochs < 0 || cfg.scale <= 0 {
+		return nil, fmt.Errorf("bench uci: bad settings (splits=%d, batch=%d, epochs=%d, epoch-scale=%d)", cfg.splits, cfg.batch, cfg.epochs, cfg.scale)
+	}
+	var runs []uciRun
+	for _, s := range sets {
+		d, err := loadUCI(cfg.dir, s)
+		if err != nil {
+			return nil, err
+		}
+		for sp := range min(cfg.splits, len(d.train)) {
+			for _, m := range cfg.methods {
+				runs = append(runs, uciRun{data: d, split: sp, method: m})
+			}
+		}
+	}
+	order := make([]int, len(runs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(runs[b].data.cost, runs[a].data.cost) })
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for range max(cfg.workers, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				r := &runs[i]
+				fitUCI(ctx, cfg, r)
+				mu.Lock()
+				if r.err != nil {
+					fmt.Fprintf(cfg.progress, "%s split %d %s: %v\n", r.data.set.name, r.split, r.method, r.err)
+				} else {
+					fmt.Fprintf(cfg.progress, "%s split %d %s: test LL %.3f, RMSE %.3f, %d epochs, %.3fs/epoch\n",
+						r.data.set.name, r.split, r.method, r.ll, r.rmse, r.epochs, r.secPerEpoch)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, i := range order {
+		if ctx.Err() != nil {
+			break
+		}
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return runs, nil
+}
+
+// fitUCI runs one fit: normalise on the training part, fit, score the test part.
+func fitUCI(ctx context.Context, cfg uciConfig, r *uciRun) {
+	d := r.data
+	Xtr, ytr, mx, sx, my, sy := d.matrix(d.train[r.split], nil, nil, 0, 0)
+	Xte, yte, _, _, _, _ := d.matrix(d.test[r.split], mx, sx, my, sy)
+	in := len(d.features)
+	ntr, nte := len(ytr), len(yte)
+	epochs := cfg.epochs
+	if epochs == 0 {
+		epochs = d.epochs * cfg.scale
+	}
+	net := bnn.Net{Sizes: []int{in, d.hidden, 1}, Method: r.method}
+	seed := rng.Derive(cfg.seed, uint64(slices.IndexFunc(uciSets, func(s uciSet) bool { return s.name == d.set.name })), uint64(r.split))
+	start := time.Now()
+	m, err := bnn.FitRegression(ctx, net, Xtr, ytr, ntr, bnn.FitConfig{Epochs: epochs, BatchSize: cfg.batch, LR: 0.01, Seed: seed})
+	el := time.Since(start)
+	if err != nil {
+		r.err = err
+		return
+	}
+	lp := m.LogPredictive(Xte, yte, nte, cfg.samples, seed+1)
+	mean, _ := m.Predict(Xte, nte, cfg.samples, seed+1)
+	ll, se := 0.0, 0.0
+	for i := range nte {
+		ll += lp[i] - math.Log(sy) // density of y = my + sy·ỹ
+		e := (mean[i] - yte[i]) * sy
+		se += e * e
+	}
+	r.ll = ll / float64(nte)
+	r.rmse = math.Sqrt(se / float64(nte))
+	r.beta = m.Beta
+	r.epochs = epochs
+	r.secPerEpoch = el.Seconds() / float64(max(epochs, 1))
+}
+
+// matrix gathers rows idx into a normalised design matrix and target. With mx nil it computes
+// the normalisation (mean and population standard deviation per column, PBP's choice; a constant
+// column keeps scale 1) from these rows and returns it.
+func (d *uciData) matrix(idx []int, mx, sx []float64, my, sy float64) (X, y, mx2, sx2 []float64, my2, sy2 float64) {
+	in := len(d.features)
+	if mx == nil {
+		mx, sx = make([]float64, in), make([]float64, in)
+		for j, c := range d.features {
+			s, ss := 0.0, 0.0
+			for _, i := range idx {
+				s += d.rows[i][c]
+			}
+			mu := s / float64(len(idx))
+			for _, i := range idx {
+				e := d.rows[i][c] - mu
+				ss += e * e
+			}
+			mx[j], sx[j] = mu, math.Sqrt(ss/float64(len(idx)))
+			if sx[j] == 0 {
+				sx[j] = 1
+			}
+		}
+		s, ss := 0.0, 0.0
+		for _, i := range idx {
+			s += d.rows[i][d.target]
+		}
+		my = s / float64(len(idx))
+		for _, i := range idx {
+			e := d.rows[i][d.target] - my
+			ss += e * e
+		}
+		sy = math.Sqrt(ss / float64(len(idx)))
+		if sy == 0 {
+			sy = 1
+		}
+	}
+	X = make([]float64, len(idx)*in)
+	y = make([]float64, len(idx))
+	for r, i := range idx {
+		for j, c := range d.features {
+			X[r*in+j] = (d.rows[i][c] - mx[j]) / sx[j]
+		}
+		y[r] = (d.rows[i][d.target] - my) / sy
+	}
+	return X, y, mx, sx, my, sy
+}
+
+// loadUCI reads one data set directory.
+func loadUCI(dir string, s uciSet) (*uciData, error) {
+	p := filepath.Join(dir, s.dir)
+	rows, err := readFloatRows(filepath.Join(p, "data.txt"))
+	if err != nil {
+		return nil, err
+	}
+	d := &uciData{set: s, rows: rows}
+	if d.features, err = readIntLines(filepath.Join(p, "index_features.txt")); err != nil {
+		return nil, err
+	}
+	t, err := readIntLines(filepath.Join(p, "index_target.txt"))
+	if err != nil {
+		return nil, err
+	}
+	if len(t) != 1 {
+		return nil, fmt.Errorf("bench uci: %s: want one target index (got %d)", s.dir, len(t))
+	}
+	d.target = t[0]
+	for _, name := range []string{"n_epochs.txt", "n_hidden.txt", "n_splits.txt"} {
+		v, err := readIntLines(filepath.Join(p, name))
+		if err != nil {
+			return nil, err
+		}
+		if len(v) != 1 || v[0] <= 0 {
+			return nil, fmt.Errorf("bench uci: %s/%s: want one positive integer", s.dir, name)
+		}
+		switch name {
+		case "n_epochs.txt":
+			d.epochs = v[0]
+		case "n_hidden.txt":
+			d.hidden = v[0]
+		default:
+			for i := range v[0] {
+				tr, err := readIntLines(filepath.Join(p, fmt.Sprintf("index_train_%d.txt", i)))
+				if err != nil {
+					return nil, err
+				}
+				te, err := readIntLines(filepath.Join(p, fmt.Sprintf("index_test_%d.txt", i)))
+				if err != nil {
+					return nil, err
+				}
+				d.train, d.test = append(d.train, tr), append(d.test, te)
+			}
+		}
+	}
+	width := len(rows[0])
+	for _, c := range append(slices.Clone(d.features), d.target) {
+		if c < 0 || c >= width {
+			return nil, fmt.Errorf("bench uci: %s: column %d out of range (width=%d)", s.dir, c, width)
+		}
+	}
+	for sp := range d.train {
+		for _, i := range append(slices.Clone(d.train[sp]), d.test[sp]...) {
+			if i < 0 || i >= len(rows) {
+				return nil, fmt.Errorf("bench uci: %s: split %d: row %d out of range (rows=%d)", s.dir, sp, i, len(rows))
+			}
+		}
+	}
+	d.cost = float64(len(rows)*d.epochs) * float64(d.hidden)
+	return d, nil
+}
+
+func readFloatRows(path string) ([][]float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("bench uci: %w", err)
+	}
+	defer f.Close()
+	var rows [][]float64
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<16), 1<<24)
+	line := 0
+	for sc.Scan() {
+		line++
+		fs := strings.Fields(sc.Text())
+		if len(fs) == 0 {
+			continue
+		}
+		row := make([]float64, len(fs))
+		for j, s := range fs {
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				return nil, fmt.Errorf("bench uci: %s line %d: %w", path, line, err)
+			}
+			row[j] = v
+		}
+		if len(rows) > 0 && len(row) != len(rows[0]) {
+			return nil, fmt.Errorf("bench uci: %s line %d: %d columns, want %d", path, line, len(row), len(rows[0]))
+		}
+		rows = append(rows, row)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("bench uci: %s: %w", path, err)
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("bench uci: %s: no data", path)
+	}
+	return rows, nil
+}
+
+func readIntLines(path string) ([]int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("bench uci: %w", err)
+	}
+	var out []int
+	for _, s := range strings.Fields(string(b)) {
+		v, err := strconv.ParseFloat(s, 64) // index files hold integers, some written as floats
+		if err != nil || v != math.Trunc(v) {
+			return nil, fmt.Errorf("bench uci: %s: not an integer (%q)", path, s)
+		}
+		out = append(out, int(v))
+	}
+	return out, nil
+}
+
+// meanSE returns the mean and the standard error sd/√n (sd with n−1) of x.
+func meanSE(x []float64) (float64, float64) {
+	n := float64(len(x))
+	if n == 0 {
+		return math.NaN(), math.NaN()
+	}
+	s := 0.0
+	for _, v := range x {
+		s += v
+	}
+	m := s / n
+	if n < 2 {
+		return m, math.NaN()
+	}
+	ss := 0.0
+	for _, v := range x {
+		ss += (v - m) * (v - m)
+	}
+	return m, math.Sqrt(ss/(n-1)) / math.Sqrt(n)
+}
+
+func pm(m, se float64, prec int) string {
+	if math.IsNaN(m) {
+		return "—"
+	}
+	if math.IsNaN(se) {
+		return strconv.FormatFloat(m, 'f', prec, 64)
+	}
+	return fmt.Sprintf("%.*f ± %.*f", prec, m, prec, se)
+}
+
+// writeUCIMarkdown writes the tables: test log-likelihood and RMSE per data set and method
+// beside the published numbers, the VBP-vs-PBP count and the time per epoch.
+func writeUCIMarkdown(w *strings.Builder, h bench.Header, cfg uciConfig, runs []uciRun, wall time.Duration) {
+	type key struct {
+		set    string
+		method bnn.Method
+	}
+	ll := map[key][]float64{}
+	rmse := map[key][]float64{}
+	spe := map[key][]float64{}
+	failed := map[key]int{}
+	var sets []*uciData
+	for _, r := range runs {
+		if !slices.Contains(sets, r.data) {
+			sets = append(sets, r.data)
+		}
+		k := key{r.data.set.name, r.method}
+		if r.err != nil {
+			failed[k]++
+			continue
+		}
+		ll[k] = append(ll[k], r.ll)
+		rmse[k] = append(rmse[k], r.rmse)
+		spe[k] = append(spe[k], r.secPerEpoch)
+	}
+	slices.SortStableFunc(sets, func(a, b *uciData) int {
+		return cmp.Compare(slices.Index(uciNames(), a.set.name), slices.Index(uciNames(), b.set.name))
+	})
+	fmt.Fprintf(w, "# UCI regression: Bayesian neural networks (PBP protocol)\n\n")
+	fmt.Fprintf(w, "- command: `%s`\n- commit: %s\n- date: %s\n- machine: %d CPUs (GOMAXPROCS %d), %d fits in parallel; load average %s at the start, %s at the end\n- wall time: %s\n",
+		h.Command, h.Commit, h.Date.Format(time.RFC3339), runtime.NumCPU(), runtime.GOMAXPROCS(0), max(cfg.workers, 1), h.LoadStart, h.LoadEnd, wall.Round(time.Second))
+	epochs := "the data set's n_epochs.txt (PBP: 40, protein 20)"
+	if cfg.epochs > 0 {
+		epochs = strconv.Itoa(cfg.epochs)
+	} else if cfg.scale != 1 {
+		epochs = fmt.Sprintf("%d × the data set's n_epochs.txt (PBP: 40, protein 20)", cfg.scale)
+	}
+	fmt.Fprintf(w, "- protocol: published 90/10 splits (up to %d per data set), one hidden ReLU layer of 50 units (protein 100), inputs and target normalised on the training part, "+
+		"prior N(0, 1/10) on every weight and bias, Adam step 0.01, minibatch %d, epochs: %s; noise precision β by Type-II ML after every epoch (initial 1); "+
+		"predictive N(y; E[f], var[f] + 1/β) for vbp and dvi, a %d-draw mixture of such Gaussians (hidden layers drawn, output layer exact) for mfvi and vardrop; "+
+		"test log-likelihood per point and RMSE in the original units; mean ± standard error over splits.\n",
+		cfg.splits, cfg.batch, epochs, cfg.samples)
+	fmt.Fprintf(w, "- published: PBP and VI (Graves 2011) as reproduced in Gal & Ghahramani (2016) Table 1; DVI from Wu et al. (2019) Table 2 — dDVI is diagonal (mean-field) but heteroscedastic, hoDVI homoscedastic; VBP's own table is not available (papers.md §2.2).\n\n")
+
+	methods := cfg.methods
+	fmt.Fprintf(w, "## Test log-likelihood (higher is better)\n\n| data set | splits |")
+	for _, m := range methods {
+		fmt.Fprintf(w, " %s |", m)
+	}
+	fmt.Fprintf(w, " PBP | dDVI | hoDVI | VI |\n|---|---:|")
+	for range methods {
+		fmt.Fprintf(w, "---:|")
+	}
+	fmt.Fprintf(w, "---:|---:|---:|---:|\n")
+	beatPBP := map[bnn.Method]int{}
+	beatHo := map[bnn.Method]int{}
+	for _, d := range sets {
+		s := d.set
+		n := len(ll[key{s.name, methods[0]}])
+		fmt.Fprintf(w, "| %s | %d |", s.name, n)
+		for _, m := range methods {
+			mu, se := meanSE(ll[key{s.name, m}])
+			fmt.Fprintf(w, " %s |", pm(mu, se, 2))
+			if !math.IsNaN(mu) && mu >= s.pbpLL {
+				beatPBP[m]++
+			}
+			if !math.IsNaN(mu) && mu >= s.hodviLL {
+				beatHo[m]++
+			}
+		}
+		fmt.Fprintf(w, " %s | %s | %s | %s |\n", pm(s.pbpLL, s.pbpLLse, 2), pm(s.ddviLL, s.ddviLLse, 2), pm(s.hodviLL, s.hodviLLse, 2), pm(s.viLL, s.viSE, 2))
+	}
+	fmt.Fprintf(w, "\nMean test log-likelihood at least PBP's / hoDVI's, out of %d data sets:", len(sets))
+	for _, m := range methods {
+		fmt.Fprintf(w, " %s %d / %d;", m, beatPBP[m], beatHo[m])
+	}
+	fmt.Fprintf(w, "\n\n## Test RMSE (lower is better)\n\n| data set |")
+	for _, m := range methods {
+		fmt.Fprintf(w, " %s |", m)
+	}
+	fmt.Fprintf(w, " PBP | VI |\n|---|")
+	for range methods {
+		fmt.Fprintf(w, "---:|")
+	}
+	fmt.Fprintf(w, "---:|---:|\n")
+	for _, d := range sets {
+		s := d.set
+		fmt.Fprintf(w, "| %s |", s.name)
+		for _, m := range methods {
+			mu, se := meanSE(rmse[key{s.name, m}])
+			fmt.Fprintf(w, " %s |", pm(mu, se, rmsePrec(s)))
+		}
+		fmt.Fprintf(w, " %s | %s |\n", pm(s.pbpRMSE, s.pbpRMSEse, rmsePrec(s)), pm(s.viRMSE, s.viRMSEse, rmsePrec(s)))
+	}
+	fmt.Fprintf(w, "\n## Seconds per epoch (median over splits; fits ran %d at a time on a shared machine)\n\n| data set | train rows | epochs |", max(cfg.workers, 1))
+	for _, m := range methods {
+		fmt.Fprintf(w, " %s |", m)
+	}
+	fmt.Fprintf(w, "\n|---|---:|---:|")
+	for range methods {
+		fmt.Fprintf(w, "---:|")
+	}
+	fmt.Fprintf(w, "\n")
+	for _, d := range sets {
+		s := d.set
+		ep := d.epochs * cfg.scale
+		if cfg.epochs > 0 {
+			ep = cfg.epochs
+		}
+		fmt.Fprintf(w, "| %s | %d | %d |", s.name, len(d.train[0]), ep)
+		for _, m := range methods {
+			v := slices.Clone(spe[key{s.name, m}])
+			if len(v) == 0 {
+				fmt.Fprintf(w, " — |")
+				continue
+			}
+			slices.Sort(v)
+			fmt.Fprintf(w, " %.4f |", v[len(v)/2])
+		}
+		fmt.Fprintf(w, "\n")
+	}
+	var fails []string
+	for k, n := range failed {
+		fails = append(fails, fmt.Sprintf("%s %s: %d", k.set, k.method, n))
+	}
+	if len(fails) > 0 {
+		slices.Sort(fails)
+		fmt.Fprintf(w, "\nFailed fits (excluded above): %s.\n", strings.Join(fails, "; "))
+	}
+}
+
+func rmsePrec(s uciSet) int {
+	if s.pbpRMSE < 0.05 {
+		return 4
+	}
+	if s.pbpRMSE < 1 {
+		return 3
+	}
+	return 2
+}
