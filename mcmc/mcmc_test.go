@@ -49,9 +49,7 @@ func newGaussian(d int, rho float64) *gaussian {
 
 func (g *gaussian) target() model.Target {
 	d := len(g.mean)
-	r := make([]float64, d)
 	return model.GradFunc{N: d, F: func(x, grad []float64) float64 {
-		_ = r
 		var lp float64
 		for i := range d {
 			var s float64
