@@ -176,6 +176,15 @@ func (p *bernPoly) at(ws []float64, v float64, dz, dl []float64) (z, ld, dzdv, d
 	theta, delta, sig := ws[:P], ws[P:2*P], ws[2*P:3*P]
 	b0, b1, b2 := ws[3*P:4*P], ws[4*P:4*P+M], ws[5*P:5*P+M-1]
 
+	if math.IsNaN(v) {
+		nan := math.NaN()
+		for _, g := range [][]float64{dz, dl} {
+			for i := range g {
+				g[i] = nan
+			}
+		}
+		return nan, nan, nan, nan
+	}
 	var x, y, lx, ly float64
 	if p.tails == BoundedTails {
 		x, y = mathx.Logistic(v), mathx.Logistic(-v)
@@ -331,32 +340,24 @@ func (p *bernPoly) solve(ws []float64, target float64) (float64, error) {
 
 // identity writes raw parameters [r_0..r_M, a′, β] of one coordinate for which the map is the
 // identity (LinearTails: exactly, with the polynomial covering |u| ≤ 3) or close to it
-// (BoundedTails: α = 1, β = 0 and ϑ_i = logit((i+1)/(M+2)), the Bernstein approximation of
-// the logit, so z ≈ u in the bulk and the support is (−log(M+1), log(M+1))).
+// (BoundedTails: α = 1/3, β = 0 and linear coefficients ϑ_i = 12·(i/M − 1/2), so
+// z = 12·(σ(u/3) − 1/2): slope 1 and log-derivative 0 at u = 0, |z − u| < 0.14 for |u| ≤ 2.5,
+// support (−6, 6)).
 func (p *bernPoly) identity(row []float64) {
 	M := p.m
-	if p.tails == LinearTails {
-		const w = 6.0 // width in u covered by the polynomial: v = u/w + 1/2 ∈ [0, 1] for |u| ≤ 3
-		row[0] = -w / 2
-		inc := softplusInv(w / float64(M))
-		for k := 1; k <= M; k++ {
-			row[k] = inc
-		}
+	w, beta := 6.0, 0.5 // LinearTails: v = u/w + 1/2 ∈ [0, 1] for |u| ≤ 3, ϑ_i = w·(i/M − 1/2)
+	if p.tails == BoundedTails {
+		w, beta = 12, 0 // σ(u/3) ≈ 1/2 + u/12 near 0, ϑ_i = 12·(i/M − 1/2)
+	}
+	row[0] = -w / 2
+	inc := softplusInv(w / float64(M))
+	for k := 1; k <= M; k++ {
+		row[k] = inc
+	}
+	if p.tails == BoundedTails {
+		row[M+1] = softplusInv(1.0 / 3)
+	} else {
 		row[M+1] = softplusInv(1 / w)
-		row[M+2] = 0.5
-		return
 	}
-	prev := 0.0
-	for i := 0; i <= M; i++ {
-		q := float64(i+1) / float64(M+2)
-		th := math.Log(q / (1 - q))
-		if i == 0 {
-			row[0] = th
-		} else {
-			row[i] = softplusInv(th - prev)
-		}
-		prev = th
-	}
-	row[M+1] = softplusInv(1)
-	row[M+2] = 0
+	row[M+2] = beta
 }

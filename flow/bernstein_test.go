@@ -1,0 +1,595 @@
+package flow
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/internal/mathx"
+	"github.com/vigo-bayes/vigo/nn"
+)
+
+// bernsteinFlows covers the Bernstein flows in several shapes: degrees from 1 to 100, both
+// tails, conditioners with and without a nonlinearity, without hidden layers, a non-default
+// ordering and d = 1.
+func bernsteinFlows() []flowCase {
+	made := func(d int, hidden []int, M int, act ad.Activation, o ...nn.MADEOption) *nn.MADE {
+		return nn.NewMADE(d, hidden, M+1, append([]nn.MADEOption{nn.WithActivation(act)}, o...)...)
+	}
+	lin := BernsteinTails(LinearTails)
+	return []flowCase{
+		{"bern_d1_M1", NewBernstein(1, 1)},
+		{"bern_d1_M2_linear", NewBernstein(1, 2, lin)},
+		{"bern_d3_M5", NewBernstein(3, 5)},
+		{"bern_d3_M30_linear", NewBernstein(3, 30, lin)},
+		{"bern_d2_M100", NewBernstein(2, 100)},
+		{"bern_d2_M100_linear", NewBernstein(2, 100, lin)},
+		{"bernar_d1_M4", NewBernsteinAR(made(1, []int{4}, 4, ad.Tanh))},
+		{"bernar_d4_M6_paper", NewBernsteinAR(made(4, []int{10, 10}, 6, ad.Linear))},
+		{"bernar_d3_M10_tanh_linear", NewBernsteinAR(made(3, []int{8, 8}, 10, ad.Tanh), lin)},
+		{"bernar_d3_M3_nohidden", NewBernsteinAR(made(3, nil, 3, ad.Tanh))},
+		{"bernar_d5_M8_order", NewBernsteinAR(made(5, []int{10}, 8, ad.Tanh, nn.WithOrder([]int{3, 5, 1, 2, 4})))},
+		{"bernar_d4_M20_linear", NewBernsteinAR(made(4, []int{10, 10}, 20, ad.Linear), lin)},
+	}
+}
+
+// bernInputs returns test points u: Gaussian ones, and for LinearTails flows also points
+// far in both tails of the polynomial's interval.
+func bernInputs(f Flow, seed uint64, n int) [][]float64 {
+	r := newRand(seed)
+	d := f.Dim()
+	var us [][]float64
+	for range n {
+		us = append(us, randVec(r, d, 1.5))
+	}
+	u := make([]float64, d)
+	for i := range u {
+		u[i] = []float64{-7, 6.5, 0.3, -4.2, 9}[i%5]
+	}
+	return append(us, u)
+}
+
+// TestBernsteinBasis compares the basis with 17-digit values of C(n,i) xⁱ (1−x)ⁿ⁻ⁱ at the
+// exact double x, from
+//
+//	/usr/bin/python3 -c "import mpmath as mp; mp.mp.dps=50; x=mp.mpf(X); \
+//	    print(mp.nstr(mp.binomial(n,i)*x**i*(1-x)**(n-i),17))"
+//
+// including degree 98 (that of M = 100), x near 0 and 1, and terms near underflow.
+func TestBernsteinBasis(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		x    float64
+		i    int
+		want float64
+	}{
+		{98, 0.5, 0, 3.1554436208840472e-30},
+		{98, 0.5, 1, 3.0923347484663663e-28},
+		{98, 0.5, 49, 0.080393169077958345},
+		{98, 0.5, 97, 3.0923347484663663e-28},
+		{98, 0.5, 98, 3.1554436208840472e-30},
+		{98, 0.001, 0, 0.90660444940807578},
+		{98, 0.001, 1, 0.088936172214205634},
+		{98, 0.001, 5, 6.1877058606454191e-8},
+		{98, 0.001, 40, 4.6382069434536445e-93},
+		{98, 0.001, 98, 1.000000000000002e-294},
+		{98, 0.999999, 0, 1.0000000028180551e-588},
+		{98, 0.999999, 50, 2.4966811675846886e-260},
+		{98, 0.999999, 97, 9.799049445909106e-5},
+		{98, 0.999999, 98, 0.99990200475284509},
+		{48, 0.3, 0, 3.6703368217294153e-8},
+		{48, 0.3, 14, 0.12484373656673618},
+		{48, 0.3, 48, 7.9766443076872368e-26},
+		{5, 0.9, 0, 9.9999999999999889e-6},
+		{5, 0.9, 3, 0.072899999999999973},
+		{5, 0.9, 5, 0.59049000000000007},
+	} {
+		p := newBernPoly(c.n+2, LinearTails)
+		b := make([]float64, c.n+1)
+		y := 1 - c.x // exact for x ≥ 1/2, and the reference uses the same y
+		p.basis(b, c.n, c.x, y, math.Log(c.x), math.Log1p(-c.x))
+		got := b[c.i]
+		if c.want < 1e-300 { // underflows by design
+			if got > 1e-300 {
+				t.Errorf("n=%d x=%g i=%d: %g, want below 1e-300", c.n, c.x, c.i, got)
+			}
+			continue
+		}
+		// The recurrence multiplies up to n = 98 factors, each rounded: ≤ 2n ulps ≈ 4e-14,
+		// plus log C and the exponential at the mode.
+		if math.Abs(got-c.want) > 1e-13*c.want {
+			t.Errorf("n=%d x=%g i=%d: %.17g, want %.17g", c.n, c.x, c.i, got, c.want)
+		}
+		sum := 0.0
+		for _, v := range b {
+			sum += v
+		}
+		if math.Abs(sum-1) > 1e-13 { // partition of unity, same rounding budget
+			t.Errorf("n=%d x=%g: Σ b_i = %.17g", c.n, c.x, sum)
+		}
+	}
+}
+
+// quadraticRow returns raw coefficients with ϑ_i = (i/M)², whose Bernstein polynomial is known
+// in closed form: h(x) = x² + x(1−x)/M (Lorentz 1953, "Bernstein polynomials", §1.1).
+func quadraticRow(M int) []float64 {
+	r := make([]float64, M+1)
+	for k := 1; k <= M; k++ {
+		r[k] = softplusInv(float64(2*k-1) / float64(M*M))
+	}
+	return r
+}
+
+// TestBernsteinQuadratic checks value, derivative and second derivative against the closed
+// form h = x² + x(1−x)/M, h′ = 2x + (1−2x)/M, h″ = 2 − 2/M for both tails and degrees up to
+// 100, at x in [0, 1] including the end points.
+func TestBernsteinQuadratic(t *testing.T) {
+	for _, M := range []int{1, 2, 3, 10, 50, 100} {
+		for _, tails := range []Tails{LinearTails, BoundedTails} {
+			p := newBernPoly(M, tails)
+			ws := make([]float64, p.work())
+			p.prep(ws, quadraticRow(M))
+			fm := float64(M)
+			for _, x := range []float64{0, 1e-9, 0.01, 0.25, 0.5, 0.77, 0.999, 1} {
+				h := x*x + x*(1-x)/fm
+				hp := 2*x + (1-2*x)/fm
+				hpp := 2 - 2/fm
+				v := x
+				dxdv := 1.0
+				wantLD, wantDLDV := math.Log(hp), hpp/hp
+				if tails == BoundedTails {
+					if x == 0 || x == 1 {
+						continue // v = ∓∞
+					}
+					v = math.Log(x / (1 - x))
+					dxdv = x * (1 - x)
+					wantLD += math.Log(dxdv)
+					wantDLDV = hpp/hp*dxdv + 1 - 2*x
+				}
+				z, ld, dzdv, dldv := p.at(ws, v, nil, nil)
+				// Softplus inverse/forward round trips of the increments and the sums over
+				// M+1 terms: ~1e-15 relative each; logit(x) and σ(v) add a few ulps.
+				const tol = 1e-12
+				for _, c := range []struct {
+					name      string
+					got, want float64
+				}{{"z", z, h}, {"∂z/∂v", dzdv, hp * dxdv}, {"log ∂z/∂v", ld, wantLD}, {"∂log/∂v", dldv, wantDLDV}} {
+					if math.Abs(c.got-c.want) > tol*(1+math.Abs(c.want)) {
+						t.Errorf("M=%d %v x=%g: %s = %.15g, want %.15g", M, tails, x, c.name, c.got, c.want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestBernsteinTailsLinear: beyond [0, 1] the LinearTails map is the tangent line at the end
+// point, and it is C¹ there.
+func TestBernsteinTailsLinear(t *testing.T) {
+	M := 7
+	p := newBernPoly(M, LinearTails)
+	ws := make([]float64, p.work())
+	r := newRand(7)
+	p.prep(ws, randVec(r, M+1, 1))
+	for _, end := range []float64{0, 1} {
+		z0, _, s0, _ := p.at(ws, end, nil, nil)
+		for _, dv := range []float64{1e-9, 0.3, 40} {
+			v := end + dv
+			if end == 0 {
+				v = -dv
+			}
+			z, ld, s, dldv := p.at(ws, v, nil, nil)
+			// Exact arithmetic up to the rounding of M·δ and of one product.
+			if want := z0 + s0*(v-end); math.Abs(z-want) > 1e-12*(1+math.Abs(want)) {
+				t.Errorf("end %g, v=%g: z=%.15g, tangent %.15g", end, v, z, want)
+			}
+			if math.Abs(s-s0) > 1e-12*s0 || math.Abs(ld-math.Log(s0)) > 1e-12 || dldv != 0 {
+				t.Errorf("end %g, v=%g: slope %.15g (end %.15g), log %g, dlog %g", end, v, s, s0, ld, dldv)
+			}
+		}
+	}
+}
+
+// TestBernsteinDerivativePositive: ∂z/∂u > 0 and finite on a grid of u through the polynomial
+// region and far into the tails, for degrees up to 100 and coefficients whose increments span
+// twelve orders of magnitude.
+func TestBernsteinDerivativePositive(t *testing.T) {
+	r := newRand(8)
+	for _, M := range []int{1, 2, 5, 20, 50, 100} {
+		for _, tails := range []Tails{BoundedTails, LinearTails} {
+			p := newBernPoly(M, tails)
+			ws := make([]float64, p.work())
+			for trial := range 5 {
+				row := make([]float64, M+1)
+				row[0] = 10 * r.NormFloat64()
+				for k := 1; k <= M; k++ {
+					row[k] = softplusInv(math.Pow(10, -6+12*r.Float64()))
+				}
+				p.prep(ws, row)
+				prev := math.Inf(-1)
+				for i := 0; i <= 2000; i++ {
+					v := -40 + 80*float64(i)/2000
+					if tails == LinearTails {
+						v = -1 + 3*float64(i)/2000
+					}
+					z, ld, dzdv, _ := p.at(ws, v, nil, nil)
+					if !(dzdv > 0) || math.IsInf(dzdv, 0) || math.IsNaN(ld) || math.IsNaN(z) {
+						t.Fatalf("M=%d %v trial %d v=%g: z=%g ∂z/∂v=%g log=%g", M, tails, trial, v, z, dzdv, ld)
+					}
+					// Monotone up to rounding: where the bounded map saturates, z is a sum of
+					// M+1 rounded terms that may wobble by a few ulps.
+					if z < prev-1e-14*(1+math.Abs(z)) {
+						t.Fatalf("M=%d %v trial %d v=%g: z=%.17g below previous %.17g", M, tails, trial, v, z, prev)
+					}
+					prev = z
+				}
+			}
+		}
+	}
+}
+
+// TestBernsteinLogDetEqualsJacobian: Forward's log-determinant equals log|det J| of the AD
+// Jacobian of z(u) (the issue's 1e-8), and InverseTape's equals −log|det| of the Jacobian of
+// u(z); for the autoregressive flow the Jacobian is also lower triangular in the MADE order.
+func TestBernsteinLogDetEqualsJacobian(t *testing.T) {
+	r := newRand(11)
+	for _, c := range bernsteinFlows() {
+		t.Run(c.name, func(t *testing.T) {
+			d := c.f.Dim()
+			for trial, u := range bernInputs(c.f, 12, 3) {
+				p := randomParams(c.f, r, 0.4)
+				_, ld := forward(c.f, p, u)
+				J := jacobian(func(tp *ad.Tape, x ad.Var) ad.Var {
+					z, _ := c.f.Forward(tp, tp.Const(p...), x)
+					return z
+				}, u)
+				// LU of a d ≤ 5 triangular-in-some-order matrix: rounding ~1e-15.
+				if want := logAbsDet(J, d); math.Abs(ld-want) > 1e-8 {
+					t.Errorf("trial %d: Forward log-det %.15g, log|det J| %.15g", trial, ld, want)
+				}
+				if ar, ok := c.f.(*BernsteinAR); ok {
+					order := ar.Conditioner().Degrees()
+					for j := range d {
+						for i := range d {
+							if order[i] > order[j] && J[j*d+i] != 0 {
+								t.Errorf("∂z_%d/∂u_%d = %g, want 0 (later in the order)", j, i, J[j*d+i])
+							}
+						}
+					}
+				}
+				z, _ := forward(c.f, p, u)
+				ti := c.f.(TapeInverter)
+				Ji := jacobian(func(tp *ad.Tape, x ad.Var) ad.Var {
+					uu, _ := ti.InverseTape(tp, tp.Const(p...), x)
+					return uu
+				}, z)
+				var tp ad.Tape
+				_, ldi := ti.InverseTape(&tp, tp.Const(p...), tp.Const(z...))
+				if want := -logAbsDet(Ji, d); math.Abs(tp.Float(ldi)-want) > 1e-8 {
+					t.Errorf("trial %d: InverseTape log-det %.15g, −log|det J⁻¹| %.15g", trial, tp.Float(ldi), want)
+				}
+			}
+		})
+	}
+}
+
+// TestBernsteinRoundTrip: Inverse(Forward(u)) = u with equal log-determinants, also in place
+// and through InverseTape; Init is the identity (LinearTails) or close to it (BoundedTails).
+func TestBernsteinRoundTrip(t *testing.T) {
+	r := newRand(13)
+	for _, c := range bernsteinFlows() {
+		t.Run(c.name, func(t *testing.T) {
+			d := c.f.Dim()
+			for _, u := range bernInputs(c.f, 14, 5) {
+				p := randomParams(c.f, r, 0.4)
+				z, ld := forward(c.f, p, u)
+				back := make([]float64, d)
+				ldi, err := c.f.Inverse(p, z, back)
+				if err != nil {
+					t.Fatalf("Inverse: %v", err)
+				}
+				checkBernRoundTrip(t, c.f, p, u, back, ld, ldi)
+				var tp ad.Tape
+				uv, lv := c.f.(TapeInverter).InverseTape(&tp, tp.Const(p...), tp.Const(z...))
+				checkBernRoundTrip(t, c.f, p, u, tp.Value(uv), ld, tp.Float(lv))
+				zz := append([]float64(nil), z...)
+				if _, err := c.f.Inverse(p, zz, zz); err != nil {
+					t.Fatal(err)
+				}
+				checkBernRoundTrip(t, c.f, p, u, zz, ld, ldi)
+			}
+			p := make([]float64, c.f.NumParams())
+			c.f.Init(p, nil)
+			u := randVec(r, d, 1)
+			z, ld := forward(c.f, p, u)
+			tails := LinearTails
+			if b, ok := c.f.(*Bernstein); ok {
+				tails = b.Tails()
+			} else {
+				tails = c.f.(*BernsteinAR).Tails()
+			}
+			// LinearTails: exactly the identity up to the rounding of the softplus round trip
+			// of the increments. BoundedTails: z = 12(σ(u/3) − 1/2), |z − u| ≤ 0.23 and
+			// |log ∂z/∂u| ≤ 0.24 for |u| ≤ 3.
+			tol, ltol := 1e-12, 1e-12
+			if tails == BoundedTails {
+				tol, ltol = 0.1, 0.3
+			}
+			for i := range u {
+				if math.Abs(z[i]-u[i]) > tol*(1+math.Abs(u[i])) {
+					t.Errorf("Init: z[%d]=%g for u=%g", i, z[i], u[i])
+				}
+			}
+			if math.Abs(ld) > ltol*float64(d) {
+				t.Errorf("Init log-det %g", ld)
+			}
+		})
+	}
+}
+
+// checkBernRoundTrip compares a recovered u with tolerances set by the conditioning of the map:
+// an error of one ulp in z moves u by ulp(z)/T′(u), and the root search stops at a relative
+// step of 1e-15; 1e-9 relative (plus that conditioning term) is far above both.
+func checkBernRoundTrip(t *testing.T, f Flow, p, u, back []float64, ld, ldi float64) {
+	t.Helper()
+	z, _ := forward(f, p, u)
+	J := jacobian(func(tp *ad.Tape, x ad.Var) ad.Var { zz, _ := f.Forward(tp, tp.Const(p...), x); return zz }, u)
+	d := len(u)
+	for i := range u {
+		cond := 1e-15 * (1 + math.Abs(z[i])) / J[i*d+i]
+		if math.Abs(back[i]-u[i]) > 1e-9*(1+math.Abs(u[i]))+1e3*cond {
+			t.Errorf("round trip u[%d]: %.15g, got back %.15g", i, u[i], back[i])
+		}
+	}
+	if math.Abs(ld-ldi) > 1e-8*(1+math.Abs(ld)) {
+		t.Errorf("forward log-det %.15g, inverse %.15g", ld, ldi)
+	}
+}
+
+// TestBernsteinGradientFD compares tape gradients of Σ w⊙z + log-det (Forward: w.r.t. params
+// and u; InverseTape: w.r.t. params and z) with central differences.
+func TestBernsteinGradientFD(t *testing.T) {
+	r := newRand(15)
+	for _, c := range bernsteinFlows() {
+		t.Run(c.name, func(t *testing.T) {
+			d := c.f.Dim()
+			p := randomParams(c.f, r, 0.4)
+			x := randVec(r, d, 1.2)
+			w := randVec(r, d, 1)
+			ti := c.f.(TapeInverter)
+			for k, dir := range []func(tp *ad.Tape, p, x ad.Var) (ad.Var, ad.Var){c.f.Forward, ti.InverseTape} {
+				xk := x
+				if k == 1 { // a z inside the range
+					xk, _ = forward(c.f, p, x)
+				}
+				var tp ad.Tape
+				eval := func(p, x []float64) float64 {
+					tp.Reset()
+					y, ld := dir(&tp, tp.Const(p...), tp.Const(x...))
+					return tp.Float(ld) + tp.Float(tp.Dot(y, tp.Const(w...)))
+				}
+				tp.Reset()
+				P, X := tp.Input(p), tp.Input(xk)
+				y, ld := dir(&tp, P, X)
+				tp.Backward(tp.Add(ld, tp.Dot(y, tp.Const(w...))))
+				gp := append([]float64(nil), tp.Grad(P)...)
+				gx := append([]float64(nil), tp.Grad(X)...)
+				// Central differences with h = 1e-6: truncation h²·f‴ ≲ 1e-10, rounding
+				// ε|f|/h ≈ 1e-9 for |f| ≲ 10 (the inverse direction adds the 1e-15 root
+				// tolerance over h); 2e-6 relative is well above both.
+				const h, tol = 1e-6, 2e-6
+				check := func(what string, i int, g float64, f func(float64) float64) {
+					fd := (f(h) - f(-h)) / (2 * h)
+					if math.Abs(g-fd) > tol*(1+math.Abs(fd)) {
+						t.Errorf("direction %d ∂/∂%s[%d]: tape %.10g, FD %.10g", k, what, i, g, fd)
+					}
+				}
+				for i := range p {
+					check("params", i, gp[i], func(s float64) float64 {
+						pp := append([]float64(nil), p...)
+						pp[i] += s
+						return eval(pp, xk)
+					})
+				}
+				for i := range xk {
+					check("x", i, gx[i], func(s float64) float64 {
+						xx := append([]float64(nil), xk...)
+						xx[i] += s
+						return eval(p, xx)
+					})
+				}
+			}
+		})
+	}
+}
+
+// TestBernsteinOutsideSupport: the bounded flow's inverse rejects points outside (ϑ_0, ϑ_M)
+// with ErrOutsideSupport, and its tape inverse gives NaN there.
+func TestBernsteinOutsideSupport(t *testing.T) {
+	f := NewBernstein(2, 5)
+	p := make([]float64, f.NumParams())
+	f.Init(p, nil)
+	theta := make([]float64, 6)
+	f.Coefficients(p, 1, theta)
+	for _, zz := range []float64{theta[0], theta[5], theta[5] + 1, math.Inf(1)} {
+		u := make([]float64, 2)
+		if _, err := f.Inverse(p, []float64{0, zz}, u); !errors.Is(err, ErrOutsideSupport) {
+			t.Errorf("z=%g: err %v, want ErrOutsideSupport", zz, err)
+		}
+	}
+	var tp ad.Tape
+	_, ld := f.InverseTape(&tp, tp.Const(p...), tp.Const(0, theta[5]+1))
+	if !math.IsNaN(tp.Float(ld)) {
+		t.Errorf("InverseTape outside the support: log-det %g, want NaN", tp.Float(ld))
+	}
+}
+
+// TestBernsteinCoefficients: Coefficients returns the softplus-cumsum of the raw block.
+func TestBernsteinCoefficients(t *testing.T) {
+	f := NewBernstein(2, 3)
+	p := []float64{0, 0, 0, 0, 0, 0, 1, -1, 2, 3, 0.5, 7}
+	theta := make([]float64, 4)
+	a, b := f.Coefficients(p, 1, theta)
+	sp := mathx.Log1pExp
+	want := []float64{1, 1 + sp(-1), 1 + sp(-1) + sp(2), 1 + sp(-1) + sp(2) + sp(3)}
+	for i := range want {
+		if math.Abs(theta[i]-want[i]) > 1e-15*math.Abs(want[i]) {
+			t.Errorf("ϑ_%d = %g, want %g", i, theta[i], want[i])
+		}
+	}
+	if a != sp(0.5) || b != 7 {
+		t.Errorf("α, β = %g, %g; want %g, 7", a, b, sp(0.5))
+	}
+}
+
+// TestBernsteinAllocs: Forward + Backward and Inverse allocate nothing in steady state.
+func TestBernsteinAllocs(t *testing.T) {
+	r := newRand(16)
+	for _, c := range bernsteinFlows() {
+		p := randomParams(c.f, r, 0.3)
+		u := randVec(r, c.f.Dim(), 1)
+		var tp ad.Tape
+		step := func() {
+			tp.Reset()
+			P := tp.Input(p)
+			z, ld := c.f.Forward(&tp, P, tp.Const(u...))
+			tp.Backward(tp.Add(ld, tp.Sum(z)))
+		}
+		step()
+		if a := testing.AllocsPerRun(10, step); a != 0 {
+			t.Errorf("%s: %v allocations per Forward+Backward, want 0", c.name, a)
+		}
+		z, _ := forward(c.f, p, u)
+		back := make([]float64, len(z))
+		c.f.Inverse(p, z, back)
+		if a := testing.AllocsPerRun(10, func() { c.f.Inverse(p, z, back) }); a != 0 {
+			t.Errorf("%s: %v allocations per Inverse, want 0", c.name, a)
+		}
+	}
+}
+
+func TestBernsteinPanics(t *testing.T) {
+	for name, f := range map[string]func(){
+		"degree0": func() { NewBernstein(1, 0) },
+		"d0":      func() { NewBernstein(0, 3) },
+		"tails":   func() { NewBernstein(1, 3, BernsteinTails(7)) },
+		"madeK":   func() { NewBernsteinAR(nn.NewMADE(3, nil, 1)) },
+		"params":  func() { var tp ad.Tape; NewBernstein(2, 3).Forward(&tp, tp.Const(1), tp.Const(1, 2)) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
+
+// FuzzBernsteinInverse builds a Bernstein flow from the fuzzed seed (which flow, parameters of
+// scale ps, input of scale us) and checks that Inverse recovers u from z = T(u), or at least a
+// u′ with T(u′) = z where T is flat to rounding (the bounded map far in its tails).
+func FuzzBernsteinInverse(f *testing.F) {
+	for _, s := range []uint64{0, 1, 2, 3, 5, 8, 42, 1 << 40} {
+		f.Add(s, 0.5, 1.0)
+	}
+	f.Add(uint64(7), 3.0, 30.0)
+	flows := bernsteinFlows()
+	f.Fuzz(func(t *testing.T, seed uint64, ps, us float64) {
+		if !(ps >= 0 && ps <= 5) || !(us >= 0 && us <= 50) {
+			t.Skip("scales outside the tested range")
+		}
+		r := newRand(seed)
+		c := flows[seed%uint64(len(flows))]
+		p := randomParams(c.f, r, ps)
+		u := randVec(r, c.f.Dim(), us)
+		z, ld := forward(c.f, p, u)
+		if !finite(ld, z) {
+			t.Skip("forward overflowed")
+		}
+		back := make([]float64, len(u))
+		ldi, err := c.f.Inverse(p, z, back)
+		if errors.Is(err, ErrOutsideSupport) {
+			// The bounded map rounds to its end coefficient far out: z = ϑ_0 or ϑ_M exactly.
+			return
+		}
+		if err != nil {
+			t.Fatalf("%s: Inverse: %v", c.name, err)
+		}
+		z2, _ := forward(c.f, p, back)
+		order := make([]int, len(u)) // coordinates in the autoregressive order
+		for i := range order {
+			order[i] = i
+		}
+		if ar, ok := c.f.(*BernsteinAR); ok {
+			for i, m := range ar.Conditioner().Degrees() {
+				order[m-1] = i
+			}
+		}
+		recovered := true
+		for _, i := range order {
+			if !recovered {
+				// An earlier coordinate of an autoregressive flow was lost in a flat region
+				// of its map: later coordinates see other coefficients, nothing to compare.
+				break
+			}
+			// Either u is recovered, or z is: the map is then flat at u to rounding.
+			du := math.Abs(back[i] - u[i])
+			dz := math.Abs(z2[i] - z[i])
+			if du > 1e-7*(1+math.Abs(u[i])) {
+				recovered = false
+				if dz > 1e-12*(1+math.Abs(z[i])) {
+					t.Fatalf("%s: u[%d]=%.15g back %.15g; z=%.15g, T(back)=%.15g", c.name, i, u[i], back[i], z[i], z2[i])
+				}
+			}
+		}
+		// The log-determinants agree when u is recovered (in the flat regions they differ
+		// legitimately: a different u with the same rounded z).
+		if recovered && math.Abs(ld-ldi) > 1e-6*(1+math.Abs(ld)) {
+			t.Fatalf("%s: log-det %.15g vs %.15g", c.name, ld, ldi)
+		}
+	})
+}
+
+func BenchmarkBernsteinForwardBackward(b *testing.B) {
+	made := func(act ad.Activation) *nn.MADE { return nn.NewMADE(10, []int{10, 10}, 51, nn.WithActivation(act)) }
+	for _, c := range []flowCase{
+		{"elementwise_d10_M50", NewBernstein(10, 50)},
+		{"ar_d10_M50_linear", NewBernsteinAR(made(ad.Linear))},
+		{"ar_d10_M50_tanh", NewBernsteinAR(made(ad.Tanh))},
+		{"ar_d10_M50_lineartails", NewBernsteinAR(made(ad.Linear), BernsteinTails(LinearTails))},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			r := newRand(9)
+			p := randomParams(c.f, r, 0.1)
+			u := randVec(r, 10, 1)
+			var tp ad.Tape
+			b.ReportAllocs()
+			for b.Loop() {
+				tp.Reset()
+				P := tp.Input(p)
+				z, ld := c.f.Forward(&tp, P, tp.Const(u...))
+				tp.Backward(tp.Add(ld, tp.Sum(z)))
+			}
+		})
+	}
+}
+
+func BenchmarkBernsteinInverse(b *testing.B) {
+	for _, M := range []int{10, 50, 100} {
+		f := NewBernstein(10, M)
+		b.Run(fmt.Sprintf("d10_M%d", M), func(b *testing.B) {
+			r := newRand(9)
+			p := randomParams(f, r, 0.3)
+			z, _ := forward(f, p, randVec(r, 10, 1))
+			u := make([]float64, 10)
+			b.ReportAllocs()
+			for b.Loop() {
+				f.Inverse(p, z, u)
+			}
+		})
+	}
+}
