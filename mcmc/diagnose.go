@@ -113,12 +113,12 @@ func SummaryWarnings(s *diag.Summary, chains int) []string {
 	}
 	var w []string
 	if len(rh) > 0 {
-		w = append(w, fmt.Sprintf("R-hat above %.2f for %d variables (%s): the chains disagree, so the draws do not yet represent the posterior. Run longer, or look for multimodality and poor parameterisation.",
-			RhatThreshold, len(rh), clip(rh)))
+		w = append(w, fmt.Sprintf("R-hat above %.2f for %s (%s): the chains disagree, so the draws do not yet represent the posterior. Run longer, or look for multimodality and poor parameterisation.",
+			RhatThreshold, plural(len(rh), "variable"), clip(rh)))
 	}
 	if len(ess) > 0 {
-		w = append(w, fmt.Sprintf("Bulk or tail ESS below %.0f for %d variables (%s): too few effective draws for reliable means and quantiles. Run more iterations.",
-			minESS, len(ess), clip(ess)))
+		w = append(w, fmt.Sprintf("Bulk or tail ESS below %.0f for %s (%s): too few effective draws for reliable means and quantiles. Run more iterations.",
+			minESS, plural(len(ess), "variable"), clip(ess)))
 	}
 	return w
 }
@@ -129,4 +129,12 @@ func clip(items []string) string {
 		return strings.Join(items, ", ")
 	}
 	return strings.Join(items[:5], ", ") + fmt.Sprintf(", and %d more", len(items)-5)
+}
+
+// plural returns "1 variable", "2 variables".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vigo-bayes/vigo/diag"
+	"github.com/vigo-bayes/vigo/mcmc"
+	"github.com/vigo-bayes/vigo/model"
+	"github.com/vigo-bayes/vigo/zoo"
+)
+
+func init() { commands = append(commands, newSampleCmd) }
+
+// sampleFlags are the options of vigo sample.
+type sampleFlags struct {
+	chains, warmup, draws, thin, maxDepth int
+	seed                                  uint64
+	out, posteriordb, metric, format      string
+	delta                                 float64
+	saveWarmup, quiet                     bool
+}
+
+func newSampleCmd() *cobra.Command {
+	var f sampleFlags
+	cmd := &cobra.Command{
+		Use:   "sample [MODEL]",
+		Short: "Sample a zoo model's posterior with NUTS and write Stan CSV draws and a summary",
+		Long: `vigo sample draws from the posterior of a zoo model (default: eight_schools, whose data
+is embedded) with the No-U-Turn sampler as Stan runs it: multinomial NUTS, dual-averaging step
+size and windowed adaptation of a diagonal (or dense) metric during warmup. Chains run in
+parallel; the draws depend only on --seed.
+
+It writes one Stan CSV file per chain into --out (MODEL-1.csv, …), with CmdStan's sampler
+columns (lp__, accept_stat__, stepsize__, treedepth__, n_leapfrog__, divergent__, energy__)
+and the parameters on the constrained scale (theta.1, …), and prints a summary with R-hat and
+bulk/tail ESS, the sampler diagnostics (divergences, tree depth, E-BFMI) and warnings in words.
+vigo summary summarises the files again.
+
+Exit codes: 0 done, 3 done but R-hat above 1.01 for some parameter, 1 error, 130 cancelled
+(the draws made so far are written).`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := "eight_schools"
+			if len(args) == 1 {
+				name = args[0]
+			}
+			return runSample(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), name, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&f.chains, "chains", 4, "number of chains, run in parallel")
+	fl.IntVar(&f.warmup, "warmup", 1000, "warmup (adaptation) iterations per chain")
+	fl.IntVar(&f.draws, "draws", 1000, "iterations kept per chain")
+	fl.IntVar(&f.thin, "thin", 1, "keep every n-th draw")
+	fl.Uint64Var(&f.seed, "seed", 1, "random seed; chain c uses stream c")
+	fl.StringVar(&f.out, "out", ".", "directory for the Stan CSV files")
+	fl.StringVar(&f.posteriordb, "posteriordb", "", "posteriordb directory (holds data/); default ../shared/data/posteriordb (eight_schools needs none)")
+	fl.StringVar(&f.metric, "metric", "diag_e", "metric: diag_e, dense_e or unit_e")
+	fl.Float64Var(&f.delta, "adapt-delta", 0.8, "target acceptance statistic of step-size adaptation, in (0, 1)")
+	fl.IntVar(&f.maxDepth, "max-depth", 10, "maximum NUTS tree depth")
+	fl.BoolVar(&f.saveWarmup, "save-warmup", false, "write the warmup iterations to the CSV files too")
+	fl.StringVar(&f.format, "format", "text", "summary format: text, csv or json")
+	fl.BoolVar(&f.quiet, "quiet", false, "no progress lines on stderr")
+	return cmd
+}
+
+// loadSampleModel returns the named zoo model: eight_schools from the embedded data unless a
+// posteriordb directory is given, the others from the posteriordb directory.
+func loadSampleModel(name, dir string) (*zoo.Model, error) {
+	info, err := zoo.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	if info.Name == "eight_schools" && dir == "" {
+		return zoo.EightSchools(), nil
+	}
+	if dir == "" {
+		d, ok := zoo.DefaultDir()
+		if !ok {
+			return nil, fmt.Errorf("sample %s: posteriordb directory not found; pass --posteriordb DIR", name)
+		}
+		dir = d
+	}
+	return zoo.Load(info.Name, dir)
+}
+
+func runSample(ctx context.Context, stdout, stderr io.Writer, name string, f sampleFlags) error {
+	switch f.format {
+	case "text", "csv", "json":
+	default:
+		return fmt.Errorf("sample: unknown --format %q (want text, csv or json)", f.format)
+	}
+	metric, err := mcmc.ParseMetric(f.metric)
+	if err != nil {
+		return err
+	}
+	if f.chains < 1 || f.draws < 1 || f.warmup < 0 {
+		return fmt.Errorf("sample: need at least one chain and one draw (chains=%d, draws=%d, warmup=%d)", f.chains, f.draws, f.warmup)
+	}
+	m, err := loadSampleModel(name, f.posteriordb)
+	if err != nil {
+		return err
+	}
+	cfg := mcmc.Config{
+		Chains: f.chains, Warmup: f.warmup, NoWarmup: f.warmup == 0, Draws: f.draws, Thin: f.thin,
+		Seed: f.seed, Metric: metric, TargetAccept: f.delta, MaxDepth: f.maxDepth, SaveWarmup: f.saveWarmup,
+	}
+	if !f.quiet {
+		total := f.warmup + f.draws
+		cfg.ProgressEvery = max(total/4, 1)
+		var mu sync.Mutex
+		cfg.Progress = func(p mcmc.Progress) {
+			mu.Lock()
+			defer mu.Unlock()
+			phase := "sampling"
+			switch {
+			case p.Done:
+				phase = "done"
+			case p.Warmup:
+				phase = "warmup"
+			}
+			fmt.Fprintf(stderr, "chain %d: %d/%d (%s)\n", p.Chain+1, p.Iteration, p.Total, phase)
+		}
+		fmt.Fprintf(stderr, "sampling %s: %d chains × (%d warmup + %d draws), seed %d\n", m.Name, f.chains, f.warmup, f.draws, f.seed)
+	}
+	res, err := mcmc.Sample(ctx, m, cfg)
+	if res == nil {
+		return err
+	}
+	cancelled := errors.Is(err, context.Canceled)
+	if err != nil && !cancelled {
+		return err
+	}
+	paths, werr := writeChainCSVs(f.out, m, res)
+	if werr != nil {
+		return werr
+	}
+	if cancelled {
+		fmt.Fprintf(stderr, "cancelled: wrote the %d draws per chain made so far to %s\n", res.Len(), strings.Join(paths, ", "))
+		return err
+	}
+	if res.Len() < 4 {
+		return fmt.Errorf("sample: %d draws per chain are too few to summarise (wrote %s)", res.Len(), strings.Join(paths, ", "))
+	}
+	sum, err := diag.Summarize(res.Draws(m.Names(), m.Constrain), nil)
+	if err != nil {
+		return err
+	}
+	d := res.Diagnostics()
+	sum.Notes = append(sum.Notes,
+		fmt.Sprintf("%s: %d chains × %d draws, seed %d; %s", m.Posterior, len(res.Chains), res.Len(), f.seed, d.Summary()),
+		fmt.Sprintf("%d gradient evaluations in %.2f s wall; step sizes %s", res.GradEvals, res.Wall.Seconds(), fmtStepSizes(d.StepSizes)),
+		"draws: "+strings.Join(paths, ", "))
+	warn := append(d.Warnings(), mcmc.SummaryWarnings(sum, len(res.Chains))...)
+	for _, w := range warn {
+		sum.Notes = append(sum.Notes, "Warning: "+w)
+	}
+	if err := writeSummaryAs(stdout, sum, f.format); err != nil {
+		return err
+	}
+	for _, r := range sum.Rows {
+		if r.Rhat > mcmc.RhatThreshold {
+			return errNotConverged
+		}
+	}
+	return nil
+}
+
+func fmtStepSizes(x []float64) string {
+	s := make([]string, len(x))
+	for i, v := range x {
+		s[i] = fmt.Sprintf("%.3g", v)
+	}
+	return strings.Join(s, " ")
+}
+
+// writeChainCSVs writes one Stan CSV per chain into dir and returns the paths.
+func writeChainCSVs(dir string, m *zoo.Model, res *mcmc.Result) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("sample: %w", err)
+	}
+	names := m.Names()
+	var paths []string
+	for c := range res.Chains {
+		p := filepath.Join(dir, fmt.Sprintf("%s-%d.csv", m.Name, c+1))
+		fh, err := os.Create(p)
+		if err != nil {
+			return paths, fmt.Errorf("sample: %w", err)
+		}
+		err = model.WriteStanCSV(fh, res.StanCSV(c, m.Posterior, names, m.Constrain))
+		if cerr := fh.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return paths, fmt.Errorf("sample: writing %s: %w", p, err)
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
+}
+
+// writeSummaryAs writes s as text (with notes), CSV or JSON.
+func writeSummaryAs(w io.Writer, s *diag.Summary, format string) error {
+	switch format {
+	case "csv":
+		return s.WriteCSV(w)
+	case "json":
+		return s.WriteJSON(w)
+	}
+	return s.WriteText(w)
+}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vigo-bayes/vigo/model"
+)
+
+// TestSampleWritesStanCSVAndSummary samples the embedded eight-schools model, checks the Stan
+// CSV files' layout and that vigo summary on them reproduces vigo sample's table.
+func TestSampleWritesStanCSVAndSummary(t *testing.T) {
+	dir := t.TempDir()
+	out, err := run(t, "sample", "--warmup", "300", "--draws", "200", "--seed", "7", "--out", dir, "--quiet")
+	// 200 draws per chain may leave tau's R-hat just above 1.01: exit code 3, not an error.
+	if err != nil && !errors.Is(err, errNotConverged) {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"variable", "ess_bulk", "rhat", "theta[1]", "tau", "4 chains × 200 draws, seed 7", "E-BFMI", "gradient evaluations"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	var paths []string
+	for c := 1; c <= 4; c++ {
+		p := filepath.Join(dir, "eight_schools-"+string(rune('0'+c))+".csv")
+		s, err := model.LoadStanCSV(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+		want := []string{"lp__", "accept_stat__", "stepsize__", "treedepth__", "n_leapfrog__", "divergent__", "energy__", "theta[1]"}
+		for j, n := range want {
+			if s.Names[j] != n {
+				t.Fatalf("%s: column %d is %q, want %q", p, j+1, s.Names[j], n)
+			}
+		}
+		if s.NumDraws() != 200 || len(s.Warmup) != 0 {
+			t.Errorf("%s: %d draws, %d warmup values", p, s.NumDraws(), len(s.Warmup))
+		}
+		if len(s.Adaptation) != 4 || !strings.HasPrefix(s.Adaptation[1], "Step size = ") {
+			t.Errorf("%s: adaptation lines %q", p, s.Adaptation)
+		}
+		if v, _ := s.ConfigValue("id"); v != string(rune('0'+c)) {
+			t.Errorf("%s: id = %q", p, v)
+		}
+	}
+	raw, err := os.ReadFile(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), "\nlp__,accept_stat__,stepsize__,treedepth__,n_leapfrog__,divergent__,energy__,theta.1,") {
+		t.Error("header is not CmdStan's (dotted names after the sampler columns)")
+	}
+	sum, err := run(t, append([]string{"summary"}, paths...)...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, sum)
+	}
+	table := func(s string) string { return s[:strings.Index(s, "\n\n")] }
+	if table(sum) != table(out) {
+		t.Errorf("vigo summary differs from vigo sample:\n%s\n---\n%s", table(sum), table(out))
+	}
+	if !strings.Contains(sum, "800 transitions") {
+		t.Errorf("summary lacks the sampler diagnostics:\n%s", sum)
+	}
+	csvOut, err := run(t, append([]string{"summary", "--format", "csv"}, paths...)...)
+	if err != nil || !strings.HasPrefix(csvOut, "variable,mean,median,sd,mad,q5,q95,ess_bulk,ess_tail,rhat\n") {
+		t.Errorf("summary --format csv: %v\n%s", err, csvOut)
+	}
+}
+
+// TestSummaryCmdStanFile reads a CmdStan file with saved warmup, adaptation comments and a
+// timing trailer; the warmup rows and sampler columns are not summarised, and the divergence
+// is reported.
+func TestSummaryCmdStanFile(t *testing.T) {
+	out, err := run(t, "summary", filepath.Join("..", "..", "model", "testdata", "cmdstan_bernoulli.csv"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"theta", "z[1]", "1 chain(s) × 4 draws", "1 divergent", "ended with a divergence"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, bad := range []string{"lp__", "accept_stat__", "energy__"} {
+		if strings.Contains(out, bad+" ") {
+			t.Errorf("sampler column %s summarised:\n%s", bad, out)
+		}
+	}
+	// theta's post-warmup mean is (0.228612+0.25+0.35+0.3)/4 = 0.28215 (3 significant digits
+	// in the table); the warmup rows (0.1, 0.2, 0.3) would pull it to 0.25.
+	if !strings.Contains(out, "0.282") {
+		t.Errorf("theta mean not 0.282 (warmup rows included?):\n%s", out)
+	}
+}
+
+func TestSummaryErrors(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.csv")
+	b := filepath.Join(dir, "b.csv")
+	os.WriteFile(a, []byte("lp__,x\n1,2\n3,4\n"), 0o644)
+	os.WriteFile(b, []byte("lp__,y\n1,2\n3,4\n"), 0o644)
+	if _, err := run(t, "summary", a, b); err == nil || !strings.Contains(err.Error(), "different variables") {
+		t.Errorf("mismatched files: %v", err)
+	}
+	if _, err := run(t, "summary", filepath.Join(dir, "missing.csv")); err == nil {
+		t.Error("missing file: no error")
+	}
+	if _, err := run(t, "sample", "no_such_model", "--out", dir, "--quiet"); err == nil || !strings.Contains(err.Error(), "no_such_model") {
+		t.Errorf("unknown model: %v", err)
+	}
+}
