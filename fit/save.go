@@ -371,6 +371,26 @@ func (s *Saved) check() error {
 	if err != nil {
 		return fmt.Errorf("field \"scale\": %w", err)
 	}
+	// The constrained values number at most 4d + (number of parameters) (a Cholesky factor of
+	// a correlation matrix has K² values for K(K−1)/2 coordinates): refuse more before
+	// building names for them.
+	total := 0
+	for _, p := range s.Layout {
+		n := 1
+		for _, dim := range p.Dims {
+			if dim < 0 || dim > 4*d+1 {
+				return fmt.Errorf("field \"layout\": parameter %s: dims %v do not fit dimension %d", p.Name, p.Dims, d)
+			}
+			n *= dim
+			if n > 4*d+1 {
+				return fmt.Errorf("field \"layout\": parameter %s: dims %v do not fit dimension %d", p.Name, p.Dims, d)
+			}
+		}
+		total += n
+	}
+	if total > 4*d+len(s.Layout) {
+		return fmt.Errorf("field \"layout\": %d constrained values for dimension %d", total, d)
+	}
 	lay, err := NewLayoutFromSpecs(s.Layout)
 	if err != nil {
 		return fmt.Errorf("field \"layout\": %w", err)
