@@ -1,0 +1,324 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vigo-bayes/vigo/diag"
+	"github.com/vigo-bayes/vigo/fit"
+	"github.com/vigo-bayes/vigo/zoo"
+)
+
+// quick is a fit that stops at the iteration cap: fast, and exit code 3.
+func quick(dir string, extra ...string) []string {
+	return append([]string{"fit", "-q", "--iter", "300", "--out", dir}, extra...)
+}
+
+func readCSV(t *testing.T, path string) *fit.StanCSV {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c, err := fit.ReadStanCSV(path, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// dataLines returns the lines of a Stan CSV file that are not comments (header first).
+func dataLines(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		if !strings.HasPrefix(l, "#") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+var eightSchoolsParams = []string{"lp__", "lp_approx__",
+	"theta_trans[1]", "theta_trans[2]", "theta_trans[3]", "theta_trans[4]", "theta_trans[5]", "theta_trans[6]", "theta_trans[7]", "theta_trans[8]",
+	"mu", "tau"}
+
+func TestFitWithoutArgumentsWritesEverything(t *testing.T) {
+	dir := t.TempDir()
+	out, err := run(t, "fit", "-q", "--out", dir)
+	if err != nil {
+		t.Fatalf("vigo fit on eight schools: %v\n%s", err, out)
+	}
+	for _, want := range []string{"eight_schools", "theta[1]", "ess_bulk", "verdict: k̂ = ", "stopped: converged", "ELBO = "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, name := range []string{"draws.csv", "summary.txt", "summary.csv", "summary.json", "fit.json", "elbo.png", "marginals.png"} {
+		st, err := os.Stat(filepath.Join(dir, name))
+		if err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	c := readCSV(t, filepath.Join(dir, "draws.csv"))
+	want := eightSchoolsParams
+	for j := 1; j <= 8; j++ {
+		want = append(want, "theta["+string(rune('0'+j))+"]")
+	}
+	if !equalNames(c.Names, want) {
+		t.Fatalf("columns %v, want %v", c.Names, want)
+	}
+	if c.Rows() != 1000 {
+		t.Errorf("%d rows, want 1000", c.Rows())
+	}
+	header := strings.Join(c.Comments, "\n")
+	for _, w := range []string{"model = eight_schools", "family = meanfield", "seed = 1", "status = converged", "khat = ", "data = embedded", "lp__ = log p(z)"} {
+		if !strings.Contains(header, w) {
+			t.Errorf("comment header lacks %q:\n%s", w, header)
+		}
+	}
+	if first := dataLines(t, filepath.Join(dir, "draws.csv"))[0]; !strings.HasPrefix(first, "lp__,lp_approx__,theta_trans.1,") {
+		t.Errorf("header row %q", first)
+	}
+	// lp__ − lp_approx__ are the log weights whose mean fit.json reports as the ELBO.
+	s, err := fit.Load(filepath.Join(dir, "fit.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp, lq := c.Column("lp__"), c.Column("lp_approx__")
+	sum := 0.0
+	for i := range lp {
+		sum += lp[i] - lq[i]
+	}
+	// Same draws, same order, values written exactly: only the summation could differ.
+	if e := sum / float64(len(lp)); math.Abs(e-s.Diagnostics.ELBO) > 1e-12*math.Abs(e) {
+		t.Errorf("mean log weight %v, fit.json ELBO %v", e, s.Diagnostics.ELBO)
+	}
+	// tau > 0 and theta = mu + tau·theta_trans on every row.
+	mu, tau, tt, th := c.Column("mu"), c.Column("tau"), c.Column("theta_trans[3]"), c.Column("theta[3]")
+	for i := range mu {
+		if !(tau[i] > 0) || math.Abs(th[i]-(mu[i]+tau[i]*tt[i])) > 1e-12*(1+math.Abs(th[i])) {
+			t.Fatalf("row %d: mu %v tau %v theta_trans[3] %v theta[3] %v", i, mu[i], tau[i], tt[i], th[i])
+		}
+	}
+	var sj diag.Summary
+	b, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err := json.Unmarshal(b, &sj); err != nil {
+		t.Fatal(err)
+	}
+	if len(sj.Rows) != 18 || sj.Rows[0].Variable != "theta_trans[1]" || !strings.Contains(strings.Join(sj.Notes, "\n"), "ELBO") {
+		t.Errorf("summary.json: %d rows, first %q, notes %q", len(sj.Rows), sj.Rows[0].Variable, sj.Notes)
+	}
+	csvHead := strings.SplitN(string(mustRead(t, filepath.Join(dir, "summary.csv"))), "\n", 2)[0]
+	if csvHead != strings.Join(diag.Columns, ",") {
+		t.Errorf("summary.csv header %q", csvHead)
+	}
+	if s.Model != "eight_schools" || s.Family.Kind != "meanfield" || s.Data != "embedded" || s.Diagnostics.Status != "converged" {
+		t.Errorf("fit.json: %+v", s)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestFitSameSeedGivesIdenticalDrawsForAnyWorkerCount(t *testing.T) {
+	base := t.TempDir()
+	var files [][]byte
+	for i, args := range [][]string{{"--workers", "1"}, {"--workers", "2"}, {"--workers", "2", "--seed", "2"}} {
+		dir := filepath.Join(base, string(rune('a'+i)))
+		_, err := run(t, quick(dir, append(args, "--family", "fullrank")...)...)
+		if !errors.Is(err, errNotConverged) {
+			t.Fatalf("%v: error %v, want errNotConverged at --iter 300", args, err)
+		}
+		files = append(files, mustRead(t, filepath.Join(dir, "draws.csv")))
+	}
+	if !bytes.Equal(files[0], files[1]) {
+		t.Error("draws.csv differs between --workers 1 and 2")
+	}
+	if bytes.Equal(files[1], files[2]) {
+		t.Error("draws.csv is the same for seeds 1 and 2")
+	}
+}
+
+func TestFitNotConvergedWritesFilesAndSaysWhy(t *testing.T) {
+	dir := t.TempDir()
+	out, err := run(t, quick(dir, "--family", "lowrank", "--rank", "2", "--draws", "200")...)
+	if !errors.Is(err, errNotConverged) || !strings.Contains(err.Error(), "iteration cap 300") {
+		t.Fatalf("error %v, want errNotConverged naming the cap", err)
+	}
+	if !strings.Contains(out, "stopped: iteration cap reached") {
+		t.Errorf("output lacks the stop reason:\n%s", out)
+	}
+	c := readCSV(t, filepath.Join(dir, "draws.csv"))
+	if c.Rows() != 200 {
+		t.Errorf("%d rows, want --draws 200", c.Rows())
+	}
+	if !strings.Contains(strings.Join(c.Comments, "\n"), "k̂ on 1000") {
+		t.Errorf("k̂ should use 1000 draws even when fewer are written:\n%s", strings.Join(c.Comments, "\n"))
+	}
+	s, err := fit.Load(filepath.Join(dir, "fit.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Family.Kind != "lowrank" || s.Family.Rank != 2 {
+		t.Errorf("family %+v", s.Family)
+	}
+}
+
+func TestFitCancelledReturnsContextCanceled(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	root := newRoot()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs([]string{"fit", "-q", "--out", dir})
+	err := root.ExecuteContext(ctx)
+	if !errors.Is(err, context.Canceled) || errors.Is(err, errNotConverged) {
+		t.Fatalf("error %v, want context.Canceled", err)
+	}
+	// The partial result is written.
+	if _, err := os.Stat(filepath.Join(dir, "fit.json")); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestFitErrorsNameTheFlagOrFile(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "no_such_data.json")
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--family", "bogus"}, []string{"--family", `"bogus"`}},
+		{[]string{"--data", missing}, []string{"--data", missing}},
+		{[]string{"--rank", "3"}, []string{"--rank", "lowrank"}},
+		{[]string{"--family", "lowrank", "--rank", "11"}, []string{"--rank", "11"}},
+		{[]string{"--draws", "0"}, []string{"--draws"}},
+		{[]string{"--reference", missing}, []string{"--reference", missing}},
+		{[]string{"no_such_model"}, []string{"no_such_model"}},
+	} {
+		_, err := run(t, quick(filepath.Join(dir, "out"), c.args...)...)
+		if err == nil || errors.Is(err, errNotConverged) {
+			t.Errorf("%v: error %v, want a failure", c.args, err)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%v: error %q lacks %q", c.args, err, w)
+			}
+		}
+	}
+}
+
+// TestFitReferenceComparison needs posteriordb's reference draws from ../shared.
+func TestFitReferenceComparison(t *testing.T) {
+	root := posteriordbDir(t)
+	dir := t.TempDir()
+	ref := filepath.Join(root, "draws", "eight_schools-eight_schools_noncentered.json.zip")
+	out, err := run(t, quick(dir, "--reference", ref)...)
+	if !errors.Is(err, errNotConverged) {
+		t.Fatalf("error %v", err)
+	}
+	for _, w := range []string{"distance to the reference draws", "W1/sd", "sd ratio", "mean / max"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+	if !strings.Contains(string(mustRead(t, filepath.Join(dir, "summary.txt"))), "vs reference") {
+		t.Error("summary.txt lacks the reference note")
+	}
+}
+
+func posteriordbDir(t *testing.T) string {
+	t.Helper()
+	d, ok := zoo.DefaultDir()
+	if !ok {
+		t.Skip("posteriordb reference draws not found beside the repository (../shared/data/posteriordb)")
+	}
+	return d
+}
+
+// TestHelperMain runs main() with the arguments in VIGO_MAIN_ARGS; the exit-code test starts
+// the test binary as a subprocess for it.
+func TestHelperMain(t *testing.T) {
+	args := os.Getenv("VIGO_MAIN_ARGS")
+	if args == "" {
+		t.Skip("subprocess helper for TestExitCodes")
+	}
+	os.Args = append([]string{"vigo"}, strings.Split(args, "\x1f")...)
+	main()
+}
+
+func TestExitCodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts subprocesses")
+	}
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"fit", "-q", "--out", filepath.Join(dir, "a")}, exitOK, ""},
+		{quick(filepath.Join(dir, "b")), exitNotConverged, ""},
+		{[]string{"fit", "--family", "bogus"}, exitError, "vigo: --family"},
+		{[]string{"draw", filepath.Join(dir, "missing.json")}, exitError, "missing.json"},
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperMain$")
+		cmd.Env = append(os.Environ(), "VIGO_MAIN_ARGS="+strings.Join(c.args, "\x1f"))
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != c.code || !strings.Contains(stderr.String(), c.stderr) {
+			t.Errorf("vigo %v: exit %d, stderr %q; want exit %d and %q", c.args, code, stderr.String(), c.code, c.stderr)
+		}
+	}
+}
+
+func TestFitProgressIsPlainLinesWhenNotATerminal(t *testing.T) {
+	dir := t.TempDir()
+	root := newRoot()
+	var stdout, stderr bytes.Buffer
+	root.SetOut(&stdout)
+	root.SetErr(&stderr)
+	root.SetArgs([]string{"fit", "--iter", "300", "--out", dir})
+	if err := root.Execute(); !errors.Is(err, errNotConverged) {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	// One line per tracking estimate (every 100 iterations: 0, 100, 200), no carriage returns.
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "iter 0/300  ELBO ") || strings.Contains(stderr.String(), "\r") {
+		t.Errorf("progress on stderr:\n%q", stderr.String())
+	}
+	if strings.Contains(stdout.String(), "iter 100/300") {
+		t.Error("progress went to stdout")
+	}
+}
