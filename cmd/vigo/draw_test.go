@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vigo-bayes/vigo/fit"
+	"github.com/vigo-bayes/vigo/zoo"
 )
 
 // eightSchoolsData is posteriordb's eight_schools data (the zoo's embedded copy).
@@ -116,5 +119,40 @@ func TestDrawErrors(t *testing.T) {
 	os.WriteFile(other, []byte(`{"J": 7, "y": [1,2,3,4,5,6,7], "sigma": [1,1,1,1,1,1,1]}`), 0o644)
 	if _, err := run(t, "draw", filepath.Join(dir, "o", "fit.json"), "--data", other); err == nil || !strings.Contains(err.Error(), "other.json") {
 		t.Errorf("other data: error %v", err)
+	}
+}
+
+// TestEveryZooLayoutIsSaved checks that fit.json can describe the parameters of every zoo
+// model (so vigo draw works without the data for all of them).
+func TestEveryZooLayoutIsSaved(t *testing.T) {
+	dir := posteriordbDir(t)
+	for _, name := range zoo.Names() {
+		m, err := zoo.Load(name, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs, err := fit.DescribeLayout(m.Layout())
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		lay, err := fit.NewLayoutFromSpecs(specs)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		z := make([]float64, m.Dim())
+		for i := range z {
+			z[i] = 0.3 * float64(i%5-2)
+		}
+		want, got := make([]float64, lay.Len()), make([]float64, lay.Len())
+		m.Layout().ConstrainValues(z, want)
+		lay.ConstrainValues(z, got)
+		for i := range want {
+			// Fixed transforms agree bit for bit; affine bounds to a few ulps (fit/io_test.go).
+			if math.Abs(got[i]-want[i]) > 1e-14*(1+math.Abs(want[i])) {
+				t.Errorf("%s: %s = %v, model gives %v", name, lay.Names()[i], got[i], want[i])
+			}
+		}
 	}
 }
