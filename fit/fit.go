@@ -156,8 +156,15 @@ func Fit(ctx context.Context, target model.Target, fam family.Family, obj object
 	if err := r.sync(); err != nil {
 		return nil, err
 	}
+	// Report the best tracked iterate when it beats the last one: with a constant step size the
+	// iterates jitter around the optimum (and may drift below a good start), and common random
+	// numbers make the tracking estimates comparable.
+	params := st.Params
+	if n := len(st.Trace); n > 0 && st.BestELBO != nil && *st.BestELBO > st.Trace[n-1].ELBO {
+		params = st.Best
+	}
 	res := &Result{
-		Family: aff, Params: append([]float64(nil), st.Params...),
+		Family: aff, Params: append([]float64(nil), params...),
 		Status: status, Reason: reason, Iterations: st.Step, Skipped: st.Skipped,
 		InitNote: st.InitNote, Trace: append([]TracePoint(nil), st.Trace...),
 	}
@@ -436,6 +443,11 @@ func (r *runner) track(observers []func(Progress)) (stop bool, reason string) {
 	if !math.IsNaN(elbo) && !math.IsInf(elbo, 0) {
 		st.Trace = append(st.Trace, TracePoint{Iter: st.Step, ELBO: elbo, LR: lr})
 		st.Window = append(st.Window, elbo)
+		if st.BestELBO == nil || elbo > *st.BestELBO {
+			v := elbo
+			st.BestELBO = &v
+			st.Best = append(st.Best[:0], st.Params...)
+		}
 	}
 	gain := math.NaN()
 	if len(st.Window) >= cfg.Window {

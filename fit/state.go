@@ -24,6 +24,11 @@ type State struct {
 	Scale      []float64    `json:"scale"`
 	Diag       bool         `json:"scale_is_diagonal"`
 	InitNote   string       `json:"init_note"`
+	// Best holds the parameters with the highest tracking ELBO so far (common random numbers
+	// make the estimates comparable) and BestELBO that estimate; the result reports them when
+	// they beat the last iterate.
+	Best     []float64 `json:"best_params"`
+	BestELBO *float64  `json:"best_elbo"`
 
 	skipRun  int
 	lastGain float64
@@ -74,5 +79,10 @@ func (s *State) clone() *State {
 	c.Trace = append([]TracePoint(nil), s.Trace...)
 	c.Shift = append([]float64(nil), s.Shift...)
 	c.Scale = append([]float64(nil), s.Scale...)
+	c.Best = append([]float64(nil), s.Best...)
+	if s.BestELBO != nil {
+		v := *s.BestELBO
+		c.BestELBO = &v
+	}
 	return &c
 }
