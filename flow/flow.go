@@ -79,6 +79,25 @@ func defaultRand(rnd *rand.Rand) *rand.Rand {
 	return rand.New(rand.NewPCG(0x766967, 0x666c6f77))
 }
 
+// initConditioner finishes the initialisation of a conditioner network whose weights are
+// already drawn: hidden biases from U(−1, 1), output layer zero (the flow is the identity).
+//
+// Why random biases: with zero biases and odd activations (tanh) every hidden unit is an odd
+// function of the input, so at the identity the gradient of the output layer, E[h(u)·g(u)],
+// vanishes for every even correction g the target needs (a banana's u₁² ridge): the fit sits
+// on a saddle until Monte Carlo noise pushes it off. Random biases give the units even parts.
+func initConditioner(params []float64, layers int, layer func([]float64, int) (W, b []float64), rnd *rand.Rand) {
+	for l := 0; l < layers-1; l++ {
+		_, b := layer(params, l)
+		for i := range b {
+			b[i] = 2*rnd.Float64() - 1
+		}
+	}
+	W, b := layer(params, layers-1)
+	clear(W)
+	clear(b)
+}
+
 func checkLen(fn, name string, got, want int) {
 	if got != want {
 		panic(fmt.Sprintf("flow: %s: len(%s)=%d, want %d", fn, name, got, want))

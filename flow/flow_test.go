@@ -48,7 +48,9 @@ func testFlows() []flowCase {
 		{"realnvp_d1", NewRealNVP(1, 2, []int{4})},
 		{"realnvp_d4", NewRealNVP(4, 4, []int{8, 8})},
 		{"realnvp_d3_relu", NewRealNVP(3, 2, []int{6}, RealNVPActivation(ad.ReLU), RealNVPScaleClamp(0))},
-		{"mafstack_d4", NewMAFStack(4, 3, []int{8}, ad.Tanh)},
+		{"mafstack_d4", NewMAFStack(4, 3, []int{8}, nil)},
+		{"mafstack_d4_direct_linear", NewMAFStack(4, 2, []int{8}, []nn.MADEOption{nn.WithDirect(), nn.WithActivation(ad.Linear)})},
+		{"iaf_d3_direct", NewMAF(nn.NewMADE(3, []int{5}, 2, nn.WithDirect()))},
 		{"compose_mixed_d4", Compose(
 			NewAffine(4),
 			NewMAF(mafOpt(4, []int{8}, ad.Tanh)),
@@ -235,33 +237,40 @@ func TestGradientFD(t *testing.T) {
 				tp.Backward(tp.Add(ld, tp.Dot(y, tp.Const(w...))))
 				gp := append([]float64(nil), tp.Grad(P)...)
 				gx := append([]float64(nil), tp.Grad(X)...)
-				// Central differences, h = 1e-6: truncation ~h²·f''' and rounding ~ε·|f|/h
-				// ≈ 1e-10 for |f| ≲ 10; 1e-6 relative leaves room for the sequential
-				// directions' d-fold compositions.
-				const h, tol = 1e-6, 1e-6
+				// Five-point differences (fd5): truncation ~h⁴·f⁽⁵⁾ ≈ 1e-16·f⁽⁵⁾ and rounding
+				// ~ε·|f|/h ≈ 2e-12·|f|. The inverses of the random linear stacks reach
+				// |f| ~ 1e5, so the bound is 1e-7 relative plus 1e-10·|f| (50× the rounding).
+				tol := 1e-7
+				fabs := 1e-10 * math.Abs(eval(p, x))
 				for i := range p {
-					pp := append([]float64(nil), p...)
-					pp[i] = p[i] + h
-					fp := eval(pp, x)
-					pp[i] = p[i] - h
-					fd := (fp - eval(pp, x)) / (2 * h)
-					if math.Abs(gp[i]-fd) > tol*(1+math.Abs(fd)) {
+					fd := fd5(func(v float64) float64 {
+						pp := append([]float64(nil), p...)
+						pp[i] = v
+						return eval(pp, x)
+					}, p[i])
+					if math.Abs(gp[i]-fd) > tol*(1+math.Abs(fd))+fabs {
 						t.Errorf("direction %d ∂/∂params[%d]: tape %.10g, FD %.10g", k, i, gp[i], fd)
 					}
 				}
 				for i := range x {
-					xx := append([]float64(nil), x...)
-					xx[i] = x[i] + h
-					fp := eval(p, xx)
-					xx[i] = x[i] - h
-					fd := (fp - eval(p, xx)) / (2 * h)
-					if math.Abs(gx[i]-fd) > tol*(1+math.Abs(fd)) {
+					fd := fd5(func(v float64) float64 {
+						xx := append([]float64(nil), x...)
+						xx[i] = v
+						return eval(p, xx)
+					}, x[i])
+					if math.Abs(gx[i]-fd) > tol*(1+math.Abs(fd))+fabs {
 						t.Errorf("direction %d ∂/∂x[%d]: tape %.10g, FD %.10g", k, i, gx[i], fd)
 					}
 				}
 			}
 		})
 	}
+}
+
+// fd5 is the five-point central difference of g at x with step 1e-4.
+func fd5(g func(float64) float64, x float64) float64 {
+	const h = 1e-4
+	return (8*(g(x+h)-g(x-h)) - (g(x+2*h) - g(x-2*h))) / (12 * h)
 }
 
 // TestMAFTriangular: in the MADE's order the IAF Jacobian is lower triangular with diagonal

@@ -84,14 +84,14 @@ func (m *MAF) Dim() int { return m.d }
 // NumParams returns the MADE's parameter count.
 func (m *MAF) NumParams() int { return m.made.NumParams() }
 
-// Init initialises the MADE (Glorot weights from rnd, or a fixed stream when nil) and zeroes
-// its output layer, so the flow starts at the identity exactly.
+// Init initialises the MADE (Glorot weights from rnd, or a fixed stream when nil), draws the
+// hidden biases from U(−1, 1) and zeroes the output layer, so the flow starts at the identity
+// exactly (see initConditioner for why the biases are random).
 func (m *MAF) Init(params []float64, rnd *rand.Rand) {
 	checkLen("MAF.Init", "params", len(params), m.NumParams())
-	m.made.Init(params, defaultRand(rnd))
-	W, b := m.made.Layer(params, m.made.Layers()-1)
-	clear(W)
-	clear(b)
+	rnd = defaultRand(rnd)
+	m.made.Init(params, rnd)
+	initConditioner(params, m.made.Layers(), m.made.Layer, rnd)
 }
 
 // step records one conditioner pass at x applied to y: y⊙exp(s(x)) + m(x) (forward) or
@@ -170,9 +170,11 @@ func softClamp(t *ad.Tape, r ad.Var, c float64) ad.Var {
 var _ TapeInverter = (*MAF)(nil)
 
 // NewMAFStack returns layers MAF layers on ℝ^d composed in order, each with a MADE of the given
-// hidden sizes and activation; the orderings alternate between natural and reversed, which is
-// a Reverse permutation between layers without the gather nodes. opts apply to every layer.
-func NewMAFStack(d, layers int, hidden []int, act ad.Activation, opts ...MAFOption) *Composed {
+// hidden sizes built with the options made (activation, direct connections); the orderings
+// alternate between natural and reversed, which is a Reverse permutation between layers
+// without the gather nodes (a WithOrder in made applies to the even layers). opts apply to
+// every layer.
+func NewMAFStack(d, layers int, hidden []int, made []nn.MADEOption, opts ...MAFOption) *Composed {
 	if layers < 1 {
 		panic(fmt.Sprintf("flow: NewMAFStack: layers=%d, want ≥ 1", layers))
 	}
@@ -182,7 +184,7 @@ func NewMAFStack(d, layers int, hidden []int, act ad.Activation, opts ...MAFOpti
 	}
 	parts := make([]Flow, layers)
 	for l := range parts {
-		mo := []nn.MADEOption{nn.WithActivation(act)}
+		mo := append([]nn.MADEOption(nil), made...)
 		if l%2 == 1 {
 			mo = append(mo, nn.WithOrder(rev))
 		}

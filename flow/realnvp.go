@@ -90,18 +90,18 @@ func (c *Coupling) NumParams() int {
 	return c.net.NumParams()
 }
 
-// Init initialises the MLP (Glorot from rnd, or a fixed stream when nil) and zeroes its output
-// layer, so the layer starts at the identity exactly.
+// Init initialises the MLP (Glorot from rnd, or a fixed stream when nil), draws the hidden
+// biases from U(−1, 1) and zeroes the output layer, so the layer starts at the identity
+// exactly (see initConditioner).
 func (c *Coupling) Init(params []float64, rnd *rand.Rand) {
 	checkLen("Coupling.Init", "params", len(params), c.NumParams())
 	if c.net == nil {
 		clear(params)
 		return
 	}
-	c.net.Init(params, defaultRand(rnd))
-	W, b := c.net.Layer(params, c.net.Layers()-1)
-	clear(W)
-	clear(b)
+	rnd = defaultRand(rnd)
+	c.net.Init(params, rnd)
+	initConditioner(params, c.net.Layers(), c.net.Layer, rnd)
 }
 
 // apply records the coupling in either direction.

@@ -26,7 +26,7 @@ import (
 // of all dimensions is the contiguous block out[p·d : (p+1)·d].
 //
 // Parameters are those of the MLP with sizes (d, hidden…, K·d), masked entries included (they
-// receive zero gradient and Init sets them to 0). Cost: that of the MLP plus one elementwise
+// receive zero gradient and Init sets them to 0), then the direct connections (WithDirect). Cost: that of the MLP plus one elementwise
 // mask product per layer (in_l·out_l flops forward and backward).
 type MADE struct {
 	mlp    *MLP
@@ -34,14 +34,16 @@ type MADE struct {
 	deg    []int       // input degrees m(i)
 	masks  [][]float64 // per layer, in_l × out_l row-major, entries 0 or 1
 	hidden []int
+	direct []float64 // strict d × K·d mask of the direct connections, nil without them
 }
 
 // MADEOption configures a MADE.
 type MADEOption func(*madeConfig)
 
 type madeConfig struct {
-	act   ad.Activation
-	order []int
+	act    ad.Activation
+	order  []int
+	direct bool
 }
 
 // WithActivation sets the hidden activation (default ad.Tanh). ad.Linear gives the network
@@ -54,6 +56,13 @@ func WithActivation(a ad.Activation) MADEOption { return func(c *madeConfig) { c
 func WithOrder(order []int) MADEOption {
 	return func(c *madeConfig) { c.order = append([]int(nil), order...) }
 }
+
+// WithDirect adds direct input-to-output connections (Germain et al. 2015, §4.1): a strictly
+// masked d × K·d weight matrix V whose product with x is added to the output, so
+// out = MLP(x) + x·V. The network then contains every affine autoregressive map exactly (for a
+// MAF, every full-rank Gaussian), and its outputs extrapolate linearly instead of saturating in
+// the tails. V follows the MLP's parameters; Init sets it to 0.
+func WithDirect() MADEOption { return func(c *madeConfig) { c.direct = true } }
 
 // NewMADE returns a MADE on ℝ^d with the given hidden layer sizes (may be empty) and k ≥ 1
 // outputs per dimension.
@@ -101,6 +110,9 @@ func NewMADE(d int, hidden []int, k int, opts ...MADEOption) *MADE {
 		copy(out[p*d:(p+1)*d], deg)
 	}
 	m.masks = append(m.masks, mask(prev, out, true))
+	if c.direct && len(hidden) > 0 {
+		m.direct = mask(deg, out, true)
+	}
 	return m
 }
 
@@ -132,22 +144,43 @@ func (m *MADE) Activation() ad.Activation { return m.mlp.act }
 // Degrees returns the input degrees m(i).
 func (m *MADE) Degrees() []int { return m.deg }
 
-// NumParams returns the parameter count of the underlying MLP.
-func (m *MADE) NumParams() int { return m.mlp.NumParams() }
+// NumParams returns the parameter count of the underlying MLP, plus d·K·d with direct
+// connections.
+func (m *MADE) NumParams() int { return m.mlp.NumParams() + len(m.direct) }
+
+// HasDirect reports whether the network has direct input-to-output connections (always false
+// without hidden layers, where the only layer already is the direct one).
+func (m *MADE) HasDirect() bool { return m.direct != nil }
+
+// Direct returns the view of the direct connection weights V (d × K·d, row-major) in params,
+// or nil without direct connections.
+func (m *MADE) Direct(params []float64) []float64 {
+	checkLen("MADE.Direct", "params", len(params), m.NumParams())
+	if m.direct == nil {
+		return nil
+	}
+	return params[m.mlp.NumParams():]
+}
 
 // Layers returns the number of weight layers (len(Hidden) + 1).
 func (m *MADE) Layers() int { return m.mlp.Layers() }
 
 // Layer returns views of layer l's weights (in_l × out_l, row-major) and bias in params.
-func (m *MADE) Layer(params []float64, l int) (W, b []float64) { return m.mlp.Layer(params, l) }
+func (m *MADE) Layer(params []float64, l int) (W, b []float64) {
+	checkLen("MADE.Layer", "params", len(params), m.NumParams())
+	return layer(params, m.mlp.offs[l], m.mlp.sizes[l], m.mlp.sizes[l+1])
+}
 
 // Mask returns layer l's mask (in_l × out_l, row-major, entries 0 or 1). Do not modify it.
 func (m *MADE) Mask(l int) []float64 { return m.masks[l] }
 
-// Init draws the weights as MLP.Init does, zeroes the masked ones and sets biases to 0. rnd
-// must not be nil.
+// Init draws the weights as MLP.Init does, zeroes the masked ones, sets biases and direct
+// connections to 0. rnd must not be nil.
 func (m *MADE) Init(params []float64, rnd *rand.Rand) {
-	m.mlp.Init(params, rnd)
+	checkLen("MADE.Init", "params", len(params), m.NumParams())
+	n := m.mlp.NumParams()
+	m.mlp.Init(params[:n], rnd)
+	clear(params[n:])
 	for l := range m.masks {
 		W, _ := m.Layer(params, l)
 		for i, v := range m.masks[l] {
@@ -161,10 +194,16 @@ func (m *MADE) Init(params []float64, rnd *rand.Rand) {
 func (m *MADE) Forward(t *ad.Tape, params, x ad.Var) ad.Var {
 	checkLen("MADE.Forward", "params", t.Size(params), m.NumParams())
 	x = asRows(t, x, m.d, "MADE.Forward")
+	in := x
 	mlp := m.mlp
 	for l := 0; l < mlp.Layers(); l++ {
 		W := t.Mul(mlp.weights(t, params, l), t.ConstRef(m.masks[l]))
 		x = t.Dense(x, W, mlp.bias(t, params, l), mlp.activation(l))
+	}
+	if m.direct != nil {
+		n := mlp.NumParams()
+		V := t.AsMatrix(t.Slice(params, n, n+len(m.direct)), m.d, m.k*m.d)
+		x = t.Add(x, t.MatMul(in, t.Mul(V, t.ConstRef(m.direct))))
 	}
 	return x
 }

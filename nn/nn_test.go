@@ -54,6 +54,7 @@ type madeCase struct {
 	hidden []int
 	act    ad.Activation
 	order  []int
+	direct bool
 }
 
 var madeCases = []madeCase{
@@ -64,16 +65,21 @@ var madeCases = []madeCase{
 	{d: 5, k: 3, hidden: []int{10, 10}, act: ad.Linear},
 	{d: 4, k: 2, hidden: []int{7, 9}, act: ad.ReLU},
 	{d: 6, k: 2, hidden: []int{12}, act: ad.Sigmoid, order: []int{3, 1, 6, 2, 5, 4}},
+	{d: 4, k: 2, hidden: []int{8}, act: ad.Tanh, direct: true},
+	{d: 5, k: 2, hidden: []int{3}, act: ad.Tanh, order: []int{2, 5, 1, 4, 3}, direct: true},
 }
 
 func (c madeCase) String() string {
-	return fmt.Sprintf("d%d_k%d_h%v_%v_o%v", c.d, c.k, c.hidden, c.act, c.order)
+	return fmt.Sprintf("d%d_k%d_h%v_%v_o%v_direct%v", c.d, c.k, c.hidden, c.act, c.order, c.direct)
 }
 
 func (c madeCase) build() *MADE {
 	opts := []MADEOption{WithActivation(c.act)}
 	if c.order != nil {
 		opts = append(opts, WithOrder(c.order))
+	}
+	if c.direct {
+		opts = append(opts, WithDirect())
 	}
 	return NewMADE(c.d, c.hidden, c.k, opts...)
 }
@@ -87,6 +93,9 @@ func randomParams(m *MADE, r *rand.Rand) []float64 {
 		for i := range b {
 			b[i] = 0.3 * r.NormFloat64()
 		}
+	}
+	for i := range m.Direct(p) {
+		m.Direct(p)[i] = r.NormFloat64()
 	}
 	return p
 }
@@ -109,6 +118,7 @@ func TestMADEAutoregressive(t *testing.T) {
 			for _, h := range c.hidden {
 				full = full && h >= c.d-1
 			}
+			full = full || c.direct // the direct connections reach every allowed input
 			deg := m.Degrees()
 			for pi := 0; pi < c.k; pi++ {
 				for j := 0; j < c.d; j++ {
