@@ -259,3 +259,26 @@ func TestSamplePCovariance(t *testing.T) {
 		}
 	}
 }
+
+// TestTransitionAllocs checks that NUTS and static HMC transitions allocate nothing in steady
+// state on a target whose gradient does not.
+func TestTransitionAllocs(t *testing.T) {
+	sys, z := testSystem(t, Diag, nil)
+	r := rng.New(1, 1)
+	for _, k := range []kernel{newNUTS(sys, r, 10, 1000), newStaticHMC(sys, r, 10, 1000)} {
+		k.transition(&z, 0.2)
+		if a := testing.AllocsPerRun(50, func() { k.transition(&z, 0.2) }); a != 0 {
+			t.Errorf("%T: %v allocations per transition", k, a)
+		}
+	}
+}
+
+func BenchmarkNUTSEightSchools(b *testing.B) {
+	sys, z := testSystem(&testing.T{}, Diag, nil)
+	n := newNUTS(sys, rng.New(1, 1), 10, 1000)
+	var leap int
+	for b.Loop() {
+		leap += n.transition(&z, 0.4).NLeapfrog
+	}
+	b.ReportMetric(float64(leap)/float64(b.N), "leapfrog/op")
+}
