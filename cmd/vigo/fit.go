@@ -518,7 +518,9 @@ func compareReference(draws *diag.Draws, ref *model.Draws, refPath string) (*dia
 
 func printFitReport(w io.Writer, m *loadedModel, f fitFlags, res *fit.Result, o *fitOutput) {
 	fmt.Fprintf(w, "%s (%s), %s family, %d unconstrained parameters, seed %d\n\n", m.Name, m.Posterior, familyDesc(res.Family.Base), m.Dim(), f.seed)
-	o.summary.WriteText(w)
+	table := *o.summary
+	table.Notes = nil // the notes (k̂, ELBO, stop reason) close the report below, once
+	table.WriteText(w)
 	if o.dist != nil {
 		fmt.Fprintf(w, "\ndistance to the reference draws (%s):\n", f.reference)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
@@ -533,6 +535,8 @@ func printFitReport(w io.Writer, m *loadedModel, f fitFlags, res *fit.Result, o 
 	if res.Skipped > 0 {
 		fmt.Fprintf(w, "skipped %d steps with a non-finite gradient\n", res.Skipped)
 	}
+	fmt.Fprintf(w, "ELBO = %.6g ± %.2g (MCSE, %d draws); k̂ = %s on %d draws (threshold %.2f), PSIS ESS %.0f\n",
+		res.ELBO, res.ELBOSE, len(res.LogP), diag.FormatKhat(res.KHat), len(res.LogP), res.KHatThreshold, res.PSISESS)
 	fmt.Fprintf(w, "stopped: %s: %s\n", res.Status, res.Reason)
 	fmt.Fprintf(w, "verdict: %s\n", res.Verdict)
 	fmt.Fprintf(w, "wrote %s\n", strings.Join(o.files, ", "))
