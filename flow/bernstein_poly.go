@@ -237,7 +237,7 @@ func (p *bernPoly) at(ws []float64, v float64, dz, dl []float64) (z, ld, dzdv, d
 	ld = math.Log(hp)
 	if p.tails == BoundedTails { // chain through x = σ(v): dx/dv = x·y
 		xy := x * y
-		return z, ld + lx + ly, hp * xy, hpp / hp * xy + (y - x)
+		return z, ld + lx + ly, hp * xy, hpp/hp*xy + (y - x)
 	}
 	return z, ld, hp, hpp / hp
 }
