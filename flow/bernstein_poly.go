@@ -340,14 +340,18 @@ func (p *bernPoly) solve(ws []float64, target float64) (float64, error) {
 
 // identity writes raw parameters [r_0..r_M, a′, β] of one coordinate for which the map is the
 // identity (LinearTails: exactly, with the polynomial covering |u| ≤ 3) or close to it
-// (BoundedTails: α = 1/3, β = 0 and linear coefficients ϑ_i = 12·(i/M − 1/2), so
-// z = 12·(σ(u/3) − 1/2): slope 1 and log-derivative 0 at u = 0, |z − u| < 0.14 for |u| ≤ 2.5,
-// support (−6, 6)).
+// (BoundedTails: α = 1/3, β = 0 and linear coefficients ϑ_i = w·(i/M − 1/2), so
+// z = w·(σ(u/3) − 1/2), with w = 12.32 chosen so that z has mean 0 and variance 1 exactly
+// when u ~ N(0, 1): slope 1.027 at u = 0, |z − u| < 0.14 for |u| ≤ 2.5, support (−6.2, 6.2)).
 func (p *bernPoly) identity(row []float64) {
 	M := p.m
 	w, beta := 6.0, 0.5 // LinearTails: v = u/w + 1/2 ∈ [0, 1] for |u| ≤ 3, ϑ_i = w·(i/M − 1/2)
 	if p.tails == BoundedTails {
-		w, beta = 12, 0 // σ(u/3) ≈ 1/2 + u/12 near 0, ϑ_i = 12·(i/M − 1/2)
+		// w = E[(σ(u/3) − 1/2)²]^(−1/2), u ~ N(0, 1):
+		//   /usr/bin/python3 -c "from scipy import integrate, stats; import numpy as np;
+		//   print(integrate.quad(lambda u: (1/(1+np.exp(-u/3))-0.5)**2*stats.norm.pdf(u),
+		//   -40, 40, epsabs=1e-14)[0]**-0.5)"   → 12.321978977730476
+		w, beta = 12.321978977730476, 0
 	}
 	row[0] = -w / 2
 	inc := softplusInv(w / float64(M))

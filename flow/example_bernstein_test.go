@@ -19,7 +19,7 @@ func ExampleNewBernsteinAR() {
 	f.Init(params, nil)
 
 	var t ad.Tape
-	z, logdet := f.Forward(&t, t.Const(params...), t.Const(0.5, -1, 2, 0))
+	z, logdet := f.Forward(&t, t.Const(params...), t.Const(0.5, -1, 2, 0.25))
 	u := make([]float64, d)
 	ld, err := f.Inverse(params, t.Value(z), u)
 	fmt.Printf("degree %d, %d parameters\n", f.Degree(), f.NumParams())
@@ -27,6 +27,6 @@ func ExampleNewBernsteinAR() {
 	fmt.Printf("u = %.3f, log-det %.3f, err %v\n", u, ld, err)
 	// Output:
 	// degree 49, 2368 parameters
-	// z = [0.499 -0.991 1.929 0.000], log-det -0.144
-	// u = [0.500 -1.000 2.000 0.000], log-det -0.144, err <nil>
+	// z = [0.512 -1.017 1.981 0.257], log-det -0.040
+	// u = [0.500 -1.000 2.000 0.250], log-det -0.040, err <nil>
 }
