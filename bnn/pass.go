@@ -253,6 +253,15 @@ func (n *Net) backward(ws *Workspace, params, grad []float64, s float64) {
 func vbpGate(C float64, mf, vf, mh, vh, a, c, d []float64) {
 	for i, m := range mf {
 		v := vf[i]
+		// Saturated gate: beyond |C·m| = 40, p(1−p) < e⁻⁴⁰ ≈ 4e-18 and the exact result differs
+		// from the gate fully open or shut by less than that relative to m, v — skip the exp.
+		if x := C * m; x > 40 {
+			mh[i], vh[i], a[i], c[i], d[i] = m, v, 1, 0, 1
+			continue
+		} else if x < -40 {
+			mh[i], vh[i], a[i], c[i], d[i] = 0, 0, 0, 0, 0
+			continue
+		}
 		p := mathx.Logistic(C * m)
 		q := p * (1 - p)
 		mh[i] = p * m

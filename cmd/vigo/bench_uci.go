@@ -68,8 +68,9 @@ type uciConfig struct {
 	datasets []string
 	methods  []bnn.Method
 	splits   int
-	epochs   int // 0: the data set's n_epochs.txt × epochScale
+	epochs   int // 0: the data set's n_epochs.txt × scale, raised to reach minSteps
 	scale    int
+	minSteps int
 	batch    int
 	samples  int
 	workers  int
@@ -101,8 +102,9 @@ func newBenchUCICmd() *cobra.Command {
 		Long: `vigo bench uci fits one-hidden-layer ReLU networks with mean-field Gaussian weights on the
 nine UCI regression sets of ../shared/data/uci with the PBP protocol: the published 90/10 splits
 (20, protein 5), 50 hidden units (100 for protein), inputs and targets normalised on the training
-part, Adam with step 0.01, prior N(0, 1/10), minibatches of 32, noise precision by Type-II maximum
-likelihood after every epoch. Test log-likelihood per point and RMSE are in the original units.
+part, Adam with step 0.01, prior N(0, 1/10), minibatches of 128, PBP's epochs (40, protein 20)
+raised where needed to reach 3,000 Adam steps (small data sets), noise precision by Type-II
+maximum likelihood after every epoch. Test log-likelihood per point and RMSE are in the original units.
 It writes a markdown table of mean ± standard error over the splits beside the published PBP and
 DVI numbers. Progress goes to stderr, one line per fit.
 
@@ -158,7 +160,8 @@ Methods: vbp (variance backpropagation), mfvi (Monte Carlo, local reparameterisa
 	f.IntVar(&cfg.splits, "splits", 20, "splits per data set (at most the data set's own count: protein has 5)")
 	f.IntVar(&cfg.epochs, "epochs", 0, "epochs per fit (0: the data set's n_epochs.txt times --epoch-scale)")
 	f.IntVar(&cfg.scale, "epoch-scale", 1, "multiplies the data set's n_epochs.txt when --epochs is 0")
-	f.IntVar(&cfg.batch, "batch", 32, "minibatch size")
+	f.IntVar(&cfg.minSteps, "min-steps", 3000, "with --epochs 0, raise the epochs so that every fit takes at least this many Adam steps")
+	f.IntVar(&cfg.batch, "batch", 128, "minibatch size")
 	f.IntVar(&cfg.samples, "samples", 100, "draws of the hidden layers for the Monte Carlo methods' predictive density")
 	f.IntVar(&cfg.workers, "workers", runtime.GOMAXPROCS(0), "fits run in parallel (results do not depend on it)")
 	f.Int64Var(&seed, "seed", 1, "base seed; each fit derives its own from (seed, data set, split)")
@@ -251,10 +254,7 @@ func fitUCI(ctx context.Context, cfg uciConfig, r *uciRun) {
 	Xte, yte, _, _, _, _ := d.matrix(d.test[r.split], mx, sx, my, sy)
 	in := len(d.features)
 	ntr, nte := len(ytr), len(yte)
-	epochs := cfg.epochs
-	if epochs == 0 {
-		epochs = d.epochs * cfg.scale
-	}
+	epochs := cfg.epochsFor(d)
 	net := bnn.Net{Sizes: []int{in, d.hidden, 1}, Method: r.method}
 	seed := rng.Derive(cfg.seed, uint64(slices.IndexFunc(uciSets, func(s uciSet) bool { return s.name == d.set.name })), uint64(r.split))
 	start := time.Now()
@@ -277,6 +277,16 @@ func fitUCI(ctx context.Context, cfg uciConfig, r *uciRun) {
 	r.beta = m.Beta
 	r.epochs = epochs
 	r.secPerEpoch = el.Seconds() / float64(max(epochs, 1))
+}
+
+// epochsFor returns the number of epochs for data set d: --epochs if set, else n_epochs.txt ×
+// --epoch-scale raised until an epoch count reaches --min-steps Adam steps.
+func (cfg uciConfig) epochsFor(d *uciData) int {
+	if cfg.epochs > 0 {
+		return cfg.epochs
+	}
+	perEpoch := (len(d.train[0]) + cfg.batch - 1) / cfg.batch
+	return max(d.epochs*cfg.scale, (cfg.minSteps+perEpoch-1)/perEpoch)
 }
 
 // matrix gathers rows idx into a normalised design matrix and target. With mx nil it computes
@@ -505,11 +515,9 @@ func writeUCIMarkdown(w *strings.Builder, h bench.Header, cfg uciConfig, runs []
 	fmt.Fprintf(w, "# UCI regression: Bayesian neural networks (PBP protocol)\n\n")
 	fmt.Fprintf(w, "- command: `%s`\n- commit: %s\n- date: %s\n- machine: %d CPUs (GOMAXPROCS %d), %d fits in parallel; load average %s at the start, %s at the end\n- wall time: %s\n",
 		h.Command, h.Commit, h.Date.Format(time.RFC3339), runtime.NumCPU(), runtime.GOMAXPROCS(0), max(cfg.workers, 1), h.LoadStart, h.LoadEnd, wall.Round(time.Second))
-	epochs := "the data set's n_epochs.txt (PBP: 40, protein 20)"
-	if cfg.epochs > 0 {
-		epochs = strconv.Itoa(cfg.epochs)
-	} else if cfg.scale != 1 {
-		epochs = fmt.Sprintf("%d × the data set's n_epochs.txt (PBP: 40, protein 20)", cfg.scale)
+	epochs := strconv.Itoa(cfg.epochs)
+	if cfg.epochs == 0 {
+		epochs = fmt.Sprintf("%d × the data set's n_epochs.txt (PBP: 40, protein 20), raised to reach %d Adam steps (column epochs below)", cfg.scale, cfg.minSteps)
 	}
 	fmt.Fprintf(w, "- protocol: published 90/10 splits (up to %d per data set), one hidden ReLU layer of 50 units (protein 100), inputs and target normalised on the training part, "+
 		"prior N(0, 1/10) on every weight and bias, Adam step 0.01, minibatch %d, epochs: %s; noise precision β by Type-II ML after every epoch (initial 1); "+
@@ -579,10 +587,7 @@ func writeUCIMarkdown(w *strings.Builder, h bench.Header, cfg uciConfig, runs []
 	fmt.Fprintf(w, "\n")
 	for _, d := range sets {
 		s := d.set
-		ep := d.epochs * cfg.scale
-		if cfg.epochs > 0 {
-			ep = cfg.epochs
-		}
+		ep := cfg.epochsFor(d)
 		fmt.Fprintf(w, "| %s | %d | %d |", s.name, len(d.train[0]), ep)
 		for _, m := range methods {
 			v := slices.Clone(spe[key{s.name, m}])
