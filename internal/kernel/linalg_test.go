@@ -247,12 +247,16 @@ func TestPanics(t *testing.T) {
 		"Exp":            func() { Exp(make([]float64, 3), make([]float64, 4)) },
 		"Log1p":          func() { Log1p(make([]float64, 3), make([]float64, 4)) },
 		"BernoulliLogit": func() { BernoulliLogit(make([]float64, 3), make([]int, 4)) },
-		"Dense X":        func() { Dense(make([]float64, 6), make([]float64, 3), 2, 2, make([]float64, 6), 3, make([]float64, 3), false) },
-		"Dense b":        func() { Dense(make([]float64, 6), make([]float64, 4), 2, 2, make([]float64, 6), 3, make([]float64, 2), false) },
-		"ReLUBack":       func() { ReLUBack(make([]float64, 3), make([]float64, 3), make([]float64, 2)) },
-		"DenseBackW":     func() { DenseBackW(make([]float64, 6), nil, make([]float64, 4), 2, 2, make([]float64, 5), 3) },
-		"DenseBackW b":   func() { DenseBackW(nil, make([]float64, 2), make([]float64, 4), 2, 2, make([]float64, 6), 3) },
-		"DenseBackX":     func() { DenseBackX(make([]float64, 3), 2, 2, make([]float64, 6), 3, make([]float64, 6)) },
+		"Dense X": func() {
+			Dense(make([]float64, 6), make([]float64, 3), 2, 2, make([]float64, 6), 3, make([]float64, 3), false)
+		},
+		"Dense b": func() {
+			Dense(make([]float64, 6), make([]float64, 4), 2, 2, make([]float64, 6), 3, make([]float64, 2), false)
+		},
+		"ReLUBack":     func() { ReLUBack(make([]float64, 3), make([]float64, 3), make([]float64, 2)) },
+		"DenseBackW":   func() { DenseBackW(make([]float64, 6), nil, make([]float64, 4), 2, 2, make([]float64, 5), 3) },
+		"DenseBackW b": func() { DenseBackW(nil, make([]float64, 2), make([]float64, 4), 2, 2, make([]float64, 6), 3) },
+		"DenseBackX":   func() { DenseBackX(make([]float64, 3), 2, 2, make([]float64, 6), 3, make([]float64, 6)) },
 	} {
 		func() {
 			defer func() {
