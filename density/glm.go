@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/blas/blas64"
-
 	"github.com/vigo-bayes/vigo/ad"
+	kern "github.com/vigo-bayes/vigo/internal/kernel"
 	"github.com/vigo-bayes/vigo/internal/mathx"
 )
 
@@ -34,31 +33,18 @@ func checkGLM(t *ad.Tape, fn string, ny int, xt ad.Mat, alpha, beta ad.Var) (n, 
 	return n, d
 }
 
-// linearPredictor writes η = α + Σ_j β_j·XT[j, c0:c0+len(eta)] into eta (D axpys over
-// contiguous rows of the feature-major design).
+// linearPredictor writes η = α + Σ_j β_j·XT[j, c0:c0+len(eta)] into eta: one GEMV over the
+// contiguous rows of the feature-major design (kernel.GemvT, four rows per sweep of eta).
 func linearPredictor(eta []float64, xt ad.Mat, c0 int, a float64, beta []float64) {
 	for i := range eta {
 		eta[i] = a
 	}
-	m := len(eta)
-	ev := blas64.Vector{N: m, Inc: 1, Data: eta}
-	for j, b := range beta {
-		if b == 0 {
-			continue
-		}
-		off := j*xt.Cols + c0
-		blas64.Axpy(b, blas64.Vector{N: m, Inc: 1, Data: xt.Data[off : off+m]}, ev)
-	}
+	kern.GemvT(xt.Data[c0:], xt.Cols, beta, eta)
 }
 
-// backBeta adds XT[:, c0:c0+len(g)]·g to db (D dot products of length len(g)).
+// backBeta adds XT[:, c0:c0+len(g)]·g to db (D dot products of length len(g), kernel.GemvN).
 func backBeta(db []float64, xt ad.Mat, c0 int, g []float64) {
-	m := len(g)
-	gv := blas64.Vector{N: m, Inc: 1, Data: g}
-	for j := range db {
-		off := j*xt.Cols + c0
-		db[j] += blas64.Dot(blas64.Vector{N: m, Inc: 1, Data: xt.Data[off : off+m]}, gv)
-	}
+	kern.GemvN(xt.Data[c0:], xt.Cols, g, db)
 }
 
 // NormalIDGLM records Σᵢ log N(yᵢ | α + xᵢᵀβ, σ), Stan's normal_id_glm, as one node. The design
@@ -129,8 +115,9 @@ func NormalIDGLM(t *ad.Tape, y []float64, XT ad.Mat, alpha, beta, sigma ad.Var) 
 
 // BernoulliLogitGLM records Σᵢ log Bernoulli(yᵢ | logistic(α + xᵢᵀβ)), Stan's
 // bernoulli_logit_glm, as one node, with the feature-major design XT (D×N) as in NormalIDGLM.
-// Per observation: one exp and one log1p give both log p = −log(1 + e^{−mᵢ}) (mᵢ = ±ηᵢ) and
-// ∂/∂ηᵢ = yᵢ − logistic(ηᵢ). y ∉ {0, 1} gives −Inf. Cost: 2·N·D multiply-adds + N exp/log1p.
+// Per observation, kernel.BernoulliLogit turns one exp and one log1p (vectorised, within 1 ulp)
+// into log p = yᵢηᵢ − softplus(ηᵢ) and ∂/∂ηᵢ = yᵢ − logistic(ηᵢ), without branches.
+// y ∉ {0, 1} gives −Inf. Cost: 2·N·D multiply-adds + N exp/log1p.
 func BernoulliLogitGLM(t *ad.Tape, y []int, XT ad.Mat, alpha, beta ad.Var) ad.Var {
 	const fn = "BernoulliLogitGLM"
 	n, _ := checkGLM(t, fn, len(y), XT, alpha, beta)
@@ -145,27 +132,10 @@ func BernoulliLogitGLM(t *ad.Tape, y []int, XT ad.Mat, alpha, beta ad.Var) ad.Va
 		c1 := min(c0+chunk, n)
 		e := buf[:c1-c0]
 		linearPredictor(e, XT, c0, a, bv)
-		for i, yi := range y[c0:c1] {
-			eta := e[i]
-			if uint(yi) > 1 {
-				bad = true
-			}
-			// Branch-free in y (random labels would mispredict half the time):
-			// log p = y·η − softplus(η), softplus(η) = max(η, 0) + log1p(e^{−|η|}),
-			// ∂/∂η = y − σ(η), σ(η) = 1/(1 + e^{−|η|}) for η ≥ 0 and e^{−|η|}/(1 + e^{−|η|})
-			// otherwise.
-			u := math.Exp(-math.Abs(eta))
-			inv := 1 / (1 + u)
-			s := inv
-			if eta < 0 {
-				s = u * inv
-			}
-			yf := float64(yi)
-			lp += yf*eta - max(eta, 0) - math.Log1p(u)
-			g := yf - s
-			sg += g
-			e[i] = g
-		}
+		l, s, ok := kern.BernoulliLogit(e, y[c0:c1]) // e now holds ∂/∂η
+		lp += l
+		sg += s
+		bad = bad || !ok
 		if db != nil {
 			backBeta(db, XT, c0, e)
 		}
