@@ -42,11 +42,21 @@ type Bernstein struct {
 // BernsteinOption configures a Bernstein or BernsteinAR flow.
 type BernsteinOption func(*bernsteinConfig)
 
-type bernsteinConfig struct{ tails Tails }
+type bernsteinConfig struct {
+	tails  Tails
+	frozen bool
+}
 
 // BernsteinTails selects the behaviour beyond the unit interval (default BoundedTails, the
 // paper's map).
 func BernsteinTails(t Tails) BernsteinOption { return func(c *bernsteinConfig) { c.tails = t } }
+
+// BernsteinFrozenAffine fixes the input affine map of every coordinate at α = softplus(0) =
+// log 2, β = 0 and removes it from the parameters, as the BF-VI reference code's
+// multivariate runs do (papers.md §1.1: a_z_prime and b_z are created but not optimised).
+// Only NewBernsteinAR accepts it. With LinearTails the polynomial then covers
+// u ∈ [0, 1/log 2] only (the identity Init still holds exactly).
+func BernsteinFrozenAffine() BernsteinOption { return func(c *bernsteinConfig) { c.frozen = true } }
 
 func newBernsteinConfig(opts []BernsteinOption) bernsteinConfig {
 	var c bernsteinConfig
@@ -62,6 +72,9 @@ func NewBernstein(d, M int, opts ...BernsteinOption) *Bernstein {
 		panic(fmt.Sprintf("flow: NewBernstein: d=%d, want ≥ 1", d))
 	}
 	c := newBernsteinConfig(opts)
+	if c.frozen {
+		panic("flow: NewBernstein: BernsteinFrozenAffine is for NewBernsteinAR only")
+	}
 	return &Bernstein{d: d, p: newBernPoly(M, c.tails)}
 }
 

@@ -27,20 +27,23 @@ import (
 // Choices, against the paper's reference code (papers.md §1.1): the conditioner reads the base
 // noise u (the code's z′), as the code does; α_j = softplus(a′_j) and β_j are free parameters
 // per coordinate and trained (the multivariate code leaves them at α = softplus(0), β = 0,
-// untrained); the paper's "2 hidden × 10, no activation" conditioner is
+// untrained; BernsteinFrozenAffine reproduces that); the paper's "2 hidden × 10, no
+// activation" conditioner is
 // nn.NewMADE(d, []int{10, 10}, M+1, nn.WithActivation(ad.Linear)), and its "M = 50" is 50
 // coefficients, degree 49.
 //
 // Parameters: the MADE's (K = M+1 outputs per coordinate, parameter-major: output
-// c[k·d + j] is raw coefficient k of coordinate j), then (a′_j, β_j) for j = 1..d.
+// c[k·d + j] is raw coefficient k of coordinate j), then (a′_j, β_j) for j = 1..d (absent with
+// BernsteinFrozenAffine).
 // Cost of Forward: one MADE pass, one d×(M+1) transpose, and the Bernstein nodes of
 // Bernstein.Forward, O(MADE + d·M). Inverse is sequential: d MADE passes and d 1-D root
 // searches.
 type BernsteinAR struct {
-	made *nn.MADE
-	d    int
-	p    bernPoly
-	nm   int
+	made  *nn.MADE
+	d     int
+	p     bernPoly
+	nm    int
+	fixed []float64 // BernsteinFrozenAffine: the constant pairs (a′, β) = (0, 0); nil otherwise
 }
 
 // NewBernsteinAR returns the triangular Bernstein flow whose coefficients come from cond; the
@@ -50,7 +53,11 @@ func NewBernsteinAR(cond *nn.MADE, opts ...BernsteinOption) *BernsteinAR {
 		panic(fmt.Sprintf("flow: NewBernsteinAR: conditioner has %d outputs per dimension, want M+1 ≥ 2", cond.K()))
 	}
 	c := newBernsteinConfig(opts)
-	return &BernsteinAR{made: cond, d: cond.Dim(), p: newBernPoly(cond.K()-1, c.tails), nm: cond.NumParams()}
+	b := &BernsteinAR{made: cond, d: cond.Dim(), p: newBernPoly(cond.K()-1, c.tails), nm: cond.NumParams()}
+	if c.frozen {
+		b.fixed = make([]float64, 2*b.d)
+	}
+	return b
 }
 
 // Conditioner returns the MADE.
@@ -65,8 +72,21 @@ func (b *BernsteinAR) Degree() int { return b.p.m }
 // Tails returns the behaviour beyond the unit interval.
 func (b *BernsteinAR) Tails() Tails { return b.p.tails }
 
-// NumParams returns the MADE's parameter count plus 2d.
-func (b *BernsteinAR) NumParams() int { return b.nm + 2*b.d }
+// NumParams returns the MADE's parameter count plus 2d (plus 0 with BernsteinFrozenAffine).
+func (b *BernsteinAR) NumParams() int {
+	if b.fixed != nil {
+		return b.nm
+	}
+	return b.nm + 2*b.d
+}
+
+// affine returns the (a′_j, β_j) pairs: from params, or the frozen constants.
+func (b *BernsteinAR) affine(params []float64) []float64 {
+	if b.fixed != nil {
+		return b.fixed
+	}
+	return params[b.nm:]
+}
 
 // Init initialises the MADE (Glorot weights from rnd, or a fixed stream when nil), zeroes its
 // output weights and sets its output biases and the affine pairs to the coordinatewise
@@ -83,12 +103,18 @@ func (b *BernsteinAR) Init(params []float64, rnd *rand.Rand) {
 	if b.p.m+3 > len(row) {
 		row = make([]float64, b.p.m+3)
 	}
-	b.p.identity(row)
+	if b.fixed != nil {
+		b.p.coefIdentity(row, math.Log(2), 0)
+	} else {
+		b.p.identity(row)
+	}
 	for j := range b.d {
 		for k := 0; k <= b.p.m; k++ {
 			bias[k*b.d+j] = row[k]
 		}
-		params[b.nm+2*j], params[b.nm+2*j+1] = row[b.p.m+1], row[b.p.m+2]
+		if b.fixed == nil {
+			params[b.nm+2*j], params[b.nm+2*j+1] = row[b.p.m+1], row[b.p.m+2]
+		}
 	}
 }
 
@@ -98,7 +124,11 @@ func (b *BernsteinAR) coefs(t *ad.Tape, params, x ad.Var) bernLayer {
 	P := b.p.m + 1
 	out := b.made.Forward(t, t.Slice(params, 0, b.nm), x)
 	C := t.Transpose(t.AsMatrix(out, P, b.d))
-	return bernLayer{coef: C, coefStride: P, aff: t.Slice(params, b.nm, b.nm+2*b.d), affStride: 2}
+	aff := t.ConstRef(b.fixed)
+	if b.fixed == nil {
+		aff = t.Slice(params, b.nm, b.nm+2*b.d)
+	}
+	return bernLayer{coef: C, coefStride: P, aff: aff, affStride: 2}
 }
 
 // Forward records z = T(u) and log|det ∂z/∂u|.
@@ -125,6 +155,7 @@ func (b *BernsteinAR) Inverse(params, z, u []float64) (float64, error) {
 	mp := t.ConstRef(params[:b.nm])
 	xv := t.ConstRef(x)
 	order := b.made.Degrees()
+	aff := b.affine(params)
 	sum := 0.0
 	for pos := 1; pos <= d; pos++ {
 		j := indexOf(order, pos)
@@ -134,7 +165,7 @@ func (b *BernsteinAR) Inverse(params, z, u []float64) (float64, error) {
 			row[k] = c[k*d+j]
 		}
 		t.Rewind(m)
-		uj, ld, err := b.p.invert(ws, row, params[b.nm+2*j], params[b.nm+2*j+1], z[j])
+		uj, ld, err := b.p.invert(ws, row, aff[2*j], aff[2*j+1], z[j])
 		if err != nil {
 			return math.NaN(), fmt.Errorf("%w (coordinate %d, z=%g)", err, j, z[j])
 		}

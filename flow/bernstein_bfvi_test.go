@@ -341,6 +341,7 @@ func TestBFVIPaper(t *testing.T) {
 			kls[i] = c.kl(e1, c.run(e1))
 		}
 		fmt.Fprintf(&out, "| %d | %.4f | %.4f | %s |\n", M, kls[0], kls[1], paper1[M])
+		t.Logf("E1 M=%d: %.4f %.4f", M, kls[0], kls[1])
 	}
 	fmt.Fprintf(&out, "| Gauss-VI | %.4f | | 0.0219 / 0.0226 |\n\n", gaussKL(e1, S1, steps1, 1e-3, 2))
 
@@ -369,6 +370,7 @@ func TestBFVIPaper(t *testing.T) {
 			fmt.Fprintf(&out, " %s |", medianRange(kls))
 		}
 		fmt.Fprintf(&out, " %s |\n", paper2[M])
+		t.Logf("E2 M=%d done", M)
 	}
 	var gk []float64
 	for s := range seeds {

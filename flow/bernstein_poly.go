@@ -339,29 +339,54 @@ func (p *bernPoly) solve(ws []float64, target float64) (float64, error) {
 }
 
 // identity writes raw parameters [r_0..r_M, a′, β] of one coordinate for which the map is the
-// identity (LinearTails: exactly, with the polynomial covering |u| ≤ 3) or close to it
-// (BoundedTails: α = 1/3, β = 0 and linear coefficients ϑ_i = w·(i/M − 1/2), so
-// z = w·(σ(u/3) − 1/2), with w = 12.32 chosen so that z has mean 0 and variance 1 exactly
-// when u ~ N(0, 1): slope 1.027 at u = 0, |z − u| < 0.14 for |u| ≤ 2.5, support (−6.2, 6.2)).
+// identity (LinearTails: exactly, with α = 1/6, β = 1/2 so the polynomial covers |u| ≤ 3) or
+// close to it (BoundedTails: α = 1/3, β = 0, see coefIdentity).
 func (p *bernPoly) identity(row []float64) {
-	M := p.m
-	w, beta := 6.0, 0.5 // LinearTails: v = u/w + 1/2 ∈ [0, 1] for |u| ≤ 3, ϑ_i = w·(i/M − 1/2)
+	alpha, beta := 1.0/6, 0.5
 	if p.tails == BoundedTails {
-		// w = E[(σ(u/3) − 1/2)²]^(−1/2), u ~ N(0, 1):
-		//   /usr/bin/python3 -c "from scipy import integrate, stats; import numpy as np;
-		//   print(integrate.quad(lambda u: (1/(1+np.exp(-u/3))-0.5)**2*stats.norm.pdf(u),
-		//   -40, 40, epsabs=1e-14)[0]**-0.5)"   → 12.321978977730476
-		w, beta = 12.321978977730476, 0
+		alpha, beta = 1.0/3, 0
 	}
-	row[0] = -w / 2
-	inc := softplusInv(w / float64(M))
+	p.coefIdentity(row, alpha, beta)
+	row[p.m+1], row[p.m+2] = softplusInv(alpha), beta
+}
+
+// coefIdentity writes raw coefficients r_0..r_M that make the map with affine parameters
+// (α, β) the identity or close to it. LinearTails: ϑ_i = (i/M − β)/α, so h(v) = (v − β)/α = u
+// exactly (Bernstein polynomials reproduce linear functions, and the tails continue the same
+// line). BoundedTails (β = 0 assumed): ϑ_i = w·(i/M − 1/2), so z = w·(σ(αu) − 1/2), with
+// w = E[(σ(αu) − 1/2)²]^(−1/2) under u ~ N(0, 1) so that z has mean 0 and variance 1 exactly
+// (α = 1/3: w = 12.32, slope 1.027 at 0, |z − u| < 0.14 for |u| ≤ 2.5, support ±6.2).
+func (p *bernPoly) coefIdentity(row []float64, alpha, beta float64) {
+	M := p.m
+	var lo, width float64
+	if p.tails == LinearTails {
+		lo, width = -beta/alpha, 1/alpha
+	} else {
+		width = 1 / math.Sqrt(sigmoidVar(alpha))
+		lo = -width / 2
+	}
+	row[0] = lo
+	inc := softplusInv(width / float64(M))
 	for k := 1; k <= M; k++ {
 		row[k] = inc
 	}
-	if p.tails == BoundedTails {
-		row[M+1] = softplusInv(1.0 / 3)
-	} else {
-		row[M+1] = softplusInv(1 / w)
+}
+
+// sigmoidVar returns E[(σ(αu) − 1/2)²] for u ~ N(0, 1), by the trapezoid rule on [−12, 12]
+// with 2400 intervals (a smooth, rapidly decaying integrand: the rule converges geometrically,
+// error far below 1e-15).
+func sigmoidVar(alpha float64) float64 {
+	const n = 2400
+	h := 24.0 / n
+	s := 0.0
+	for i := 0; i <= n; i++ {
+		u := -12 + h*float64(i)
+		d := mathx.Logistic(alpha*u) - 0.5
+		w := math.Exp(-0.5 * u * u)
+		if i == 0 || i == n {
+			w /= 2
+		}
+		s += w * d * d
 	}
-	row[M+2] = beta
+	return s * h / math.Sqrt(2*math.Pi)
 }

@@ -32,6 +32,8 @@ func bernsteinFlows() []flowCase {
 		{"bernar_d3_M3_nohidden", NewBernsteinAR(made(3, nil, 3, ad.Tanh))},
 		{"bernar_d5_M8_order", NewBernsteinAR(made(5, []int{10}, 8, ad.Tanh, nn.WithOrder([]int{3, 5, 1, 2, 4})))},
 		{"bernar_d4_M20_linear", NewBernsteinAR(made(4, []int{10, 10}, 20, ad.Linear), lin)},
+		{"bernar_d3_M7_frozen", NewBernsteinAR(made(3, []int{6}, 7, ad.Linear), BernsteinFrozenAffine())},
+		{"bernar_d2_M9_frozen_linear", NewBernsteinAR(made(2, []int{6}, 9, ad.Tanh), lin, BernsteinFrozenAffine())},
 	}
 }
 
@@ -476,6 +478,7 @@ func TestBernsteinPanics(t *testing.T) {
 		"d0":      func() { NewBernstein(0, 3) },
 		"tails":   func() { NewBernstein(1, 3, BernsteinTails(7)) },
 		"madeK":   func() { NewBernsteinAR(nn.NewMADE(3, nil, 1)) },
+		"frozen":  func() { NewBernstein(2, 3, BernsteinFrozenAffine()) },
 		"params":  func() { var tp ad.Tape; NewBernstein(2, 3).Forward(&tp, tp.Const(1), tp.Const(1, 2)) },
 	} {
 		func() {
@@ -627,5 +630,17 @@ func TestBernsteinInitMoments(t *testing.T) {
 				t.Errorf("M=%d %v: E z = %.3g, Var z = %.12g", M, tails, m1, m2)
 			}
 		}
+	}
+}
+
+// TestSigmoidVar compares the quadrature with scipy:
+//
+//	/usr/bin/python3 -c "from scipy import integrate, stats; import numpy as np;
+//	print(integrate.quad(lambda u: (1/(1+np.exp(-u/3))-0.5)**2*stats.norm.pdf(u),
+//	-40, 40, epsabs=1e-14)[0])"   → 0.006586263063254326
+func TestSigmoidVar(t *testing.T) {
+	// quad's absolute error bound is 1e-14 on a value of 6.6e-3: 1e-12 relative.
+	if got, want := sigmoidVar(1.0/3), 0.006586263063254326; math.Abs(got-want) > 1e-12*want {
+		t.Errorf("sigmoidVar(1/3) = %.17g, want %.17g", got, want)
 	}
 }
