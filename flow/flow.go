@@ -274,6 +274,9 @@ func Reverse(d int) *Permutation {
 	return Permute(perm)
 }
 
+// Perm returns the permutation (z_i = u_{Perm[i]}). Do not modify it.
+func (p *Permutation) Perm() []int { return p.perm }
+
 // Dim returns d.
 func (p *Permutation) Dim() int { return len(p.perm) }
 

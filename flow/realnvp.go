@@ -76,6 +76,9 @@ func (c *Coupling) Keep() []int { return c.keep }
 // Change returns the transformed coordinates B.
 func (c *Coupling) Change() []int { return c.change }
 
+// ScaleClamp returns the soft clamp of the log-scale (0 means none).
+func (c *Coupling) ScaleClamp() float64 { return c.clamp }
+
 // Net returns the conditioner MLP (nil when A is empty).
 func (c *Coupling) Net() *nn.MLP { return c.net }
 

@@ -50,6 +50,9 @@ func NewMLP(sizes []int, act ad.Activation) *MLP {
 // Sizes returns the layer sizes (in, hidden…, out).
 func (m *MLP) Sizes() []int { return m.sizes }
 
+// Activation returns the hidden activation.
+func (m *MLP) Activation() ad.Activation { return m.act }
+
 // In returns the input size.
 func (m *MLP) In() int { return m.sizes[0] }
 
