@@ -59,13 +59,19 @@ type Family interface {
 	// (t.Const) it is the stopped-parameter log density of sticking-the-landing estimators;
 	// with live params and a z from another family it is a mixture component (MISELBO).
 	LogDensity(t *ad.Tape, params, z ad.Var) ad.Var
-	// Entropy records the closed-form entropy H[q] = −E_q log q (all Gaussian families have it).
-	Entropy(t *ad.Tape, params ad.Var) ad.Var
 
 	// LogProb returns log q(z; φ) in plain float64 code (for external draws, PSIS, tests).
 	LogProb(params, z []float64) float64
 	// Sample writes z = T(ε; φ) and returns log q(z; φ).
 	Sample(params, eps, z []float64) (logq float64)
+}
+
+// EntropyFamily is a Family with a closed-form entropy H[q] = −E_q log q (the Gaussian families;
+// flows have none). objective.Options.Entropy needs it.
+type EntropyFamily interface {
+	Family
+	// Entropy records H[q] on the tape.
+	Entropy(t *ad.Tape, params ad.Var) ad.Var
 }
 
 // Positivity is the map that keeps a scale parameter positive.

@@ -275,7 +275,7 @@ func TestEntropy(t *testing.T) {
 		p := randParams(f, r)
 		tp.Reset()
 		pv := tp.Input(p)
-		h := f.Entropy(&tp, pv)
+		h := f.(EntropyFamily).Entropy(&tp, pv)
 		hv := tp.Float(h)
 		if want := gonumNormal(t, f, p).Entropy(); !relClose(hv, want, 1e-12) { // two exact formulas
 			t.Errorf("%s: Entropy = %.15g, gonum %.15g", nf.name, hv, want)
@@ -298,7 +298,7 @@ func TestEntropy(t *testing.T) {
 		g := append([]float64(nil), tp.Grad(pv)...)
 		checkGrad(t, nf.name+" ∂H/∂φ", g, fdGrad(func(x []float64) float64 {
 			var t2 ad.Tape
-			return t2.Float(f.Entropy(&t2, t2.Input(x)))
+			return t2.Float(f.(EntropyFamily).Entropy(&t2, t2.Input(x)))
 		}, p))
 	}
 }
@@ -474,7 +474,7 @@ func TestNoAllocs(t *testing.T) {
 			tp.Reset()
 			pv := tp.Input(p)
 			zv, lq := f.Draw(&tp, pv, eps)
-			s := tp.Add(lq, tp.Add(f.LogDensity(&tp, tp.Const(p...), zv), f.Entropy(&tp, pv)))
+			s := tp.Add(lq, tp.Add(f.LogDensity(&tp, tp.Const(p...), zv), f.(EntropyFamily).Entropy(&tp, pv)))
 			tp.Backward(s)
 			f.Sample(p, eps, z)
 			f.LogProb(p, z)

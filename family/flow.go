@@ -28,8 +28,8 @@ import (
 // flow.TapeInverter (it is used only by sticking-the-landing gradients and mixtures; the plain
 // ELBO gradient never inverts).
 //
-// Entropy: a flow has no closed-form entropy. Entropy panics; fit a Flow with the plain or STL
-// ELBO (objective.Options.Entropy = false).
+// Entropy: a flow has no closed-form entropy, so Flow is not an EntropyFamily; fit it with the
+// plain or STL ELBO (objective.Options.Entropy = false).
 type Flow struct {
 	f     flow.Flow
 	inner *flow.Composed // Compose(f, A)
@@ -186,11 +186,6 @@ func (q *Flow) LogDensity(t *ad.Tape, params, z ad.Var) ad.Var {
 	}
 	u, ld := q.inner.InverseTape(t, params, z)
 	return t.AddC(t.Neg(t.Add(t.MulC(t.Dot(u, u), 0.5), ld)), -logNormConst(q.d))
-}
-
-// Entropy panics: a flow has no closed-form entropy. Use the plain or STL ELBO.
-func (q *Flow) Entropy(*ad.Tape, ad.Var) ad.Var {
-	panic("family: Flow.Entropy: a flow family has no closed-form entropy; use objective.Options{Entropy: false}")
 }
 
 // LogProb returns log q(z) by the flow's float64 inverse, or −Inf when z is outside the range

@@ -98,9 +98,14 @@ func (a *Affine) LogDensity(t *ad.Tape, params, z ad.Var) ad.Var {
 	return t.AddC(a.Base.LogDensity(t, params, u), -a.logDet)
 }
 
-// Entropy records H[q] = H[q_base] + log|det Scale|.
+// Entropy records H[q] = H[q_base] + log|det Scale|. It panics when the base family has no
+// closed-form entropy (Fit checks this before it starts).
 func (a *Affine) Entropy(t *ad.Tape, params ad.Var) ad.Var {
-	return t.AddC(a.Base.Entropy(t, params), a.logDet)
+	eb, ok := a.Base.(family.EntropyFamily)
+	if !ok {
+		panic(fmt.Sprintf("fit: Affine.Entropy: family %T has no closed-form entropy", a.Base))
+	}
+	return t.AddC(eb.Entropy(t, params), a.logDet)
 }
 
 // Init sets the base family to N(0, scale²I) in preconditioned coordinates (loc is ignored:

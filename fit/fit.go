@@ -140,6 +140,9 @@ func Fit(ctx context.Context, target model.Target, fam family.Family, obj object
 	if fam.Dim() != d {
 		return nil, fmt.Errorf("fit: Fit: family dimension %d, target dimension %d", fam.Dim(), d)
 	}
+	if _, ok := fam.(family.EntropyFamily); obj.Entropy && !ok {
+		return nil, fmt.Errorf("fit: Fit: objective.Options.Entropy needs a closed-form entropy, which family %T does not have", fam)
+	}
 	st, aff, err := initialState(target, fam, cfg, o.resume)
 	if err != nil {
 		return nil, err
