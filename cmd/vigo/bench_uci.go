@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -95,6 +97,9 @@ func newBenchUCICmd() *cobra.Command {
 		cfg                    uciConfig
 		methods, datasets, out string
 		seed                   int64
+		speed                  bool
+		sp                     uciSpeedConfig
+		batches                string
 	)
 	cmd := &cobra.Command{
 		Use:   "uci",
@@ -134,6 +139,22 @@ Methods: vbp (variance backpropagation), mfvi (Monte Carlo, local reparameterisa
 				cfg.dir = filepath.Join(d, "data", "uci")
 			}
 			cfg.progress = cmd.ErrOrStderr()
+			if speed {
+				if !cmd.Flags().Changed("methods") {
+					cfg.methods = []bnn.Method{bnn.VBP, bnn.MonteCarlo}
+				}
+				if datasets == "all" {
+					cfg.datasets = []string{"power", "protein"}
+				}
+				for _, b := range splitList(batches) {
+					v, err := strconv.Atoi(b)
+					if err != nil || v <= 0 {
+						return fmt.Errorf("bench uci: --speed-batch: not a positive integer (%q)", b)
+					}
+					sp.batches = append(sp.batches, v)
+				}
+				return runUCISpeed(cmd, cfg, sp, out)
+			}
 			h := bench.Header{Date: time.Now(), Command: commandLine(), Commit: gitCommit(), LoadStart: bench.LoadAvg()}
 			start := time.Now()
 			runs, err := runUCI(cmd.Context(), cfg)
@@ -166,6 +187,10 @@ Methods: vbp (variance backpropagation), mfvi (Monte Carlo, local reparameterisa
 	f.IntVar(&cfg.workers, "workers", runtime.GOMAXPROCS(0), "fits run in parallel (results do not depend on it)")
 	f.Int64Var(&seed, "seed", 1, "base seed; each fit derives its own from (seed, data set, split)")
 	f.StringVar(&cfg.dir, "data", "", "UCI directory (default ../shared/data/uci found from the working directory)")
+	f.BoolVar(&speed, "speed", false, "time epochs instead (default power and protein, vbp and mfvi, one goroutine) against the PyTorch peer given by --torch")
+	f.StringVar(&sp.torch, "torch", "", "with --speed: path of bench/peers/vbp_torch.py (runs /usr/bin/python3 on it, one thread)")
+	f.IntVar(&sp.epochs, "speed-epochs", 4, "with --speed: epochs timed per run; the median of all but the first is reported")
+	f.StringVar(&batches, "speed-batch", "32,128", "with --speed: comma-separated minibatch sizes")
 	f.StringVar(&out, "out", "", "write the markdown table to FILE instead of stdout (bench/results/uci.md)")
 	return cmd
 }
@@ -618,4 +643,152 @@ func rmsePrec(s uciSet) int {
 		return 3
 	}
 	return 2
+}
+
+// uciSpeedConfig configures vigo bench uci --speed.
+type uciSpeedConfig struct {
+	torch   string
+	epochs  int
+	batches []int
+}
+
+// uciSpeedRow is one timing: data set × method × batch size.
+type uciSpeedRow struct {
+	set, method      string
+	rows, hidden, b  int
+	vigo             float64 // seconds per epoch
+	torch64, torch32 float64 // NaN when not run
+	torchLL, vigoLL  float64
+	torchNote        string
+}
+
+// runUCISpeed times training epochs of vigo (one goroutine) and of the PyTorch peer (one thread)
+// on split 0 of each data set and writes a markdown table.
+func runUCISpeed(cmd *cobra.Command, cfg uciConfig, sp uciSpeedConfig, out string) error {
+	if sp.epochs < 2 {
+		return fmt.Errorf("bench uci: --speed-epochs must be at least 2 (got %d)", sp.epochs)
+	}
+	if sp.torch != "" {
+		if _, err := os.Stat(sp.torch); err != nil {
+			return fmt.Errorf("bench uci: --torch: %w", err)
+		}
+	}
+	h := bench.Header{Date: time.Now(), Command: commandLine(), Commit: gitCommit(), LoadStart: bench.LoadAvg()}
+	var rows []uciSpeedRow
+	for _, name := range cfg.datasets {
+		i := slices.IndexFunc(uciSets, func(s uciSet) bool { return s.name == name || s.dir == name })
+		if i < 0 {
+			return fmt.Errorf("bench uci: unknown data set (name=%q; known: %s)", name, strings.Join(uciNames(), ", "))
+		}
+		d, err := loadUCI(cfg.dir, uciSets[i])
+		if err != nil {
+			return err
+		}
+		Xtr, ytr, _, _, _, _ := d.matrix(d.train[0], nil, nil, 0, 0)
+		n := len(ytr)
+		for _, m := range cfg.methods {
+			for _, b := range sp.batches {
+				if err := cmd.Context().Err(); err != nil {
+					return err
+				}
+				row := uciSpeedRow{set: d.set.name, method: m.String(), rows: n, hidden: d.hidden, b: b, torch64: math.NaN(), torch32: math.NaN()}
+				net := bnn.Net{Sizes: []int{len(d.features), d.hidden, 1}, Method: m}
+				var times []float64
+				last := time.Now()
+				_, err := bnn.FitRegression(cmd.Context(), net, Xtr, ytr, n, bnn.FitConfig{Epochs: sp.epochs, BatchSize: b, Seed: cfg.seed,
+					EpochDone: func(int, float64, float64) {
+						now := time.Now()
+						times = append(times, now.Sub(last).Seconds())
+						last = now
+					}})
+				if err != nil {
+					return err
+				}
+				row.vigo = median(times[1:])
+				if sp.torch != "" && (m == bnn.VBP || m == bnn.MonteCarlo) {
+					for _, dt := range []string{"float64", "float32"} {
+						v, err := runTorchPeer(cmd.Context(), sp, cfg.dir, d, m, b, dt)
+						if err != nil {
+							row.torchNote = err.Error()
+							break
+						}
+						if dt == "float64" {
+							row.torch64 = v
+						} else {
+							row.torch32 = v
+						}
+					}
+				}
+				fmt.Fprintf(cfg.progress, "%s %s B=%d: vigo %.4fs/epoch, torch float64 %.4f, float32 %.4f\n", row.set, row.method, b, row.vigo, row.torch64, row.torch32)
+				rows = append(rows, row)
+			}
+		}
+	}
+	h.LoadEnd = bench.LoadAvg()
+	var w strings.Builder
+	fmt.Fprintf(&w, "# UCI BNN training speed: vigo vs PyTorch\n\n")
+	fmt.Fprintf(&w, "- command: `%s`\n- commit: %s\n- date: %s\n- machine: %d CPUs; load average %s at the start, %s at the end (the machine is shared: compare rows measured together, not absolute times)\n",
+		h.Command, h.Commit, h.Date.Format(time.RFC3339), runtime.NumCPU(), h.LoadStart, h.LoadEnd)
+	fmt.Fprintf(&w, "- what is timed: one training epoch on split 0 (shuffle, an Adam step per minibatch on −ELBO/N with gradient through every layer, KL, then the Type-II β pass over the training set), median of epochs 2..%d; vigo on one goroutine, float64; PyTorch %s eager, one thread (bench/peers/vbp_torch.py), float64 and float32\n\n",
+		sp.epochs, "1.13 (Debian python3-torch)")
+	fmt.Fprintf(&w, "| data set | train rows | hidden | method | batch | vigo s/epoch | PyTorch f64 s/epoch | PyTorch f64 / vigo | PyTorch f32 s/epoch |\n|---|---:|---:|---|---:|---:|---:|---:|---:|\n")
+	for _, r := range rows {
+		ratio := "—"
+		if !math.IsNaN(r.torch64) {
+			ratio = fmt.Sprintf("%.1f×", r.torch64/r.vigo)
+		}
+		f := func(v float64) string {
+			if math.IsNaN(v) {
+				return "—"
+			}
+			return fmt.Sprintf("%.4f", v)
+		}
+		fmt.Fprintf(&w, "| %s | %d | %d | %s | %d | %.4f | %s | %s | %s |\n", r.set, r.rows, r.hidden, r.method, r.b, r.vigo, f(r.torch64), ratio, f(r.torch32))
+	}
+	for _, r := range rows {
+		if r.torchNote != "" {
+			fmt.Fprintf(&w, "\nPyTorch peer failed for %s %s B=%d: %s\n", r.set, r.method, r.b, r.torchNote)
+		}
+	}
+	if out == "" || out == "-" {
+		_, err := io.WriteString(cmd.OutOrStdout(), w.String())
+		return err
+	}
+	if err := os.WriteFile(out, []byte(w.String()), 0o644); err != nil {
+		return fmt.Errorf("bench uci: --out: %w", err)
+	}
+	fmt.Fprintln(cmd.ErrOrStderr(), "wrote", out)
+	return nil
+}
+
+// runTorchPeer runs the PyTorch peer script and returns its median seconds per epoch.
+func runTorchPeer(ctx context.Context, sp uciSpeedConfig, dir string, d *uciData, m bnn.Method, batch int, dtype string) (float64, error) {
+	method := "vbp"
+	if m == bnn.MonteCarlo {
+		method = "mfvi"
+	}
+	c := exec.CommandContext(ctx, "/usr/bin/python3", sp.torch, "--data", filepath.Join(dir, d.set.dir), "--method", method,
+		"--hidden", strconv.Itoa(d.hidden), "--batch", strconv.Itoa(batch), "--epochs", strconv.Itoa(sp.epochs), "--dtype", dtype)
+	var stderr strings.Builder
+	c.Stderr = &stderr
+	b, err := c.Output()
+	if err != nil {
+		return 0, fmt.Errorf("bench uci: torch peer: %v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	var res struct {
+		Median float64 `json:"median_sec_per_epoch"`
+	}
+	if err := json.Unmarshal(b, &res); err != nil || res.Median <= 0 {
+		return 0, fmt.Errorf("bench uci: torch peer: unreadable output %q", strings.TrimSpace(string(b)))
+	}
+	return res.Median, nil
+}
+
+func median(x []float64) float64 {
+	v := slices.Clone(x)
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
