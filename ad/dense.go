@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
-
+	"github.com/vigo-bayes/vigo/internal/kernel"
 	"github.com/vigo-bayes/vigo/internal/mathx"
 )
 
@@ -37,8 +35,10 @@ func (a Activation) String() string {
 
 // Dense returns act(X·W + 1·bᵀ) for a matrix node X (n×k), weights W (k×m) and bias b (size m),
 // as one node: the layer of a neural network with its bias and activation fused, so the
-// n×m pre-activation never goes on the tape. Cost 2nkm flops forward, 4nkm backward (gonum
-// BLAS Dgemm).
+// n×m pre-activation never goes on the tape. Cost 2nkm flops forward, 4nkm backward, on
+// package internal/kernel: the forward product, bias and ReLU in one register-blocked pass
+// (kernel.Dense; a GEMV when m = 1), the backward in blocks of rows that stay in L1 (ReLU mask,
+// then W̄ += XᵀG with the bias sums, then X̄ += G·Wᵀ).
 func (t *Tape) Dense(X, W, b Var, act Activation) Var {
 	n, k := t.Shape(X)
 	return t.dense(t.nodes[X.id].val, n, k, X.id, -1, W, b, act)
@@ -63,20 +63,21 @@ func (t *Tape) dense(x []float64, n, k int, xid, cid int32, W, b Var, act Activa
 	nd.lo, nd.hi = xid, cid
 	nd.c = float64(act)
 	y := nd.val
-	bv := t.nodes[b.id].val
-	for i := 0; i < n; i++ {
-		copy(y[i*m:(i+1)*m], bv)
-	}
+	bv, wv := t.nodes[b.id].val, t.nodes[W.id].val
 	if m == 1 { // a single output (regression head): n dots of length k
-		blas64.Gemv(blas.NoTrans, 1, gm(x, n, k), vec(t.nodes[W.id].val), 1, vec(y))
+		for i := range y {
+			y[i] = bv[0]
+		}
+		kernel.GemvN(x[:n*k], k, wv, y)
+		if act == ReLU {
+			for i, z := range y {
+				y[i] = max(z, 0)
+			}
+		}
 	} else {
-		gemm(blas.NoTrans, blas.NoTrans, 1, gm(x, n, k), gm(t.nodes[W.id].val, k, m), 1, gm(y, n, m))
+		kernel.Dense(y, x, n, k, wv, m, bv, act == ReLU)
 	}
 	switch act {
-	case ReLU:
-		for i, z := range y {
-			y[i] = max(z, 0)
-		}
 	case Tanh:
 		for i, z := range y {
 			y[i] = math.Tanh(z)
@@ -89,6 +90,11 @@ func (t *Tape) dense(x []float64, n, k int, xid, cid int32, W, b Var, act Activa
 	return v
 }
 
+// denseBlock is the number of rows denseBack handles at a time: a block of G (denseBlock·m
+// values, 25 KiB for m = 50) is made by the activation pass and read by the two products while
+// it is in L1.
+const denseBlock = 64
+
 func (t *Tape) denseBack(nd *node) {
 	n, m := int(nd.rows), int(nd.cols)
 	W, b := &t.nodes[nd.a], &t.nodes[nd.b]
@@ -100,33 +106,15 @@ func (t *Tape) denseBack(nd *node) {
 	} else {
 		x = t.consts[nd.hi].m.Data
 	}
-	// G = Ȳ ⊙ act'(Z), computed from the output value.
-	g := nd.adj
-	if act := Activation(nd.c); act != Linear {
-		g = t.mem.alloc(n * m)
-		y := nd.val
-		switch act {
-		case ReLU:
-			for i, yi := range y {
-				if yi > 0 {
-					g[i] = nd.adj[i]
-				} else {
-					g[i] = 0
-				}
-			}
-		case Tanh:
-			for i, yi := range y {
-				g[i] = nd.adj[i] * (1 - yi*yi)
-			}
-		case Sigmoid:
-			for i, yi := range y {
-				g[i] = nd.adj[i] * yi * (1 - yi)
-			}
-		}
-	}
+	act := Activation(nd.c)
 	if m == 1 { // GEMMs with an inner dimension of 1 are outer products: use GEMV and GER
-		if W.adj != nil {
-			blas64.Gemv(blas.Trans, 1, gm(x, n, k), vec(g), 1, vec(W.adj))
+		g := nd.adj
+		if act != Linear {
+			g = t.mem.alloc(n)
+			actBack(act, g, nd.adj, nd.val)
+		}
+		if W.adj != nil { // w̄ += Xᵀg
+			kernel.GemvT(x[:n*k], k, g, W.adj)
 		}
 		if b.adj != nil {
 			s := 0.0
@@ -135,23 +123,43 @@ func (t *Tape) denseBack(nd *node) {
 			}
 			b.adj[0] += s
 		}
-		if xadj != nil {
-			blas64.Ger(1, vec(g), vec(W.val), gm(xadj, n, k))
+		if xadj != nil { // X̄ += g·wᵀ
+			kernel.Ger(g, W.val, xadj, k)
 		}
 		return
 	}
-	if W.adj != nil { // W̄ += Xᵀ G
-		gemm(blas.Trans, blas.NoTrans, 1, gm(x, n, k), gm(g, n, m), 1, gm(W.adj, k, m))
+	var gbuf []float64
+	if act != Linear {
+		gbuf = t.mem.alloc(min(n, denseBlock) * m)
 	}
-	if b.adj != nil { // b̄ += column sums of G
-		for i := 0; i < n; i++ {
-			row := g[i*m : (i+1)*m]
-			for j, gj := range row {
-				b.adj[j] += gj
-			}
+	for r0 := 0; r0 < n; r0 += denseBlock {
+		r := min(denseBlock, n-r0)
+		// G = Ȳ ⊙ act'(Z) for this block, computed from the output value.
+		g := nd.adj[r0*m : (r0+r)*m]
+		if act != Linear {
+			g = gbuf[:r*m]
+			actBack(act, g, nd.adj[r0*m:(r0+r)*m], nd.val[r0*m:(r0+r)*m])
+		}
+		xb := x[r0*k : (r0+r)*k]
+		kernel.DenseBackW(W.adj, b.adj, xb, r, k, g, m) // W̄ += XᵀG, b̄ += column sums of G
+		if xadj != nil {                                // X̄ += G·Wᵀ
+			kernel.DenseBackX(xadj[r0*k:(r0+r)*k], r, k, g, m, W.val)
 		}
 	}
-	if xadj != nil { // X̄ += G Wᵀ
-		gemm(blas.NoTrans, blas.Trans, 1, gm(g, n, m), gm(W.val, k, m), 1, gm(xadj, n, k))
+}
+
+// actBack sets g = adj ⊙ act'(z), with the derivative written in terms of the output y = act(z).
+func actBack(act Activation, g, adj, y []float64) {
+	switch act {
+	case ReLU:
+		kernel.ReLUBack(g, adj, y)
+	case Tanh:
+		for i, yi := range y {
+			g[i] = adj[i] * (1 - yi*yi)
+		}
+	case Sigmoid:
+		for i, yi := range y {
+			g[i] = adj[i] * yi * (1 - yi)
+		}
 	}
 }

@@ -193,6 +193,32 @@ func TestDense(t *testing.T) {
 			}
 		}
 	}
+	// ReLU as Go's max(v, 0): NaN stays NaN, and zeros come out as +0.
+	negZero := math.Copysign(0, -1)
+	for _, im := range denseImpls() {
+		for _, m := range []int{3, 4, 9} {
+			const n, k = 5, 2
+			X, W, b := make([]float64, n*k), make([]float64, k*m), make([]float64, m)
+			for i := range b {
+				b[i] = negZero
+			}
+			X[2*k] = math.NaN() // row 2 is NaN throughout
+			for _, relu := range []bool{false, true} {
+				Y := make([]float64, n*m)
+				im.dense(Y, X, n, k, W, m, b, relu)
+				for i, v := range Y {
+					switch {
+					case i/m == 2:
+						if !math.IsNaN(v) {
+							t.Errorf("Dense %s m=%d relu=%v: Y[%d] = %v, want NaN", im.name, m, relu, i, v)
+						}
+					case v != 0 || (relu && math.Signbit(v)):
+						t.Errorf("Dense %s m=%d relu=%v: Y[%d] = %v, want 0 (+0 after ReLU)", im.name, m, relu, i, v)
+					}
+				}
+			}
+		}
+	}
 	// nil adjoints are skipped.
 	DenseBackW(nil, make([]float64, 3), make([]float64, 4), 2, 2, make([]float64, 6), 3)
 	DenseBackW(make([]float64, 6), nil, make([]float64, 4), 2, 2, make([]float64, 6), 3)

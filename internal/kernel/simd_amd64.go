@@ -96,6 +96,7 @@ var (
 	vNaN          = splat(math.NaN())
 	vNegInf       = splat(math.Inf(-1))
 	vNegOne       = splat(-1)
+	vNegZero      = splat(math.Copysign(0, -1))
 	vNegLn2Hi     = splat(-ln2Hi)
 	vNegLn2Lo     = splat(-ln2Lo)
 	vOne          = splat(1)
@@ -458,6 +459,13 @@ func colSums(s, G []float64, n, m int) {
 	}
 }
 
+// act4 zeroes the lanes of v below lo and adds z. With lo = z = +0 it is Go's max(v, 0): NaN
+// stays NaN and −0 becomes +0 (a Max instruction would turn NaN into 0, as the compiler may
+// swap its operands).
+func act4(v, lo, z f4) f4 {
+	return v.AsInt64x4().AndNot(v.Less(lo).ToInt64x4()).AsFloat64x4().Add(z)
+}
+
 func dense(Y, X []float64, n, k int, W []float64, m int, b []float64, relu bool) {
 	if !useAVX2 || m < 4 {
 		denseGo(Y, X, n, k, W, m, b, relu)
@@ -465,10 +473,11 @@ func dense(Y, X []float64, n, k int, W []float64, m int, b []float64, relu bool)
 	}
 	// X and W are empty when k = 0; their pointers are then never dereferenced.
 	py, px, pb, pw := &Y[0], unsafe.SliceData(X), &b[0], unsafe.SliceData(W)
-	// lo is the ReLU floor: 0, or −Inf (a no-op) without ReLU.
-	lo := cv(&vNegInf)
+	// The activation is act4(v, lo, z): ReLU with lo = z = +0; without, lo = −Inf and z = −0
+	// make it the identity.
+	lo, z := cv(&vNegInf), cv(&vNegZero)
 	if relu {
-		lo = cv(&vZero)
+		lo, z = cv(&vZero), cv(&vZero)
 	}
 	i := 0
 	for ; i+4 <= n; i += 4 { // rows [i, i+4)
@@ -490,14 +499,14 @@ func dense(Y, X []float64, n, k int, W []float64, m int, b []float64, relu bool)
 				a3 = bc(*at(x3, j)).MulAdd(wa, a3)
 				b3 = bc(*at(x3, j)).MulAdd(wb, b3)
 			}
-			st(a0.Max(lo), y0, c)
-			st(b0.Max(lo), y0, c+4)
-			st(a1.Max(lo), y1, c)
-			st(b1.Max(lo), y1, c+4)
-			st(a2.Max(lo), y2, c)
-			st(b2.Max(lo), y2, c+4)
-			st(a3.Max(lo), y3, c)
-			st(b3.Max(lo), y3, c+4)
+			st(act4(a0, lo, z), y0, c)
+			st(act4(b0, lo, z), y0, c+4)
+			st(act4(a1, lo, z), y1, c)
+			st(act4(b1, lo, z), y1, c+4)
+			st(act4(a2, lo, z), y2, c)
+			st(act4(b2, lo, z), y2, c+4)
+			st(act4(a3, lo, z), y3, c)
+			st(act4(b3, lo, z), y3, c+4)
 		}
 		for ; c < m; c += 4 { // columns [c, c+w), w ≤ 4
 			w := min(4, m-c)
@@ -510,10 +519,10 @@ func dense(Y, X []float64, n, k int, W []float64, m int, b []float64, relu bool)
 				a2 = bc(*at(x2, j)).MulAdd(wa, a2)
 				a3 = bc(*at(x3, j)).MulAdd(wa, a3)
 			}
-			stPart(a0.Max(lo), y0, c, w)
-			stPart(a1.Max(lo), y1, c, w)
-			stPart(a2.Max(lo), y2, c, w)
-			stPart(a3.Max(lo), y3, c, w)
+			stPart(act4(a0, lo, z), y0, c, w)
+			stPart(act4(a1, lo, z), y1, c, w)
+			stPart(act4(a2, lo, z), y2, c, w)
+			stPart(act4(a3, lo, z), y3, c, w)
 		}
 	}
 	for ; i < n; i++ { // one row
@@ -524,7 +533,7 @@ func dense(Y, X []float64, n, k int, W []float64, m int, b []float64, relu bool)
 			for j := 0; j < k; j++ {
 				a0 = bc(*at(x0, j)).MulAdd(ldPart(pw, j*m+c, w), a0)
 			}
-			stPart(a0.Max(lo), y0, c, w)
+			stPart(act4(a0, lo, z), y0, c, w)
 		}
 	}
 }
