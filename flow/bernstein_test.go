@@ -644,3 +644,29 @@ func TestSigmoidVar(t *testing.T) {
 		t.Errorf("sigmoidVar(1/3) = %.17g, want %.17g", got, want)
 	}
 }
+
+// TestBernsteinPrep: the vectorised softplus and sigmoid of prep agree with mathx.Log1pExp
+// and mathx.Logistic to a few ulps (kernel.Exp and kernel.Log1p are within 1 ulp; the sum
+// max(r, 0) + log1p(·) and the division add one rounding each).
+func TestBernsteinPrep(t *testing.T) {
+	r := newRand(17)
+	M := 300
+	p := newBernPoly(M, BoundedTails)
+	ws := make([]float64, p.work())
+	row := randVec(r, M+1, 10)
+	row[1], row[2], row[3] = -745, 40, 0
+	p.prep(ws, row)
+	P := M + 1
+	theta, delta, sig := ws[:P], ws[P:2*P], ws[2*P:3*P]
+	cum := row[0]
+	for k := 1; k <= M; k++ {
+		sp, sg := mathx.Log1pExp(row[k]), mathx.Logistic(row[k])
+		cum += sp
+		if math.Abs(delta[k]-sp) > 4e-16*sp || math.Abs(sig[k]-sg) > 4e-16*sg {
+			t.Errorf("r=%g: softplus %.17g (want %.17g), σ %.17g (want %.17g)", row[k], delta[k], sp, sig[k], sg)
+		}
+		if math.Abs(theta[k]-cum) > 1e-14*(1+math.Abs(cum)) {
+			t.Errorf("ϑ_%d = %.17g, want %.17g", k, theta[k], cum)
+		}
+	}
+}
