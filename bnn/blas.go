@@ -20,12 +20,11 @@ func gemm(tA, tB bool, r, c, k int, a, b []float64, beta float64, cm []float64) 
 	if tA {
 		ta, ar, ac = blas.Trans, k, r
 	}
-	br, bc := k, c
+	bc := c
 	if tB {
-		tb, br, bc = blas.Trans, c, k
+		tb, bc = blas.Trans, k
 	}
 	A := blas64.General{Rows: ar, Cols: ac, Stride: ac, Data: a}
-	B := blas64.General{Rows: br, Cols: bc, Stride: bc, Data: b}
 	if k == 1 { // outer product: C = beta·C + a·bᵀ
 		for i := range r {
 			ai, row := a[i], cm[i*c:(i+1)*c]
@@ -51,7 +50,7 @@ func gemm(tA, tB bool, r, c, k int, a, b []float64, beta float64, cm []float64) 
 	}
 	for i := 0; i < r; i += rs {
 		ri := min(rs, r-i)
-		Ai := A
+		var Ai blas64.General
 		if tA {
 			Ai = blas64.General{Rows: k, Cols: ri, Stride: ac, Data: a[i:]}
 		} else {
@@ -59,7 +58,7 @@ func gemm(tA, tB bool, r, c, k int, a, b []float64, beta float64, cm []float64) 
 		}
 		for j := 0; j < c; j += cs {
 			cj := min(cs, c-j)
-			Bj := B
+			var Bj blas64.General
 			if tB {
 				Bj = blas64.General{Rows: cj, Cols: k, Stride: bc, Data: b[j*bc:]}
 			} else {

@@ -341,3 +341,28 @@ func TestFitImprovesTestLL(t *testing.T) {
 		})
 	}
 }
+
+// TestDeadHiddenLayer: when every hidden unit is off, VarDrop's output variance is exactly 0
+// (deterministic biases); the gradient must stay finite (it once was 0·∞ = NaN).
+func TestDeadHiddenLayer(t *testing.T) {
+	for _, meth := range methods {
+		n := &Net{Sizes: []int{2, 3, 1}, Method: meth}
+		p := randomParams(n, 3)
+		L := n.Layers()[0]
+		for j := range L.Out {
+			p[L.MuB+j] = -50
+		}
+		X, y := randomData(4, 2, 1, 1)
+		var ws Workspace
+		g := make([]float64, len(p))
+		v := n.GaussLogLik(&ws, p, X, y, 4, 1, 1, rand.New(rand.NewPCG(1, 1)), g)
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			t.Errorf("%s: log-likelihood %g", meth, v)
+		}
+		for i, gi := range g {
+			if math.IsNaN(gi) || math.IsInf(gi, 0) {
+				t.Errorf("%s: gradient %d is %g", meth, i, gi)
+			}
+		}
+	}
+}

@@ -37,7 +37,10 @@ func (n *Net) GaussLogLik(ws *Workspace, params, X, y []float64, rows int, beta,
 			d := y[i] - (m + s*e)
 			ll += c - 0.5*beta*d*d
 			gM[i] = beta * d
-			gV[i] = beta * d * e / (2 * s)
+			gV[i] = 0 // var[f] = 0: VarDrop with every hidden unit off; nothing depends on it
+			if s > 0 {
+				gV[i] = beta * d * e / (2 * s)
+			}
 		}
 	} else {
 		for i, m := range mo {

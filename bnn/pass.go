@@ -302,7 +302,10 @@ func reluSample(mf, vf, eps, h, a, b []float64) {
 		if f > 0 {
 			h[i] = f
 			a[i] = 1
-			b[i] = eps[i] / (2 * s)
+			b[i] = 0 // v = 0 (VarDrop, all inputs 0): σ² has no influence, avoid 0·∞
+			if s > 0 {
+				b[i] = eps[i] / (2 * s)
+			}
 		} else {
 			h[i], a[i], b[i] = 0, 0, 0
 		}

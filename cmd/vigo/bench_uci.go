@@ -658,7 +658,6 @@ type uciSpeedRow struct {
 	rows, hidden, b  int
 	vigo             float64 // seconds per epoch
 	torch64, torch32 float64 // NaN when not run
-	torchLL, vigoLL  float64
 	torchNote        string
 }
 
