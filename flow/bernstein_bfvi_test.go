@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vigo-bayes/vigo/diag"
 	"github.com/vigo-bayes/vigo/internal/mathx"
 	"github.com/vigo-bayes/vigo/optim"
 )
@@ -396,4 +397,65 @@ func medianRange(x []float64) string {
 func linearIdentity(M int) func([]float64, *rand.Rand) {
 	p := newBernPoly(M, LinearTails)
 	return func(row []float64, _ *rand.Rand) { p.identity(row) }
+}
+
+// khat returns the PSIS k̂ of n draws from the fitted q (log p − log q, fresh seeded draws).
+func (c fit1D) khat(tg target1D, row []float64, n int, seed uint64) float64 {
+	M := c.M
+	p := newBernPoly(M, c.mp.tails())
+	ws := make([]float64, p.work())
+	p.prep(ws, row[:M+1])
+	alpha, beta := mathx.Log1pExp(row[M+1]), row[M+2]
+	tn := newTruncNormal()
+	r := rand.New(rand.NewPCG(seed, 0xb3))
+	lw := make([]float64, n)
+	for i := range lw {
+		var v, lq float64
+		if c.mp == mapTruncF2 {
+			v, lq = tn.at(r.Float64())
+		} else {
+			u := r.NormFloat64()
+			v, lq = alpha*u+beta, -0.5*u*u-0.5*math.Log(2*math.Pi)-math.Log(alpha)
+		}
+		z, ld, _, _ := p.at(ws, v, nil, nil)
+		lp, _ := tg(z)
+		lw[i] = lp - (lq - ld)
+	}
+	res, err := diag.PSIS(lw)
+	if err != nil {
+		return math.NaN()
+	}
+	return res.K
+}
+
+// TestBFVITails compares the paper's bounded map with linear tails by KL and PSIS k̂ on E1
+// and E2 (VIGO_BFVI=1): the posterior of E1 in w has exponential tails, E2's Gaussian ones.
+func TestBFVITails(t *testing.T) {
+	if os.Getenv("VIGO_BFVI") == "" {
+		t.Skip("set VIGO_BFVI=1")
+	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "| target | M | map | KL | k̂ (10⁴ draws), 3 seeds |\n|---|---|---|---|---|\n")
+	for _, tc := range []struct {
+		name string
+		tg   target1D
+		init func([]float64, *rand.Rand)
+	}{{"E1 Bernoulli–Beta", bernoulliBeta(), e1Init}, {"E2 Cauchy", cauchyLocation(), e2Init}} {
+		for _, M := range []int{10, 30} {
+			for _, mp := range []inputMap{mapF1F2, mapLinear} {
+				var kls, ks []float64
+				for s := range 3 {
+					c := fit1D{M: M, mp: mp, S: 1000, steps: 3000, lr: 0.01, seed: uint64(s + 1), init: tc.init}
+					if mp == mapLinear {
+						c.init = linearIdentity(M)
+					}
+					row := c.run(tc.tg)
+					kls = append(kls, c.kl(tc.tg, row))
+					ks = append(ks, c.khat(tc.tg, row, 10000, uint64(s+1)))
+				}
+				fmt.Fprintf(&out, "| %s | %d | %v | %s | %.2f %.2f %.2f |\n", tc.name, M, mp, medianRange(kls), ks[0], ks[1], ks[2])
+			}
+		}
+	}
+	t.Log("\n" + out.String())
 }
