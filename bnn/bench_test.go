@@ -3,7 +3,10 @@ package bnn
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"testing"
+
+	"github.com/vigo-bayes/vigo/ad"
 )
 
 // BenchmarkEpoch times one training epoch (minibatch gradients through the fused nodes, KL,
@@ -29,5 +32,27 @@ func BenchmarkEpoch(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// BenchmarkStep times one minibatch gradient through the tape (data term and KL) for a power-
+// shaped network; steady state allocates nothing.
+func BenchmarkStep(b *testing.B) {
+	X, y := randomData(128, 4, 1, 1)
+	for _, meth := range methods {
+		b.Run(meth.String(), func(b *testing.B) {
+			net := Net{Sizes: []int{4, 50, 1}, Method: meth}
+			p := randomParams(&net, 1)
+			r := rand.New(rand.NewPCG(1, 2))
+			var ws Workspace
+			var tp ad.Tape
+			b.ReportAllocs()
+			for range b.N {
+				tp.Reset()
+				pv := tp.Input(p)
+				e := tp.Sub(net.KLNode(&tp, pv), net.GaussLogLikNode(&tp, &ws, pv, X, y, 128, 1, 67, r))
+				tp.Backward(e)
+			}
+		})
 	}
 }
