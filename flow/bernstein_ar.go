@@ -72,6 +72,9 @@ func (b *BernsteinAR) Degree() int { return b.p.m }
 // Tails returns the behaviour beyond the unit interval.
 func (b *BernsteinAR) Tails() Tails { return b.p.tails }
 
+// FrozenAffine reports whether the input affine maps are fixed (BernsteinFrozenAffine).
+func (b *BernsteinAR) FrozenAffine() bool { return b.fixed != nil }
+
 // NumParams returns the MADE's parameter count plus 2d (plus 0 with BernsteinFrozenAffine).
 func (b *BernsteinAR) NumParams() int {
 	if b.fixed != nil {

@@ -252,6 +252,9 @@ func TestBernsteinLogDetEqualsJacobian(t *testing.T) {
 					t.Errorf("trial %d: Forward log-det %.15g, log|det J| %.15g", trial, ld, want)
 				}
 				if ar, ok := c.f.(*BernsteinAR); ok {
+					if ar.FrozenAffine() != (ar.NumParams() == ar.Conditioner().NumParams()) {
+						t.Errorf("FrozenAffine %v with %d parameters", ar.FrozenAffine(), ar.NumParams())
+					}
 					order := ar.Conditioner().Degrees()
 					for j := range d {
 						for i := range d {
