@@ -1,0 +1,15 @@
+// Package bfvi holds experiments with Bernstein-flow variational inference (BF-VI; Dürr,
+// Hörling, Dold, Kovylov & Sick 2024, "Bernstein flows for flexible posteriors in variational
+// Bayes", AStA Adv. Stat. Anal. 108:375–394) that need the whole stack (families, objectives,
+// the fit loop, zoo models): the ELBO-step benchmark of the multivariate flow against the
+// full-rank Gaussian and the multivariate fits. The flows themselves are flow.Bernstein and
+// flow.BernsteinAR; the one-dimensional experiments (E1, E2) run on their float64 kernel in
+// package flow's tests.
+//
+// Experimental: nothing here is API. Run the benchmark with
+//
+//	go test ./x/bfvi -run XXX -bench ELBOStep
+//
+// and the fits with VIGO_BFVI=1 go test ./x/bfvi -run BFVIFits -v (VIGO_BFVI_LONG=1 for
+// 10,000-step plateau windows).
+package bfvi
