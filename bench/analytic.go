@@ -5,6 +5,8 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
+
+	"github.com/vigo-bayes/vigo/internal/kernel"
 )
 
 // logSqrt2Pi is ½·log(2π).
@@ -54,10 +56,12 @@ func LogisticLogDensity(ld *LogisticData, theta []float64) float64 {
 const LogisticChunk = 512
 
 // LogisticGrad writes ∇_θ log p(θ | X, y) of LogisticLogDensity into grad and returns the log
-// density. It is the hand-written floor: per block of LogisticChunk observations one GEMV
-// η = α + X_bβ (gonum blas64, D axpys over the feature-major rows), one fused elementwise pass
-// (one exp and one log1p per observation give both log(1+e^η) and the residual r = y − σ(η)),
-// and one GEMV ∇β += X_bᵀr (D dot products). Then ∂/∂α = Σr − α, ∇β = Xᵀr − β.
+// density. It is the hand-written floor, on the same kernels as the AD path's GLM node
+// (package internal/kernel): per block of LogisticChunk observations one GEMV
+// η = α + X_bβ (kernel.GemvT over the feature-major rows), one fused elementwise pass
+// (kernel.BernoulliLogit: one vectorised exp and log1p per observation give both
+// log(1+e^η) and the residual r = y − σ(η)), and one GEMV ∇β += X_bᵀr (kernel.GemvN). Then
+// ∂/∂α = Σr − α, ∇β = Xᵀr − β.
 //
 // Cost O(N·D) flops, 2N transcendental calls, one pass over XT. scratch must hold
 // min(N, LogisticChunk) values; nothing is allocated.
@@ -75,36 +79,17 @@ func LogisticGrad(ld *LogisticData, theta, grad, scratch []float64) float64 {
 	}
 	galpha := -alpha
 	lp := stdNormalPrior(theta)
-	bv := blas64.Vector{N: d, Inc: 1, Data: beta}
-	gv := blas64.Vector{N: d, Inc: 1, Data: gbeta}
 	for c0 := 0; c0 < n; c0 += LogisticChunk {
 		m := min(LogisticChunk, n-c0)
 		eta := scratch[:m]
 		for i := range eta {
 			eta[i] = alpha
 		}
-		a := blas64.General{Rows: d, Cols: m, Stride: n, Data: ld.XT[c0:]}
-		ev := blas64.Vector{N: m, Inc: 1, Data: eta}
-		blas64.Gemv(blas.Trans, 1, a, bv, 1, ev)
-		y := ld.YF[c0 : c0+m]
-		for i, e := range eta {
-			ex := math.Exp(-math.Abs(e))
-			l1p := math.Log1p(ex)
-			inv := 1 / (1 + ex)
-			yi := y[i]
-			var s float64 // σ(η)
-			if e >= 0 {
-				s = inv
-				lp += yi*e - e - l1p
-			} else {
-				s = ex * inv
-				lp += yi*e - l1p
-			}
-			r := yi - s
-			eta[i] = r
-			galpha += r
-		}
-		blas64.Gemv(blas.NoTrans, 1, a, ev, 1, gv)
+		kernel.GemvT(ld.XT[c0:], n, beta, eta)
+		l, s, _ := kernel.BernoulliLogit(eta, ld.Y[c0:c0+m]) // labels are 0/1 by construction
+		lp += l
+		galpha += s
+		kernel.GemvN(ld.XT[c0:], n, eta, gbeta)
 	}
 	grad[0] = galpha
 	return lp
@@ -139,31 +124,105 @@ func MLPLogDensity(md *MLPData, hidden int, theta []float64) float64 {
 }
 
 // MLPChunk is the number of observations the MLP gradient processes per block. The block's
-// hidden activations (Hidden×512 doubles, 200 KB for 50 units) stay in L2 from the forward to
-// the backward pass.
+// hidden activations and their adjoints (2·Hidden·512 doubles, 400 KB for 50 units) stay in L2
+// from the forward to the backward pass.
 const MLPChunk = 512
 
-// MLPScratchLen returns the scratch length MLPGrad needs: (hidden+1)·min(n, MLPChunk).
-func MLPScratchLen(n, hidden int) int { return (hidden + 1) * min(n, MLPChunk) }
+// MLPScratchLen returns the scratch length MLPGrad needs for data with at most MLPIn inputs:
+// (2·hidden+1)·min(n, MLPChunk) + hidden·MLPIn.
+func MLPScratchLen(n, hidden int) int { return (2*hidden+1)*min(n, MLPChunk) + hidden*MLPIn }
 
 // MLPGrad writes ∇_θ log p(θ | X, y) of MLPLogDensity into grad and returns the log density. It
-// is the hand-written floor: per block of m ≤ MLPChunk observations (X_b = the block of XT,
-// In×m) and per hidden unit k,
+// is the hand-written floor, the faster of two designs for the kernels this build has:
 //
-//	forward:  a_k = X_bᵀ W1_k (GEMV), h_k = relu(a_k + b1_k), f += W2_k·h_k, then r = y − f;
-//	backward: ∂W2_k += h_k·r, g_k = W2_k·r ⊙ 1[h_k > 0], ∂b1_k += Σg_k, ∂W1_k += X_b g_k (GEMV),
+//   - with SIMD kernels (kernel.Impl() ≠ "go"), the same kernels as the AD path's Dense nodes,
+//     block by block (mlpGradDense);
+//   - in the pure-Go build, per-hidden-unit GEMVs over the feature-major data with fused,
+//     branch-free elementwise passes (mlpGradGEMV), which beats the pure-Go Dense kernels.
 //
-// with ∂b2 = Σr and −θ from the N(0,1) priors. The GEMVs are gonum blas64 (assembly kernels);
-// the elementwise passes are fused and branch-free. Cost O(N·In·Hidden) flops, one pass over
-// the data. scratch must hold MLPScratchLen(N, hidden) values; nothing is allocated.
+// Either way it never holds more than one block of MLPChunk observations of the hidden layer,
+// so that block stays in cache. Cost O(N·In·Hidden) flops, one pass over the data. scratch
+// must hold (2·hidden+1)·min(N, MLPChunk) + hidden·In values (MLPScratchLen when
+// In ≤ MLPIn); nothing is allocated.
 func MLPGrad(md *MLPData, hidden int, theta, grad, scratch []float64) float64 {
 	lay := MLPLayout{In: md.In, Hidden: hidden}
 	if len(grad) != lay.Dim() {
 		panic("bench: MLPGrad: len(grad) != len(theta)")
 	}
-	if len(scratch) < MLPScratchLen(md.N, hidden) {
-		panic("bench: MLPGrad: scratch shorter than MLPScratchLen")
+	if len(scratch) < (2*hidden+1)*min(md.N, MLPChunk)+hidden*md.In {
+		panic("bench: MLPGrad: scratch shorter than (2·hidden+1)·min(N, MLPChunk) + hidden·In")
 	}
+	if kernel.Impl() == "go" {
+		return mlpGradGEMV(md, hidden, theta, grad, scratch)
+	}
+	return mlpGradDense(md, hidden, theta, grad, scratch)
+}
+
+// mlpGradDense is MLPGrad on the Dense kernels. With W1ᵀ (In×Hidden) transposed once, per block
+// of m ≤ MLPChunk observations (X_b, m×In):
+//
+//	forward:  H = relu(X_b·W1ᵀ + 1·b1ᵀ) (kernel.Dense), f = b2 + H·W2 (kernel.GemvN), r = y − f;
+//	backward: ∂W2 += Hᵀr (kernel.GemvT), G = (r·W2ᵀ) ⊙ 1[H > 0] (kernel.Ger, kernel.ReLUBack),
+//	          ∂W1 += Gᵀ·X_b (kernel.DenseBackW), ∂b1 += 1ᵀG,
+//
+// with ∂b2 = Σr and −θ from the N(0,1) priors.
+func mlpGradDense(md *MLPData, hidden int, theta, grad, scratch []float64) float64 {
+	lay := MLPLayout{In: md.In, Hidden: hidden}
+	n, in := md.N, md.In
+	chunk := min(n, MLPChunk)
+	w1, b1, w2, b2 := lay.Split(theta)
+	gw1, gb1, gw2, _ := lay.Split(grad)
+	for k, v := range theta {
+		grad[k] = -v
+	}
+	gb2 := -b2
+	lp := stdNormalPrior(theta) - float64(md.N)*logSqrt2Pi
+	w1t, scratch := scratch[:in*hidden], scratch[in*hidden:]
+	for k := range hidden {
+		for j := range in {
+			w1t[j*hidden+k] = w1[k*in+j]
+		}
+	}
+	for c0 := 0; c0 < n; c0 += MLPChunk {
+		m := min(MLPChunk, n-c0)
+		h := scratch[:m*hidden]
+		g := scratch[chunk*hidden : chunk*hidden+m*hidden]
+		f := scratch[2*chunk*hidden : 2*chunk*hidden+m]
+		xb := md.X[c0*in : (c0+m)*in]
+		kernel.Dense(h, xb, m, in, w1t, hidden, b1, true)
+		for i := range f {
+			f[i] = b2
+		}
+		kernel.GemvN(h, hidden, w2, f)
+		y := md.Y[c0 : c0+m]
+		for i, fi := range f {
+			r := y[i] - fi
+			lp -= 0.5 * r * r
+			gb2 += r
+			f[i] = r
+		}
+		kernel.GemvT(h, hidden, f, gw2)
+		clear(g)
+		kernel.Ger(f, w2, g, hidden)
+		kernel.ReLUBack(g, g, h)
+		kernel.DenseBackW(gw1, nil, g, m, hidden, xb, in) // ∂W1 (Hidden×In) += Gᵀ·X_b
+		kernel.DenseBackW(nil, gb1, nil, m, 0, g, hidden) // ∂b1 += column sums of G
+	}
+	grad[len(grad)-1] = gb2
+	return lp
+}
+
+// mlpGradGEMV is MLPGrad per hidden unit: per block of m ≤ MLPChunk observations (X_b = the
+// block of XT, In×m) and per hidden unit k,
+//
+//	forward:  a_k = X_bᵀ W1_k (GEMV), h_k = relu(a_k + b1_k), f += W2_k·h_k, then r = y − f;
+//	backward: ∂W2_k += h_k·r, g_k = W2_k·r ⊙ 1[h_k > 0], ∂b1_k += Σg_k, ∂W1_k += X_b g_k (GEMV),
+//
+// with ∂b2 = Σr and −θ from the N(0,1) priors. The GEMVs are gonum blas64 (assembly kernels);
+// the elementwise passes are fused and branch-free. It uses the first (hidden+1)·min(N,
+// MLPChunk) values of scratch.
+func mlpGradGEMV(md *MLPData, hidden int, theta, grad, scratch []float64) float64 {
+	lay := MLPLayout{In: md.In, Hidden: hidden}
 	w1, b1, w2, b2 := lay.Split(theta)
 	gw1, gb1, gw2, _ := lay.Split(grad)
 	n, in := md.N, md.In
@@ -229,9 +288,6 @@ func MLPGrad(md *MLPData, hidden int, theta, grad, scratch []float64) float64 {
 	grad[len(grad)-1] = gb2
 	return lp
 }
-
-// activeMask returns v if the ReLU output h (≥ +0) is non-zero and +0 otherwise, without a
-// branch (the sign pattern of a hidden unit over observations is unpredictable).
 func activeMask(h, v float64) float64 {
 	b := math.Float64bits(h)
 	mask := uint64(int64(b|-b) >> 63) // all ones iff b ≠ 0

@@ -73,42 +73,49 @@ func subMat(x blas64.General, t blas.Transpose, i, k int, left bool) blas64.Gene
 	return blas64.General{Rows: x.Rows, Cols: k, Stride: x.Stride, Data: x.Data[i:]}
 }
 
-// denseRows is the number of output rows the pure-Go Dense fills per Dgemm call, so the block
-// is still in L1 when bias and ReLU are applied.
-const denseRows = 32
-
+// denseGo computes Y = X·W + b (then ReLU) one row at a time, four outputs at a time: the four
+// sums stay in registers over the k inputs and are stored once, with bias and ReLU applied on
+// the way out. (gonum's Dgemm would do k axpys of length m per row, reloading and storing the
+// row k times.)
 func denseGo(Y, X []float64, n, k int, W []float64, m int, b []float64, relu bool) {
-	for r0 := 0; r0 < n; r0 += denseRows {
-		r := min(denseRows, n-r0)
-		y := Y[r0*m : (r0+r)*m]
-		for i := 0; i < r; i++ {
-			copy(y[i*m:(i+1)*m], b)
-		}
-		if k > 0 {
-			gemmSerial(blas.NoTrans, blas.NoTrans, gm(X[r0*k:], r, k, k), gm(W, k, m, m), gm(y, r, m, m))
-		}
-		if relu {
-			for i, v := range y {
-				y[i] = max(v, 0)
+	lo := math.Inf(-1)
+	if relu {
+		lo = 0
+	}
+	for i := 0; i < n; i++ {
+		x := X[i*k : (i+1)*k]
+		y := Y[i*m : (i+1)*m]
+		c := 0
+		for ; c+4 <= m; c += 4 {
+			s0, s1, s2, s3 := b[c], b[c+1], b[c+2], b[c+3]
+			for j, xv := range x {
+				w := W[j*m+c : j*m+c+4]
+				s0 += xv * w[0]
+				s1 += xv * w[1]
+				s2 += xv * w[2]
+				s3 += xv * w[3]
 			}
+			y[c], y[c+1], y[c+2], y[c+3] = max(s0, lo), max(s1, lo), max(s2, lo), max(s3, lo)
+		}
+		for ; c < m; c++ {
+			s := b[c]
+			for j, xv := range x {
+				s += xv * W[j*m+c]
+			}
+			y[c] = max(s, lo)
 		}
 	}
-}
-
-// positive returns all ones if the float64 with bits b is greater than +0 (or a NaN with the
-// sign bit clear), else 0, without a branch: the sign pattern of ReLU outputs is random.
-func positive(b uint64) uint64 {
-	v := int64(b)
-	return uint64((-v & ^v) >> 63)
 }
 
 func reluBackGo(g, adj, y []float64) {
 	adj = adj[:len(g)]
 	y = y[:len(g)]
 	for i := range g {
-		m := positive(math.Float64bits(y[i]))
-		if y[i] != y[i] {
-			m = 0
+		// A mask instead of a branch (the sign pattern of ReLU outputs is random); the
+		// compiler turns the if into a conditional move.
+		var m uint64
+		if y[i] > 0 {
+			m = ^uint64(0)
 		}
 		g[i] = math.Float64frombits(math.Float64bits(adj[i]) & m)
 	}
