@@ -1,0 +1,78 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vigo-bayes/vigo/bench"
+)
+
+func init() { benchCommands = append(benchCommands, newBenchNUTSCmd) }
+
+func newBenchNUTSCmd() *cobra.Command {
+	var (
+		posteriors, out string
+		cfg             bench.NUTSBenchConfig
+	)
+	cmd := &cobra.Command{
+		Use:   "nuts",
+		Short: "Run NUTS on the public posteriordb posteriors and compare with Stan's NUTS",
+		Long: `vigo bench nuts runs NUTS (4 chains × (1000 warmup + 1000 draws) by default) on every
+public posteriordb posterior with seeds 1..N and writes a markdown table: wall time, gradient
+evaluations, minimum bulk ESS per second and per 1000 gradients, W1/sd and the largest
+|Δmean|/MCSE against the reference draws, R̂ and sampler diagnostics, with Stan 2.21's NUTS
+numbers (../shared/docs/targets.md) beside them. Progress goes to stderr, one line per run.
+
+"vigo bench posteriordb --methods nuts" runs the same sampler inside the VI benchmark's table.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if posteriors != "all" {
+				cfg.Posteriors = splitList(posteriors)
+			}
+			errw := cmd.ErrOrStderr()
+			cfg.Progress = func(c *bench.NUTSCheck) {
+				if c.Err != nil {
+					fmt.Fprintf(errw, "%s seed %d: aborted: %v\n", c.Posterior, c.Seed, c.Err)
+					return
+				}
+				fmt.Fprintf(errw, "%s seed %d: %.1fs, %d grad evals, W1/sd %.4f, max |Δmean|/MCSE %.2f; %s\n",
+					c.Posterior, c.Seed, c.Wall.Seconds(), c.GradEvals, c.W1SD, c.MaxMeanZ, c.Status())
+			}
+			h := bench.Header{Date: time.Now(), Command: commandLine(), Commit: gitCommit(), LoadStart: bench.LoadAvg()}
+			rep, err := bench.RunNUTSBench(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			h.LoadEnd = bench.LoadAvg()
+			if out == "" {
+				return rep.Markdown(cmd.OutOrStdout(), h)
+			}
+			f, err := os.Create(out)
+			if err != nil {
+				return fmt.Errorf("bench nuts: %w", err)
+			}
+			if err := rep.Markdown(f, h); err != nil {
+				f.Close()
+				return fmt.Errorf("bench nuts: write %s: %w", out, err)
+			}
+			if err := f.Close(); err != nil {
+				return fmt.Errorf("bench nuts: write %s: %w", out, err)
+			}
+			fmt.Fprintln(errw, "wrote", out)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&cfg.Seeds, "seeds", 1, "number of seeds; runs use seeds 1..N")
+	f.StringVar(&posteriors, "posteriors", "all", "all, or comma-separated zoo or posteriordb names")
+	f.StringVar(&out, "out", "", "write the markdown table to FILE instead of stdout")
+	f.StringVar(&cfg.Dir, "posteriordb", "", "posteriordb directory (default ../shared/data/posteriordb found from the working directory)")
+	f.IntVar(&cfg.Chains, "chains", bench.NUTSChains, "chains per run")
+	f.IntVar(&cfg.Warmup, "warmup", bench.NUTSWarmup, "warmup iterations per chain")
+	f.IntVar(&cfg.Draws, "draws", bench.NUTSDraws, "kept draws per chain")
+	f.IntVar(&cfg.Workers, "workers", 1, "chains run at once (the draws do not depend on it; 1 compares with Stan's one core)")
+	return cmd
+}
