@@ -73,34 +73,54 @@ func subMat(x blas64.General, t blas.Transpose, i, k int, left bool) blas64.Gene
 	return blas64.General{Rows: x.Rows, Cols: k, Stride: x.Stride, Data: x.Data[i:]}
 }
 
-// denseGo computes Y = X·W + b (then ReLU) one row at a time, four outputs at a time: the four
-// sums stay in registers over the k inputs and are stored once, with bias and ReLU applied on
-// the way out. (gonum's Dgemm would do k axpys of length m per row, reloading and storing the
-// row k times.)
+// denseGo computes Y = X·W + b (then ReLU) two rows and four outputs at a time: the eight sums
+// stay in registers over the k inputs and are stored once, with bias and ReLU applied on the
+// way out. (gonum's Dgemm would do k axpys of length m per row, reloading and storing the row
+// k times.)
 func denseGo(Y, X []float64, n, k int, W []float64, m int, b []float64, relu bool) {
 	lo := math.Inf(-1)
 	if relu {
 		lo = 0
 	}
-	for i := 0; i < n; i++ {
-		x := X[i*k : (i+1)*k]
-		y := Y[i*m : (i+1)*m]
+	i := 0
+	for ; i+2 <= n; i += 2 {
+		x0, x1 := X[i*k:(i+1)*k], X[(i+1)*k:(i+2)*k]
+		y0, y1 := Y[i*m:(i+1)*m], Y[(i+1)*m:(i+2)*m]
 		c := 0
 		for ; c+4 <= m; c += 4 {
-			s0, s1, s2, s3 := b[c], b[c+1], b[c+2], b[c+3]
-			for j, xv := range x {
-				w := W[j*m+c : j*m+c+4]
-				s0 += xv * w[0]
-				s1 += xv * w[1]
-				s2 += xv * w[2]
-				s3 += xv * w[3]
+			bc := b[c : c+4]
+			s0, s1, s2, s3 := bc[0], bc[1], bc[2], bc[3]
+			t0, t1, t2, t3 := s0, s1, s2, s3
+			for j, u := range x0 {
+				v := x1[j]
+				wj := W[j*m+c : j*m+c+4]
+				s0 += u * wj[0]
+				t0 += v * wj[0]
+				s1 += u * wj[1]
+				t1 += v * wj[1]
+				s2 += u * wj[2]
+				t2 += v * wj[2]
+				s3 += u * wj[3]
+				t3 += v * wj[3]
 			}
-			y[c], y[c+1], y[c+2], y[c+3] = max(s0, lo), max(s1, lo), max(s2, lo), max(s3, lo)
+			y0[c], y0[c+1], y0[c+2], y0[c+3] = max(s0, lo), max(s1, lo), max(s2, lo), max(s3, lo)
+			y1[c], y1[c+1], y1[c+2], y1[c+3] = max(t0, lo), max(t1, lo), max(t2, lo), max(t3, lo)
 		}
 		for ; c < m; c++ {
+			s, t := b[c], b[c]
+			for j, u := range x0 {
+				s += u * W[j*m+c]
+				t += x1[j] * W[j*m+c]
+			}
+			y0[c], y1[c] = max(s, lo), max(t, lo)
+		}
+	}
+	if i < n {
+		x, y := X[i*k:(i+1)*k], Y[i*m:(i+1)*m]
+		for c := range y {
 			s := b[c]
-			for j, xv := range x {
-				s += xv * W[j*m+c]
+			for j, u := range x {
+				s += u * W[j*m+c]
 			}
 			y[c] = max(s, lo)
 		}
