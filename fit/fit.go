@@ -78,6 +78,7 @@ type Option func(*options)
 type options struct {
 	observers []func(Progress)
 	resume    *State
+	warm      *warmStart // WithWarmStart or WithPreconditioner; see warm.go
 }
 
 // WithObserver calls f at every tracking estimate, from the fitting goroutine.
@@ -143,7 +144,7 @@ func Fit(ctx context.Context, target model.Target, fam family.Family, obj object
 	if _, ok := fam.(family.EntropyFamily); obj.Entropy && !ok {
 		return nil, fmt.Errorf("fit: Fit: objective.Options.Entropy needs a closed-form entropy, which family %T does not have", fam)
 	}
-	st, aff, err := initialState(target, fam, cfg, o.resume)
+	st, aff, err := initialState(target, fam, cfg, o.resume, o.warm)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +180,7 @@ func Fit(ctx context.Context, target model.Target, fam family.Family, obj object
 }
 
 // initialState builds the preconditioned family and the starting state (or restores one).
-func initialState(target model.Target, fam family.Family, cfg Config, resume *State) (*State, *Affine, error) {
+func initialState(target model.Target, fam family.Family, cfg Config, resume *State, warm *warmStart) (*State, *Affine, error) {
 	d := target.Dim()
 	if resume != nil {
 		aff, err := NewAffine(fam, resume.Shift, resume.Scale, resume.Diag)
@@ -192,6 +193,9 @@ func initialState(target model.Target, fam family.Family, cfg Config, resume *St
 		return resume.clone(), aff, nil
 	}
 	st := &State{LRScale: 1, Params: make([]float64, fam.NumParams()), lastGain: math.NaN()}
+	if warm != nil {
+		return warm.state(st, target, fam, cfg)
+	}
 	_, diagOnly := fam.(*family.MeanField)
 	shift := make([]float64, d)
 	var scale []float64
@@ -225,6 +229,12 @@ func initialState(target model.Target, fam family.Family, cfg Config, resume *St
 			st.InitNote = fmt.Sprintf("start at N(0, %g²·I) in unconstrained space", cfg.InitScale)
 		}
 	}
+	return startAt(st, fam, shift, scale, diagOnly, baseScale, cfg)
+}
+
+// startAt finishes a fresh state: the family pushed through z = shift + scale·u, initialised at
+// N(0, baseScale²·I) in u, and the RNG of cfg.Seed.
+func startAt(st *State, fam family.Family, shift, scale []float64, diagOnly bool, baseScale float64, cfg Config) (*State, *Affine, error) {
 	aff, err := NewAffine(fam, shift, scale, diagOnly)
 	if err != nil {
 		return nil, nil, err

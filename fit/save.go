@@ -17,10 +17,12 @@ import (
 )
 
 // SaveFormat and SaveVersion identify a saved fit (fit.json). A reader accepts versions up to
-// SaveVersion and refuses newer ones, naming the field.
+// SaveVersion and refuses newer ones, naming the field. A file is written with the lowest
+// version that can hold it: 1 for the Gaussian families, 2 for flows (KindFlow, added in
+// version 2), so Gaussian fits stay readable by older vigo.
 const (
 	SaveFormat  = "vigo-fit"
-	SaveVersion = 1
+	SaveVersion = 2
 )
 
 // Family kinds in a saved fit.
@@ -76,10 +78,14 @@ type Saved struct {
 
 // FamilySpec names a base family and its structure.
 type FamilySpec struct {
-	Kind       string `json:"kind"` // meanfield, fullrank or lowrank
+	Kind       string `json:"kind"` // meanfield, fullrank, lowrank or flow
 	Dim        int    `json:"dim"`
 	Rank       int    `json:"rank,omitempty"`
-	Positivity string `json:"positivity"` // exp or softplus
+	Positivity string `json:"positivity,omitempty"` // exp or softplus (the Gaussian families)
+	// Name is the flow's short name (maf, realnvp, bernstein or flow; see FlowName) and Flow
+	// its structure, for KindFlow.
+	Name string    `json:"name,omitempty"`
+	Flow *FlowSpec `json:"flow,omitempty"`
 }
 
 // Diagnostics are the end-of-fit numbers of a Result. Non-finite values are written as JSON
@@ -199,8 +205,18 @@ func NewSaved(res *Result, info SaveInfo) (*Saved, error) {
 		spec.Kind, spec.Positivity = KindFullRank, b.Positivity().String()
 	case *family.LowRank:
 		spec.Kind, spec.Positivity, spec.Rank = KindLowRank, b.Positivity().String(), b.Rank()
+	case *family.Flow:
+		fs, err := DescribeFlow(b.Flow())
+		if err != nil {
+			return nil, fmt.Errorf("fit: NewSaved: %w", err)
+		}
+		spec.Kind, spec.Name, spec.Flow = KindFlow, FlowName(b.Flow()), &fs
 	default:
 		return nil, fmt.Errorf("fit: NewSaved: family %T cannot be saved", aff.Base)
+	}
+	version := 1
+	if spec.Kind == KindFlow {
+		version = flowVersion
 	}
 	if info.Layout == nil {
 		return nil, errors.New("fit: NewSaved: no layout")
@@ -219,7 +235,7 @@ func NewSaved(res *Result, info SaveInfo) (*Saved, error) {
 		sd[i] = math.Sqrt(cov[i*d+i])
 	}
 	s := &Saved{
-		Format: SaveFormat, Version: SaveVersion, Vigo: info.Vigo,
+		Format: SaveFormat, Version: version, Vigo: info.Vigo,
 		Model: info.Model, Posterior: info.Posterior, Data: info.Data,
 		Family: spec, Params: clone(res.Params),
 		Shift: clone(aff.Shift), Scale: clone(aff.Scale), ScaleDiag: aff.Diag,
@@ -332,15 +348,30 @@ func (s *Saved) check() error {
 		return fmt.Errorf("field \"family.dim\": %d, want ≥ 1", d)
 	}
 	var opts []family.Option
-	switch fs.Positivity {
-	case family.Exp.String():
-	case family.Softplus.String():
+	switch {
+	case fs.Kind == KindFlow:
+	case fs.Positivity == family.Exp.String():
+	case fs.Positivity == family.Softplus.String():
 		opts = append(opts, family.WithPositivity(family.Softplus))
 	default:
 		return fmt.Errorf("field \"family.positivity\": %q, want %q or %q", fs.Positivity, family.Exp, family.Softplus)
 	}
 	var base family.Family
 	switch fs.Kind {
+	case KindFlow:
+		if fs.Flow == nil {
+			return fmt.Errorf("field \"family.kind\": %q without a \"family.flow\" description", KindFlow)
+		}
+		if s.Version < flowVersion {
+			return fmt.Errorf("field \"version\": %d, a %s family needs version %d", s.Version, KindFlow, flowVersion)
+		}
+		if 2*d > len(s.Params) {
+			return fmt.Errorf("field \"params\": %d values, a flow in d=%d needs at least %d", len(s.Params), d, 2*d)
+		}
+		var err error
+		if base, err = flowFamily(fs, len(s.Params)); err != nil {
+			return err
+		}
 	case KindMeanField:
 		base = family.NewMeanField(d, opts...)
 	case KindFullRank:
@@ -351,7 +382,7 @@ func (s *Saved) check() error {
 		}
 		base = family.NewLowRank(d, fs.Rank, opts...)
 	default:
-		return fmt.Errorf("field \"family.kind\": %q, want %s, %s or %s", fs.Kind, KindMeanField, KindFullRank, KindLowRank)
+		return fmt.Errorf("field \"family.kind\": %q, want %s, %s, %s or %s", fs.Kind, KindMeanField, KindFullRank, KindLowRank, KindFlow)
 	}
 	what := fmt.Sprintf("%s in d=%d", fs.Kind, d)
 	if err := finiteLen("params", s.Params, base.NumParams(), what); err != nil {

@@ -1,0 +1,397 @@
+package fit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/diag"
+	"github.com/vigo-bayes/vigo/family"
+	"github.com/vigo-bayes/vigo/flow"
+	"github.com/vigo-bayes/vigo/model"
+	"github.com/vigo-bayes/vigo/nn"
+	"github.com/vigo-bayes/vigo/objective"
+)
+
+// Flow family kinds: the names of the standard flow families of vigo fit --family and of the
+// posteriordb benchmark (NewFlowFamily builds them).
+const (
+	KindMAF       = "maf"
+	KindRealNVP   = "realnvp"
+	KindBernstein = "bernstein"
+)
+
+// FlowOptions is the structure of a standard flow family. Zero fields take the kind's
+// defaults, listed with each field.
+type FlowOptions struct {
+	// Layers: maf 2 IAF layers (orderings alternate), realnvp 4 coupling layers (masks
+	// alternate), bernstein 1 triangular Bernstein layer (orderings alternate when more).
+	Layers int
+	// Hidden are the conditioner's hidden layer sizes: [32 32] for maf and realnvp, [10 10]
+	// for bernstein (the BF-VI paper's MADE).
+	Hidden []int
+	// Degree is the Bernstein polynomial degree M (bernstein only; default 20; the paper's
+	// multivariate runs use 49).
+	Degree int
+	// Activation of the conditioners' hidden layers: "tanh" (default), "relu" or "linear"
+	// (the BF-VI reference code's MADE has none).
+	Activation string
+	// Bounded selects the BF-VI paper's bounded map (a sigmoid before the polynomial, compact
+	// support) for bernstein; the default is linear tails (support ℝ, and the warm start is
+	// exact).
+	Bounded bool
+	// Seed seeds the conditioners' random initial weights (family.FlowSeed).
+	Seed uint64
+}
+
+// maxFlowLayers caps FlowOptions.Layers.
+const maxFlowLayers = 64
+
+// NewFlowFamily returns the standard flow family kind (KindMAF, KindRealNVP, KindBernstein) on
+// ℝ^d; every variant starts at N(0, I) (bounded Bernstein flows at a unit-variance
+// near-identity), so inside Fit's preconditioning it starts at the Laplace or warm-start
+// Gaussian.
+//
+//   - maf: flow.NewMAFStack, IAF direction (sampling and the plain ELBO gradient are one MADE
+//     pass per layer), MADEs with direct connections (so every layer contains all affine
+//     autoregressive maps) and log-scales soft-clamped at ±5.
+//   - realnvp: flow.NewRealNVP, alternating-mask affine coupling layers with MLP conditioners;
+//     both directions cost one pass per layer, so the STL gradient is cheap.
+//   - bernstein: Layers triangular Bernstein flows (flow.NewBernsteinAR, BF-VI, Dürr et al.
+//     2024) with MADE conditioners (direct connections) of degree Degree; orderings alternate
+//     between layers.
+//
+// Errors name the bad option.
+func NewFlowFamily(kind string, d int, o FlowOptions) (*family.Flow, error) {
+	if d < 1 {
+		return nil, fmt.Errorf("fit: NewFlowFamily: dimension %d, want ≥ 1", d)
+	}
+	if o.Layers < 0 || o.Layers > maxFlowLayers {
+		return nil, fmt.Errorf("fit: NewFlowFamily: layers %d, want 1 to %d", o.Layers, maxFlowLayers)
+	}
+	for _, h := range o.Hidden {
+		if h < 1 || h > maxUnits {
+			return nil, fmt.Errorf("fit: NewFlowFamily: hidden size %d, want 1 to %d", h, maxUnits)
+		}
+	}
+	if len(o.Hidden) > maxHidden {
+		return nil, fmt.Errorf("fit: NewFlowFamily: %d hidden layers, want at most %d", len(o.Hidden), maxHidden)
+	}
+	act := ad.Tanh
+	if o.Activation != "" {
+		a, err := parseActivation(o.Activation)
+		if err != nil || a == ad.Sigmoid {
+			return nil, fmt.Errorf("fit: NewFlowFamily: activation %q, want tanh, relu or linear", o.Activation)
+		}
+		act = a
+	}
+	if o.Degree != 0 && kind != KindBernstein {
+		return nil, fmt.Errorf("fit: NewFlowFamily: degree is for %s only (kind=%s)", KindBernstein, kind)
+	}
+	if o.Bounded && kind != KindBernstein {
+		return nil, fmt.Errorf("fit: NewFlowFamily: bounded tails are for %s only (kind=%s)", KindBernstein, kind)
+	}
+	layers := func(def int) int {
+		if o.Layers == 0 {
+			return def
+		}
+		return o.Layers
+	}
+	hidden := func(def ...int) []int {
+		if o.Hidden == nil {
+			return def
+		}
+		return clone(o.Hidden)
+	}
+	var f flow.Flow
+	switch kind {
+	case KindMAF:
+		f = flow.NewMAFStack(d, layers(2), hidden(32, 32), []nn.MADEOption{nn.WithDirect(), nn.WithActivation(act)})
+	case KindRealNVP:
+		f = flow.NewRealNVP(d, layers(4), hidden(32, 32), flow.RealNVPActivation(act))
+	case KindBernstein:
+		M := o.Degree
+		if M == 0 {
+			M = 20
+		}
+		if M < 1 || M > maxFlowDegree {
+			return nil, fmt.Errorf("fit: NewFlowFamily: degree %d, want 1 to %d", M, maxFlowDegree)
+		}
+		tails := flow.LinearTails
+		if o.Bounded {
+			tails = flow.BoundedTails
+		}
+		rev := make([]int, d)
+		for i := range rev {
+			rev[i] = d - i
+		}
+		L := layers(1)
+		parts := make([]flow.Flow, L)
+		for l := range parts {
+			mo := []nn.MADEOption{nn.WithDirect(), nn.WithActivation(act)}
+			if l%2 == 1 {
+				mo = append(mo, nn.WithOrder(rev))
+			}
+			parts[l] = flow.NewBernsteinAR(nn.NewMADE(d, hidden(10, 10), M+1, mo...), flow.BernsteinTails(tails))
+		}
+		f = flow.Compose(parts...)
+	default:
+		return nil, fmt.Errorf("fit: NewFlowFamily: unknown flow kind %q (want %s, %s or %s)", kind, KindMAF, KindRealNVP, KindBernstein)
+	}
+	return family.NewFlow(f, family.FlowSeed(o.Seed)), nil
+}
+
+// FlowObjective is the gradient estimator used with a standard flow kind: the STL
+// (sticking-the-landing) ELBO gradient for realnvp, whose inverse is one pass per layer; the
+// plain reparameterisation gradient for maf and bernstein, whose inverses are sequential (d
+// conditioner passes, ≈15× the cost of a step for an IAF in d = 10).
+func FlowObjective(kind string) objective.Options {
+	if kind == KindRealNVP {
+		return objective.Options{STL: true}
+	}
+	return objective.Options{}
+}
+
+// AutoConfig configures Auto.
+type AutoConfig struct {
+	// Config is shared by every stage (seed, iteration cap, workers, diagnostic draws, …).
+	// Samples, LR and Tol, when zero, take Fit's defaults for the Gaussian stages and
+	// FlowDefaults for the flow stages.
+	Config
+	// Threshold is the k̂ a stage must get below to stop the search; default 0.7.
+	Threshold float64
+	// Budget bounds the wall time of the whole search (0: none). A stage running when it
+	// runs out is cancelled and kept as a partial fit; no stage starts after it.
+	Budget time.Duration
+	// Flows are the flow kinds tried after the full-rank Gaussian, in order; default
+	// bernstein, then maf. Each flow is warm-started from the full-rank fit (WithWarmStart).
+	Flows []string
+	// FlowOptions is the structure of the flows (per-kind defaults for zero fields).
+	FlowOptions FlowOptions
+	// Report, when not nil, is called with each stage's line (AutoStage.Line) as soon as the
+	// stage ends.
+	Report func(line string)
+}
+
+// AutoStage is one family Auto tried.
+type AutoStage struct {
+	Family string  // meanfield, fullrank, or a flow kind
+	Result *Result // nil when the stage failed
+	Err    error   // why the stage failed
+	Note   string  // warm start, budget
+	Line   string  // the stage in one line: family, k̂, ELBO, time, what happens next
+}
+
+// AutoResult is the outcome of Auto: every stage tried and the one chosen.
+type AutoResult struct {
+	Stages []AutoStage
+	Chosen int    // index into Stages
+	Reason string // why that stage was chosen, in words
+}
+
+// Best returns the chosen stage's fit.
+func (a *AutoResult) Best() *Result { return a.Stages[a.Chosen].Result }
+
+// Auto fits increasingly flexible families — mean-field Gaussian, full-rank Gaussian, then
+// the flows of cfg.Flows warm-started from the full-rank fit — until one has PSIS k̂ below
+// cfg.Threshold or cfg.Budget is spent, and chooses: the first stage below the threshold;
+// otherwise the stage with the lowest k̂ (the highest ELBO when no k̂ is finite). Gaussian
+// stages use the STL gradient; flows use FlowObjective. A stage that fails with an error is
+// recorded and skipped. opts (observers) apply to every stage; WithResume and the
+// preconditioning options are not allowed.
+//
+// Cost: the sum of the stages run; on the posteriordb set the two Gaussian stages take
+// 0.05–5 s and a flow stage 2–60 s.
+func Auto(ctx context.Context, target model.Target, cfg AutoConfig, opts ...Option) (*AutoResult, error) {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.resume != nil || o.warm != nil {
+		return nil, errors.New("fit: Auto: WithResume, WithWarmStart and WithPreconditioner are not allowed")
+	}
+	if cfg.Threshold == 0 {
+		cfg.Threshold = 0.7
+	}
+	if !(cfg.Threshold > 0) || cfg.Budget < 0 {
+		return nil, fmt.Errorf("fit: Auto: threshold %g and budget %v must be positive", cfg.Threshold, cfg.Budget)
+	}
+	if err := cfg.Config.withDefaults().validate(); err != nil {
+		return nil, err
+	}
+	flows := cfg.Flows
+	if flows == nil {
+		flows = []string{KindBernstein, KindMAF}
+	}
+	d := target.Dim()
+	type stage struct {
+		name string
+		fam  family.Family
+		obj  objective.Options
+		cfg  Config
+		warm bool
+	}
+	stages := []stage{
+		{name: KindMeanField, fam: family.NewMeanField(d), obj: objective.Options{STL: true}, cfg: cfg.Config},
+		{name: KindFullRank, fam: family.NewFullRank(d), obj: objective.Options{STL: true}, cfg: cfg.Config},
+	}
+	for _, k := range flows {
+		fo := cfg.FlowOptions
+		if k != KindBernstein {
+			fo.Degree, fo.Bounded = 0, false
+		}
+		q, err := NewFlowFamily(k, d, fo)
+		if err != nil {
+			return nil, err
+		}
+		stages = append(stages, stage{name: k, fam: q, obj: FlowObjective(k), cfg: FlowDefaults(cfg.Config), warm: true})
+	}
+
+	runCtx := ctx
+	start := time.Now()
+	if cfg.Budget > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithDeadline(ctx, start.Add(cfg.Budget))
+		defer cancel()
+	}
+	out := &AutoResult{Chosen: -1}
+	var fullRank *Result
+	for i, st := range stages {
+		if ctx.Err() != nil {
+			break
+		}
+		if runCtx.Err() != nil {
+			out.Stages = append(out.Stages, AutoStage{Family: st.name, Note: "not run",
+				Line: fmt.Sprintf("%s: not run: the budget of %v was spent", st.name, cfg.Budget)})
+			continue
+		}
+		as := AutoStage{Family: st.name}
+		so := opts[:len(opts):len(opts)]
+		if st.warm {
+			if fullRank != nil {
+				so = append(so, WithWarmStart(fullRank))
+				as.Note = "warm start from the full-rank fit"
+			} else {
+				as.Note = "cold start (Laplace): no full-rank fit to start from"
+			}
+		}
+		res, err := Fit(runCtx, target, st.fam, st.obj, st.cfg, so...)
+		as.Result, as.Err = res, err
+		if err == nil && st.name == KindFullRank {
+			fullRank = res
+		}
+		if err == nil && res.Status == Cancelled && ctx.Err() == nil {
+			as.Note = strings.TrimPrefix(as.Note+"; budget ran out during the stage (partial fit)", "; ")
+		}
+		out.Stages = append(out.Stages, as)
+		done := err == nil && res.KHat < cfg.Threshold
+		next := ""
+		if i+1 < len(stages) {
+			next = stages[i+1].name
+		}
+		out.Stages[i].Line = stageLine(&out.Stages[i], cfg.Threshold, done, next)
+		if cfg.Report != nil {
+			cfg.Report(out.Stages[i].Line)
+		}
+		if done {
+			break
+		}
+	}
+	if err := out.choose(cfg.Threshold); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("fit: Auto: %w before any stage finished", ctx.Err())
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+// stageLine describes one finished stage.
+func stageLine(s *AutoStage, thr float64, done bool, next string) string {
+	var b strings.Builder
+	b.WriteString(s.Family)
+	b.WriteString(": ")
+	if s.Err != nil {
+		fmt.Fprintf(&b, "failed (%v)", s.Err)
+	} else {
+		r := s.Result
+		cmp := "≥"
+		if done {
+			cmp = "<"
+		}
+		fmt.Fprintf(&b, "k̂ %s %s %.2g, ELBO %.5g ± %.2g, %d iterations, %.1f s (%s)",
+			diag.FormatKhat(r.KHat), cmp, thr, r.ELBO, r.ELBOSE, r.Iterations, r.Elapsed.Seconds(), r.Status)
+	}
+	if s.Note != "" {
+		fmt.Fprintf(&b, "; %s", s.Note)
+	}
+	switch {
+	case done:
+		b.WriteString(": good enough, stop")
+	case next == "":
+		b.WriteString(": no more families to try")
+	default:
+		fmt.Fprintf(&b, ": try %s", next)
+	}
+	return b.String()
+}
+
+// choose picks the stage: the first below the threshold, else the lowest k̂, else the highest
+// ELBO.
+func (a *AutoResult) choose(thr float64) error {
+	best, bestK, bestELBO := -1, math.Inf(1), math.Inf(-1)
+	for i, s := range a.Stages {
+		if s.Result == nil {
+			continue
+		}
+		r := s.Result
+		if r.KHat < thr {
+			a.Chosen = i
+			a.Reason = fmt.Sprintf("%s is the first family with k̂ below %.2g (k̂ %s)", s.Family, thr, diag.FormatKhat(r.KHat))
+			if i > 0 {
+				a.Reason += "; " + a.priorKhats(i)
+			}
+			return nil
+		}
+		switch {
+		case r.KHat < bestK:
+			best, bestK, bestELBO = i, r.KHat, r.ELBO
+		case math.IsInf(bestK, 1) && !(r.KHat < bestK) && r.ELBO > bestELBO:
+			best, bestELBO = i, r.ELBO
+		}
+	}
+	if best < 0 {
+		var errs []string
+		for _, s := range a.Stages {
+			if s.Err != nil {
+				errs = append(errs, s.Family+": "+s.Err.Error())
+			}
+		}
+		return fmt.Errorf("fit: Auto: no stage finished (%s)", strings.Join(errs, "; "))
+	}
+	a.Chosen = best
+	s := a.Stages[best]
+	if math.IsInf(bestK, 1) {
+		a.Reason = fmt.Sprintf("no family reached k̂ < %.2g and none has a finite k̂; %s has the highest ELBO (%.5g): do not trust it", thr, s.Family, bestELBO)
+		return nil
+	}
+	a.Reason = fmt.Sprintf("no family reached k̂ < %.2g; %s has the lowest k̂ (%s): treat it with care", thr, s.Family, diag.FormatKhat(bestK))
+	return nil
+}
+
+// priorKhats lists the k̂ of the stages before i.
+func (a *AutoResult) priorKhats(i int) string {
+	var parts []string
+	for _, s := range a.Stages[:i] {
+		if s.Result == nil {
+			parts = append(parts, s.Family+" failed")
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s had %s", s.Family, diag.FormatKhat(s.Result.KHat)))
+	}
+	return strings.Join(parts, ", ")
+}
