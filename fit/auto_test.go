@@ -1,0 +1,86 @@
+package fit
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestAutoStopsAtTheFirstGoodFamily: on a correlated Gaussian the mean-field fit has k̂ far
+// above 0.7 (it cannot represent ρ = −0.9) and the full-rank fit is exact, so Auto stops after
+// two stages, chooses fullrank and says why, one line per stage.
+func TestAutoStopsAtTheFirstGoodFamily(t *testing.T) {
+	var lines []string
+	cfg := AutoConfig{Config: Config{Seed: 2, MaxIter: 2000}, Report: func(l string) { lines = append(lines, l) }}
+	a, err := Auto(context.Background(), target(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Stages) != 2 || a.Stages[a.Chosen].Family != KindFullRank {
+		for _, s := range a.Stages {
+			t.Log(s.Line)
+		}
+		t.Fatalf("%d stages, chose %s", len(a.Stages), a.Stages[a.Chosen].Family)
+	}
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "meanfield: k̂") || !strings.Contains(lines[0], "try fullrank") ||
+		!strings.Contains(lines[1], "good enough") {
+		t.Errorf("lines %q", lines)
+	}
+	if !strings.Contains(a.Reason, "fullrank is the first family with k̂ below 0.7") || !strings.Contains(a.Reason, "meanfield had") {
+		t.Errorf("reason %q", a.Reason)
+	}
+	if a.Best() != a.Stages[1].Result {
+		t.Error("Best is not the chosen stage's fit")
+	}
+}
+
+// TestAutoTriesTheFlowsAndChoosesTheLowestKhat: with a threshold nothing can reach, every
+// stage runs — the flow warm-started from the full-rank fit — and the lowest k̂ is chosen with
+// a warning.
+func TestAutoTriesTheFlowsAndChoosesTheLowestKhat(t *testing.T) {
+	cfg := AutoConfig{Config: Config{Seed: 2, MaxIter: 300, DiagDraws: 200}, Threshold: -1e-9}
+	if _, err := Auto(context.Background(), target(), cfg); err == nil {
+		t.Error("negative threshold: no error")
+	}
+	cfg.Threshold = 1e-9
+	cfg.Flows = []string{KindMAF}
+	cfg.FlowOptions = FlowOptions{Hidden: []int{4}}
+	a, err := Auto(context.Background(), target(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Stages) != 3 || a.Stages[2].Family != KindMAF || !strings.Contains(a.Stages[2].Line, "warm start from the full-rank fit") {
+		t.Fatalf("stages %+v", a.Stages)
+	}
+	best := a.Stages[a.Chosen].Result.KHat
+	for _, s := range a.Stages {
+		if s.Result.KHat < best {
+			t.Errorf("chose k̂ %v, %s has %v", best, s.Family, s.Result.KHat)
+		}
+	}
+	if !strings.Contains(a.Reason, "no family reached") || !strings.Contains(a.Reason, "lowest k̂") {
+		t.Errorf("reason %q", a.Reason)
+	}
+}
+
+// TestAutoBudget: a spent budget stops the search; the stages not run are listed.
+func TestAutoBudget(t *testing.T) {
+	// The plateau window is longer than the test: only the budget can stop the first stage.
+	cfg := AutoConfig{Config: Config{Seed: 2, MaxIter: 1e7, Window: 1e5}, Threshold: 1e-9, Budget: 1}
+	a, err := Auto(context.Background(), target(), cfg)
+	if err == nil {
+		t.Fatalf("1 ns budget: chose %+v", a.Stages[a.Chosen])
+	}
+	cfg.Budget = 50e6 // 50 ms: mean-field runs (cut short), nothing after it
+	cfg.Flows = []string{}
+	a, err = Auto(context.Background(), target(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Stages[0].Result == nil || a.Stages[0].Result.Status != Cancelled || !strings.Contains(a.Stages[0].Line, "budget ran out") {
+		t.Errorf("first stage %q", a.Stages[0].Line)
+	}
+	if last := a.Stages[len(a.Stages)-1]; !strings.Contains(last.Line, "not run") && last.Result.Status != Cancelled {
+		t.Errorf("last stage %q", last.Line)
+	}
+}
