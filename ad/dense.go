@@ -113,18 +113,14 @@ func (t *Tape) denseBack(nd *node) {
 			g = t.mem.alloc(n)
 			actBack(act, g, nd.adj, nd.val)
 		}
-		if W.adj != nil { // w̄ += Xᵀg
-			kernel.GemvT(x[:n*k], k, g, W.adj)
-		}
+		// w̄ += Xᵀg and X̄ += g·wᵀ in one pass over the rows of X and X̄ (either may be absent).
+		kernel.GemvTGer(x[:n*k], k, g, W.val, W.adj, xadj)
 		if b.adj != nil {
 			s := 0.0
 			for _, gi := range g {
 				s += gi
 			}
 			b.adj[0] += s
-		}
-		if xadj != nil { // X̄ += g·wᵀ
-			kernel.Ger(g, W.val, xadj, k)
 		}
 		return
 	}

@@ -162,7 +162,7 @@ func MLPGrad(md *MLPData, hidden int, theta, grad, scratch []float64) float64 {
 // of m ≤ MLPChunk observations (X_b, m×In):
 //
 //	forward:  H = relu(X_b·W1ᵀ + 1·b1ᵀ) (kernel.Dense), f = b2 + H·W2 (kernel.GemvN), r = y − f;
-//	backward: ∂W2 += Hᵀr (kernel.GemvT), G = (r·W2ᵀ) ⊙ 1[H > 0] (kernel.Ger, kernel.ReLUBack),
+//	backward: ∂W2 += Hᵀr and G = r·W2ᵀ (kernel.GemvTGer), G ⊙= 1[H > 0] (kernel.ReLUBack),
 //	          ∂W1 += Gᵀ·X_b (kernel.DenseBackW), ∂b1 += 1ᵀG,
 //
 // with ∂b2 = Σr and −θ from the N(0,1) priors.
@@ -201,9 +201,8 @@ func mlpGradDense(md *MLPData, hidden int, theta, grad, scratch []float64) float
 			gb2 += r
 			f[i] = r
 		}
-		kernel.GemvT(h, hidden, f, gw2)
 		clear(g)
-		kernel.Ger(f, w2, g, hidden)
+		kernel.GemvTGer(h, hidden, f, w2, gw2, g) // ∂W2 += Hᵀr, G = r·W2ᵀ
 		kernel.ReLUBack(g, g, h)
 		kernel.DenseBackW(gw1, nil, g, m, hidden, xb, in) // ∂W1 (Hidden×In) += Gᵀ·X_b
 		kernel.DenseBackW(nil, gb1, nil, m, 0, g, hidden) // ∂b1 += column sums of G

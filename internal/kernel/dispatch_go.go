@@ -9,10 +9,14 @@ func dot(x, y []float64) float64                 { return dotGo(x, y) }
 func gemvN(A []float64, lda int, x, y []float64) { gemvNGo(A, lda, x, y) }
 func gemvT(A []float64, lda int, x, y []float64) { gemvTGo(A, lda, x, y) }
 func ger(x, y, A []float64, lda int)             { gerGo(x, y, A, lda) }
-func expv(dst, x []float64)                      { expGo(dst, x) }
-func log1pv(dst, x []float64)                    { log1pGo(dst, x) }
-func reluBack(g, adj, y []float64)               { reluBackGo(g, adj, y) }
-func colSums(s, G []float64, n, m int)           { colSumsGo(s, G, n, m) }
+func gemvTGer(A []float64, lda int, x, w, y, B []float64) {
+	gemvTGo(A, lda, x, y)
+	gerGo(x, w, B, lda)
+}
+func expv(dst, x []float64)            { expGo(dst, x) }
+func log1pv(dst, x []float64)          { log1pGo(dst, x) }
+func reluBack(g, adj, y []float64)     { reluBackGo(g, adj, y) }
+func colSums(s, G []float64, n, m int) { colSumsGo(s, G, n, m) }
 func bernoulliLogit(eta []float64, y []int) (lp, sum float64, ok bool) {
 	return bernoulliLogitGo(eta, y)
 }

@@ -59,6 +59,32 @@ func Ger(x, y, A []float64, lda int) {
 	ger(x, y, A, lda)
 }
 
+// GemvTGer sets y += Aᵀ·x and B += x·wᵀ in one pass over the rows of A and B, which are both
+// len(x)×len(w), row-major with row stride lda; y has length len(w). It is the backward pass of
+// a layer with a single output (η = A·w): ∂w += Aᵀ·ḡ and ∂A += ḡ·wᵀ, reading A and B once.
+// Either of y and B may be nil. Cost: 2·len(x)·len(w) multiply-adds.
+func GemvTGer(A []float64, lda int, x, w, y, B []float64) {
+	checkMat("GemvTGer", "A", A, lda, len(x), len(w))
+	if B != nil {
+		checkMat("GemvTGer", "B", B, lda, len(x), len(w))
+	}
+	if y != nil && len(y) != len(w) {
+		panic(fmt.Sprintf("kernel: GemvTGer: len(y)=%d, len(w)=%d", len(y), len(w)))
+	}
+	if len(x) == 0 || len(w) == 0 {
+		return
+	}
+	switch {
+	case y == nil && B == nil:
+	case y == nil:
+		ger(x, w, B, lda)
+	case B == nil:
+		gemvT(A, lda, x, y)
+	default:
+		gemvTGer(A, lda, x, w, y, B)
+	}
+}
+
 // Exp sets dst[i] = eˣ for x = x[i]; dst may alias x. Accuracy: within 1 ulp of the exact
 // value (2 ulp of math.Exp, tested) for all finite x, subnormal results included; +Inf for
 // x > 709.78, 0 for x < −745.13, NaN for NaN. Cost ≈ 20 flops per element.

@@ -98,6 +98,21 @@ func TestGemvGer(t *testing.T) {
 			gotA := append([]float64(nil), A...)
 			Ger(y, x, gotA, lda)
 			checkSlice(t, fmt.Sprintf("Ger %d×%d", r, c), gotA, wantA, 1)
+			// GemvTGer: xt += Aᵀ·yt and B += yt·xᵀ together, and each alone.
+			B := randVec(rng, max(r*lda, 1))
+			wantX := append([]float64(nil), xt...)
+			GemvT(A, lda, yt, wantX)
+			wantB := append([]float64(nil), B...)
+			Ger(yt, x, wantB, lda)
+			gotX, gotB := append([]float64(nil), xt...), append([]float64(nil), B...)
+			GemvTGer(A, lda, yt, x, gotX, gotB)
+			checkSlice(t, fmt.Sprintf("GemvTGer y %d×%d", r, c), gotX, wantX, float64(r))
+			checkSlice(t, fmt.Sprintf("GemvTGer B %d×%d", r, c), gotB, wantB, 1)
+			gotX, gotB = append([]float64(nil), xt...), append([]float64(nil), B...)
+			GemvTGer(A, lda, yt, x, gotX, nil)
+			GemvTGer(A, lda, yt, x, nil, gotB)
+			checkSlice(t, fmt.Sprintf("GemvTGer y alone %d×%d", r, c), gotX, wantX, float64(r))
+			checkSlice(t, fmt.Sprintf("GemvTGer B alone %d×%d", r, c), gotB, wantB, 1)
 		}
 	}
 }
@@ -265,11 +280,17 @@ func TestReLUBack(t *testing.T) {
 
 func TestPanics(t *testing.T) {
 	for name, f := range map[string]func(){
-		"Axpy":           func() { Axpy(1, make([]float64, 3), make([]float64, 4)) },
-		"Dot":            func() { Dot(make([]float64, 3), make([]float64, 4)) },
-		"GemvN":          func() { GemvN(make([]float64, 5), 3, make([]float64, 3), make([]float64, 2)) },
-		"GemvT stride":   func() { GemvT(make([]float64, 8), 1, make([]float64, 2), make([]float64, 2)) },
-		"Ger":            func() { Ger(make([]float64, 3), make([]float64, 3), make([]float64, 8), 3) },
+		"Axpy":         func() { Axpy(1, make([]float64, 3), make([]float64, 4)) },
+		"Dot":          func() { Dot(make([]float64, 3), make([]float64, 4)) },
+		"GemvN":        func() { GemvN(make([]float64, 5), 3, make([]float64, 3), make([]float64, 2)) },
+		"GemvT stride": func() { GemvT(make([]float64, 8), 1, make([]float64, 2), make([]float64, 2)) },
+		"Ger":          func() { Ger(make([]float64, 3), make([]float64, 3), make([]float64, 8), 3) },
+		"GemvTGer B": func() {
+			GemvTGer(make([]float64, 9), 3, make([]float64, 3), make([]float64, 3), nil, make([]float64, 8))
+		},
+		"GemvTGer y": func() {
+			GemvTGer(make([]float64, 9), 3, make([]float64, 3), make([]float64, 3), make([]float64, 2), nil)
+		},
 		"Exp":            func() { Exp(make([]float64, 3), make([]float64, 4)) },
 		"Log1p":          func() { Log1p(make([]float64, 3), make([]float64, 4)) },
 		"BernoulliLogit": func() { BernoulliLogit(make([]float64, 3), make([]int, 4)) },
@@ -306,6 +327,7 @@ func TestNoAllocs(t *testing.T) {
 		"GemvN":          func() { GemvN(G, m, b, eta) },
 		"GemvT":          func() { GemvT(G, m, eta, b) },
 		"Ger":            func() { Ger(eta, b, G, m) },
+		"GemvTGer":       func() { GemvTGer(G, m, eta, b, W[:m], Y) },
 		"Exp":            func() { Exp(Y, G) },
 		"Log1p":          func() { Log1p(Y, Y) },
 		"BernoulliLogit": func() { BernoulliLogit(eta, y) },

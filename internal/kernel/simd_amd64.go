@@ -35,20 +35,20 @@ func ld(p *float64, i int) f4 { return archsimd.LoadFloat64x4((*[4]float64)(unsa
 
 func st(v f4, p *float64, i int) { v.Store((*[4]float64)(unsafe.Pointer(at(p, i)))) }
 
-// ldPart loads p[i:i+w] (w ≤ 4) with zeros in the lanes beyond w; stPart stores lanes < w.
-func ldPart(p *float64, i, w int) f4 {
-	if w == 4 {
-		return ld(p, i)
-	}
-	return archsimd.LoadFloat64x4SlicePart(unsafe.Slice(at(p, i), w))
+// laneMasks[w] selects the first w lanes.
+var laneMasks = [5][4]int64{{}, {-1}, {-1, -1}, {-1, -1, -1}, {-1, -1, -1, -1}}
+
+// tailMask returns the mask of the first w lanes, 0 ≤ w ≤ 4; compute it once per tail.
+func tailMask(w int) archsimd.Mask64x4 { return archsimd.LoadInt64x4(&laneMasks[w]).ToMask() }
+
+// ldm loads the lanes of p[i:i+4] selected by mk, zeros elsewhere; stm stores those lanes. The
+// other lanes' memory is not touched (VMASKMOVPD), so they may lie beyond the slice.
+func ldm(p *float64, i int, mk archsimd.Mask64x4) f4 {
+	return archsimd.LoadMaskedFloat64x4((*[4]float64)(unsafe.Pointer(at(p, i))), mk)
 }
 
-func stPart(v f4, p *float64, i, w int) {
-	if w == 4 {
-		st(v, p, i)
-		return
-	}
-	v.StoreSlicePart(unsafe.Slice(at(p, i), w))
+func stm(v f4, p *float64, i int, mk archsimd.Mask64x4) {
+	v.StoreMasked((*[4]float64)(unsafe.Pointer(at(p, i))), mk)
 }
 
 // Vector constants live in memory as four lanes and are loaded with one instruction; a
@@ -179,7 +179,8 @@ func dotP(p, q *float64, n int) float64 {
 		a0 = ld(p, i).MulAdd(ld(q, i), a0)
 	}
 	if i < n {
-		a1 = ldPart(p, i, n-i).MulAdd(ldPart(q, i, n-i), a1)
+		mk := tailMask(n - i)
+		a1 = ldm(p, i, mk).MulAdd(ldm(q, i, mk), a1)
 	}
 	return hsum(a0.Add(a1).Add(a2.Add(a3)))
 }
@@ -209,11 +210,12 @@ func gemvN(A []float64, lda int, x, y []float64) {
 		}
 		for ; j < cols; j += 4 {
 			w := min(4, cols-j)
-			xv := ldPart(px, j, w)
-			a0 = ldPart(r0, j, w).MulAdd(xv, a0)
-			a1 = ldPart(r1, j, w).MulAdd(xv, a1)
-			a2 = ldPart(r2, j, w).MulAdd(xv, a2)
-			a3 = ldPart(r3, j, w).MulAdd(xv, a3)
+			mk := tailMask(w)
+			xv := ldm(px, j, mk)
+			a0 = ldm(r0, j, mk).MulAdd(xv, a0)
+			a1 = ldm(r1, j, mk).MulAdd(xv, a1)
+			a2 = ldm(r2, j, mk).MulAdd(xv, a2)
+			a3 = ldm(r3, j, mk).MulAdd(xv, a3)
 		}
 		s := hsum4(a0.Add(b0), a1.Add(b1), a2.Add(b2), a3.Add(b3))
 		st(ld(py, i).Add(s), py, i)
@@ -260,6 +262,47 @@ func ger(x, y, A []float64, lda int) {
 	pa := &A[0]
 	for i, xi := range x {
 		axpy(xi, y, unsafe.Slice(at(pa, i*lda), cols))
+	}
+}
+
+func gemvTGer(A []float64, lda int, x, w, y, B []float64) {
+	if !useAVX2 {
+		gemvTGo(A, lda, x, y)
+		gerGo(x, w, B, lda)
+		return
+	}
+	rows, cols := len(x), len(w)
+	pa, pb, pw, py := &A[0], &B[0], &w[0], &y[0]
+	i := 0
+	for ; i+4 <= rows; i += 4 { // rows [i, i+4) of A and B, each [0, cols)
+		r0, r1, r2, r3 := at(pa, i*lda), at(pa, (i+1)*lda), at(pa, (i+2)*lda), at(pa, (i+3)*lda)
+		q0, q1, q2, q3 := at(pb, i*lda), at(pb, (i+1)*lda), at(pb, (i+2)*lda), at(pb, (i+3)*lda)
+		s0, s1, s2, s3 := x[i], x[i+1], x[i+2], x[i+3]
+		x0, x1, x2, x3 := bc(s0), bc(s1), bc(s2), bc(s3)
+		j := 0
+		for ; j+4 <= cols; j += 4 {
+			v := ld(r0, j).MulAdd(x0, ld(py, j))
+			v = ld(r1, j).MulAdd(x1, v)
+			v = ld(r2, j).MulAdd(x2, v)
+			st(ld(r3, j).MulAdd(x3, v), py, j)
+			wv := ld(pw, j)
+			st(wv.MulAdd(x0, ld(q0, j)), q0, j)
+			st(wv.MulAdd(x1, ld(q1, j)), q1, j)
+			st(wv.MulAdd(x2, ld(q2, j)), q2, j)
+			st(wv.MulAdd(x3, ld(q3, j)), q3, j)
+		}
+		for ; j < cols; j++ {
+			y[j] += s0**at(r0, j) + s1**at(r1, j) + s2**at(r2, j) + s3**at(r3, j)
+			wj := w[j]
+			*at(q0, j) += s0 * wj
+			*at(q1, j) += s1 * wj
+			*at(q2, j) += s2 * wj
+			*at(q3, j) += s3 * wj
+		}
+	}
+	for ; i < rows; i++ {
+		axpy(x[i], unsafe.Slice(at(pa, i*lda), cols), y)
+		axpy(x[i], w, unsafe.Slice(at(pb, i*lda), cols))
 	}
 }
 
@@ -451,11 +494,12 @@ func colSums(s, G []float64, n, m int) {
 	ps, pg := &s[0], &G[0]
 	for c := 0; c < m; c += 4 { // columns [c, c+w)
 		w := min(4, m-c)
-		acc := ldPart(ps, c, w)
+		mk := tailMask(w)
+		acc := ldm(ps, c, mk)
 		for i := 0; i < n; i++ {
-			acc = acc.Add(ldPart(pg, i*m+c, w))
+			acc = acc.Add(ldm(pg, i*m+c, mk))
 		}
-		stPart(acc, ps, c, w)
+		stm(acc, ps, c, mk)
 	}
 }
 
@@ -510,30 +554,32 @@ func dense(Y, X []float64, n, k int, W []float64, m int, b []float64, relu bool)
 		}
 		for ; c < m; c += 4 { // columns [c, c+w), w ≤ 4
 			w := min(4, m-c)
-			a0 := ldPart(pb, c, w)
+			mk := tailMask(w)
+			a0 := ldm(pb, c, mk)
 			a1, a2, a3 := a0, a0, a0
 			for j := 0; j < k; j++ {
-				wa := ldPart(pw, j*m+c, w)
+				wa := ldm(pw, j*m+c, mk)
 				a0 = bc(*at(x0, j)).MulAdd(wa, a0)
 				a1 = bc(*at(x1, j)).MulAdd(wa, a1)
 				a2 = bc(*at(x2, j)).MulAdd(wa, a2)
 				a3 = bc(*at(x3, j)).MulAdd(wa, a3)
 			}
-			stPart(act4(a0, lo, z), y0, c, w)
-			stPart(act4(a1, lo, z), y1, c, w)
-			stPart(act4(a2, lo, z), y2, c, w)
-			stPart(act4(a3, lo, z), y3, c, w)
+			stm(act4(a0, lo, z), y0, c, mk)
+			stm(act4(a1, lo, z), y1, c, mk)
+			stm(act4(a2, lo, z), y2, c, mk)
+			stm(act4(a3, lo, z), y3, c, mk)
 		}
 	}
 	for ; i < n; i++ { // one row
 		x0, y0 := at(px, i*k), at(py, i*m)
 		for c := 0; c < m; c += 4 {
 			w := min(4, m-c)
-			a0 := ldPart(pb, c, w)
+			mk := tailMask(w)
+			a0 := ldm(pb, c, mk)
 			for j := 0; j < k; j++ {
-				a0 = bc(*at(x0, j)).MulAdd(ldPart(pw, j*m+c, w), a0)
+				a0 = bc(*at(x0, j)).MulAdd(ldm(pw, j*m+c, mk), a0)
 			}
-			stPart(act4(a0, lo, z), y0, c, w)
+			stm(act4(a0, lo, z), y0, c, mk)
 		}
 	}
 }
@@ -586,30 +632,31 @@ func denseBackW(Wadj, X []float64, n, k int, G []float64, m int) {
 	}
 	for ; c < m; c += 4 { // columns [c, c+w), w ≤ 4
 		w := min(4, m-c)
+		mk := tailMask(w)
 		j := 0
 		for ; j+4 <= k; j += 4 {
 			w0, w1, w2, w3 := at(pw, j*m+c), at(pw, (j+1)*m+c), at(pw, (j+2)*m+c), at(pw, (j+3)*m+c)
-			a0, a1, a2, a3 := ldPart(w0, 0, w), ldPart(w1, 0, w), ldPart(w2, 0, w), ldPart(w3, 0, w)
+			a0, a1, a2, a3 := ldm(w0, 0, mk), ldm(w1, 0, mk), ldm(w2, 0, mk), ldm(w3, 0, mk)
 			for i := 0; i < n; i++ {
-				ga := ldPart(pg, i*m+c, w)
+				ga := ldm(pg, i*m+c, mk)
 				xr := at(px, i*k+j)
 				a0 = bc(*xr).MulAdd(ga, a0)
 				a1 = bc(*at(xr, 1)).MulAdd(ga, a1)
 				a2 = bc(*at(xr, 2)).MulAdd(ga, a2)
 				a3 = bc(*at(xr, 3)).MulAdd(ga, a3)
 			}
-			stPart(a0, w0, 0, w)
-			stPart(a1, w1, 0, w)
-			stPart(a2, w2, 0, w)
-			stPart(a3, w3, 0, w)
+			stm(a0, w0, 0, mk)
+			stm(a1, w1, 0, mk)
+			stm(a2, w2, 0, mk)
+			stm(a3, w3, 0, mk)
 		}
 		for ; j < k; j++ {
 			w0 := at(pw, j*m+c)
-			a0 := ldPart(w0, 0, w)
+			a0 := ldm(w0, 0, mk)
 			for i := 0; i < n; i++ {
-				a0 = bc(*at(px, i*k+j)).MulAdd(ldPart(pg, i*m+c, w), a0)
+				a0 = bc(*at(px, i*k+j)).MulAdd(ldm(pg, i*m+c, mk), a0)
 			}
-			stPart(a0, w0, 0, w)
+			stm(a0, w0, 0, mk)
 		}
 	}
 }
@@ -635,12 +682,12 @@ func denseBackX(Xadj []float64, n, k int, G []float64, m int, W []float64) {
 				a3 = g.MulAdd(ld(w3, c), a3)
 			}
 			if c < m {
-				w := m - c
-				g := ldPart(gr, c, w)
-				a0 = g.MulAdd(ldPart(w0, c, w), a0)
-				a1 = g.MulAdd(ldPart(w1, c, w), a1)
-				a2 = g.MulAdd(ldPart(w2, c, w), a2)
-				a3 = g.MulAdd(ldPart(w3, c, w), a3)
+				mk := tailMask(m - c)
+				g := ldm(gr, c, mk)
+				a0 = g.MulAdd(ldm(w0, c, mk), a0)
+				a1 = g.MulAdd(ldm(w1, c, mk), a1)
+				a2 = g.MulAdd(ldm(w2, c, mk), a2)
+				a3 = g.MulAdd(ldm(w3, c, mk), a3)
 			}
 			st(ld(xr, j).Add(hsum4(a0, a1, a2, a3)), xr, j)
 		}
