@@ -165,3 +165,39 @@ func (f *SemiFit) Coefficients(n int, seed uint64) []float64 {
 
 // Sigma returns the fitted noise standard deviation.
 func (f *SemiFit) Sigma() float64 { return math.Exp(f.Params[f.Model.numNN(f.NNIn)]) }
+
+// Predict returns the predictive mean and variance of y at rows points: g(x_nn) + x_lin·γ
+// averaged over samples draws of γ from q, variance over the draws plus σ².
+func (f *SemiFit) Predict(Xnn, Xlin []float64, rows, samples int, seed uint64) (mean, variance []float64) {
+	k, H, d := f.NNIn, f.Model.Hidden, f.Model.Flow.Dim()
+	if len(Xnn) != rows*k || len(Xlin) != rows*d {
+		panic(fmt.Sprintf("bnn: SemiFit.Predict: len(Xnn)=%d, len(Xlin)=%d for rows=%d", len(Xnn), len(Xlin), rows))
+	}
+	p := f.Params
+	g := f.Coefficients(samples, seed)
+	mean, variance = make([]float64, rows), make([]float64, rows)
+	s2 := f.Sigma() * f.Sigma()
+	for i := range rows {
+		nn := p[k*H+2*H]
+		for j := range H {
+			a := p[k*H+j]
+			for c := range k {
+				a += Xnn[i*k+c] * p[c*H+j]
+			}
+			nn += max(a, 0) * p[k*H+H+j]
+		}
+		s, ss := 0.0, 0.0
+		for n := range samples {
+			v := nn
+			for c := range d {
+				v += Xlin[i*d+c] * g[n*d+c]
+			}
+			s += v
+			ss += v * v
+		}
+		m := s / float64(samples)
+		mean[i] = m
+		variance[i] = max(ss/float64(samples)-m*m, 0) + s2
+	}
+	return mean, variance
+}

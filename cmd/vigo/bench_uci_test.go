@@ -96,3 +96,27 @@ func TestBenchUCIErrors(t *testing.T) {
 		t.Errorf("missing files: error %v, want one naming data.txt", err)
 	}
 }
+
+func TestBenchUCISemi(t *testing.T) {
+	dir := uciDir(t)
+	if _, err := os.Stat(filepath.Join(dir, "bostonHousing", "data.txt")); err != nil {
+		t.Skip("../shared/data/uci/bostonHousing not found")
+	}
+	svg := filepath.Join(t.TempDir(), "semi.svg")
+	out, err := run(t, "bench", "uci-semi", "--data", dir, "--epochs", "20", "--svg", svg)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"| Gaussian (affine flow) | 5 | ", "| Bernstein flow, M = 10 | 12 | ", "| posterior | test log-likelihood | test RMSE |"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	b, err := os.ReadFile(svg)
+	if err != nil || !strings.Contains(string(b), "<polyline") || !strings.HasSuffix(string(b), "</svg>\n") {
+		t.Errorf("svg not written or incomplete (err %v)", err)
+	}
+	if _, err := run(t, "bench", "uci-semi", "--data", dir, "--linear", "13"); err == nil {
+		t.Error("the target column as --linear: want an error")
+	}
+}
