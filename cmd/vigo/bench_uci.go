@@ -985,9 +985,8 @@ func densitySVG(set string, cols []int, names []string, series [][][]float64) st
 		ymax := 0.0
 		for si, s := range series {
 			x := s[k]
-			mu, se := meanSE(x)
+			_, se := meanSE(x)
 			sd := se * math.Sqrt(float64(len(x)))
-			_ = mu
 			bw := 1.06 * sd * math.Pow(float64(len(x)), -0.2)
 			curves[si] = make([]float64, G)
 			for g := range G {
