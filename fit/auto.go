@@ -180,6 +180,7 @@ type AutoConfig struct {
 // AutoStage is one family Auto tried.
 type AutoStage struct {
 	Family string  // meanfield, fullrank, or a flow kind
+	Config Config  // the stage's configuration (per-family defaults not yet filled in)
 	Result *Result // nil when the stage failed
 	Err    error   // why the stage failed
 	Note   string  // warm start, budget
@@ -265,11 +266,11 @@ func Auto(ctx context.Context, target model.Target, cfg AutoConfig, opts ...Opti
 			break
 		}
 		if runCtx.Err() != nil {
-			out.Stages = append(out.Stages, AutoStage{Family: st.name, Note: "not run",
+			out.Stages = append(out.Stages, AutoStage{Family: st.name, Config: st.cfg, Note: "not run",
 				Line: fmt.Sprintf("%s: not run: the budget of %v was spent", st.name, cfg.Budget)})
 			continue
 		}
-		as := AutoStage{Family: st.name}
+		as := AutoStage{Family: st.name, Config: st.cfg}
 		so := opts[:len(opts):len(opts)]
 		if st.warm {
 			if fullRank != nil {

@@ -36,9 +36,29 @@ type fitFlags struct {
 	out               string
 	reference         string
 	iter, samples     int
-	lr                float64
+	lr, tol           float64
 	workers           int
 	quiet             bool
+
+	// flows and auto
+	layers     int
+	hidden     []int
+	degree     int
+	activation string
+	bounded    bool
+	warm       bool
+	budget     time.Duration
+}
+
+// familyAuto is --family auto.
+const familyAuto = "auto"
+
+// familyNames lists the values of --family.
+const familyNames = "meanfield, fullrank, lowrank, maf, realnvp, bernstein or auto"
+
+// isFlowKind reports whether kind is one of the flow families.
+func isFlowKind(kind string) bool {
+	return kind == fit.KindMAF || kind == fit.KindRealNVP || kind == fit.KindBernstein
 }
 
 // minDiagDraws is the number of draws k̂ is computed on at least (issue 3: ≥ 1000).
@@ -52,8 +72,22 @@ func newFitCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fit [MODEL]",
 		Short: "Fit a zoo model by variational inference and write draws, summaries, the fit and plots",
-		Long: `vigo fit fits a Gaussian variational approximation to the posterior of a zoo model
-(default: eight_schools, whose data is embedded) and checks it with PSIS k̂.
+		Long: `vigo fit fits a variational approximation to the posterior of a zoo model (default:
+eight_schools, whose data is embedded) and checks it with PSIS k̂.
+
+Families (--family):
+  meanfield, fullrank, lowrank   Gaussians, started at the Laplace approximation
+  maf        2 inverse autoregressive layers (MADE 32×32, tanh, direct connections)
+  realnvp    4 affine coupling layers (MLP 32×32, tanh), STL gradient
+  bernstein  triangular Bernstein flow of BF-VI (degree 20, MADE 10×10, tanh, linear tails)
+  auto       meanfield, then fullrank, then bernstein, then maf, until k̂ < 0.7 or --budget
+             is spent; prints a line per stage and why it chose the family it kept
+Flows are warm-started: a full-rank Gaussian is fitted first and the flow starts exactly
+at it, in its whitened coordinates (--warm=false starts from the Laplace approximation
+instead). --layers, --hidden, --activation, --degree and --bounded change the flows'
+structure. Flows default to 16 draws per step, step size 0.01 and plateau tolerance
+0.002 nats (Gaussians: 8, 0.02, 0.02): with the Gaussian settings the stopping rule ends
+a flow fit long before its ELBO stops rising.
 
 It writes into --out:
   draws.csv          Stan CSV: lp__ (log density of the unconstrained draw, Jacobian and
@@ -79,15 +113,23 @@ Exit codes: 0 converged, 3 not converged (iteration cap), 1 error, 130 cancelled
 	fl := cmd.Flags()
 	fl.StringVar(&f.data, "data", "", "data file for the model (CmdStan JSON, .json.zip or CSV with a header)")
 	fl.StringVar(&f.posteriordb, "posteriordb", "", "posteriordb directory for models without embedded data (default ../shared/data/posteriordb)")
-	fl.StringVar(&f.family, "family", "meanfield", "variational family: meanfield, fullrank or lowrank")
+	fl.StringVar(&f.family, "family", "meanfield", "variational family: "+familyNames)
 	fl.IntVar(&f.rank, "rank", 0, "rank of the lowrank family (default ⌈√d⌉)")
+	fl.IntVar(&f.layers, "layers", 0, "flow layers (default maf 2, realnvp 4, bernstein 1)")
+	fl.IntSliceVar(&f.hidden, "hidden", nil, "hidden layer sizes of the flow's conditioners, e.g. 32,32 (default maf and realnvp 32,32; bernstein 10,10)")
+	fl.IntVar(&f.degree, "degree", 0, "degree M of the Bernstein polynomials (default 20)")
+	fl.StringVar(&f.activation, "activation", "", "activation of the flow's conditioners: tanh (default), relu or linear")
+	fl.BoolVar(&f.bounded, "bounded", false, "bernstein: the BF-VI paper's bounded map (compact support) instead of linear tails")
+	fl.BoolVar(&f.warm, "warm", true, "flows: fit a full-rank Gaussian first and start the flow at it (false: start at the Laplace approximation)")
+	fl.DurationVar(&f.budget, "budget", 0, "auto: wall-time budget of the whole search, e.g. 5m (default none)")
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed; the same seed gives byte-identical draws.csv")
 	fl.IntVar(&f.draws, "draws", 1000, "draws written to draws.csv (k̂ uses at least 1000)")
 	fl.StringVar(&f.out, "out", "vigo_out", "output directory")
 	fl.StringVar(&f.reference, "reference", "", "reference draws (posteriordb draws .json.zip) to compare with")
 	fl.IntVar(&f.iter, "iter", 0, "iteration cap (default 20000)")
-	fl.IntVar(&f.samples, "samples", 0, "Monte Carlo draws per gradient step (default 8)")
-	fl.Float64Var(&f.lr, "lr", 0, "Adam step size in preconditioned coordinates (default 0.02)")
+	fl.IntVar(&f.samples, "samples", 0, "Monte Carlo draws per gradient step (default 8; flows 16)")
+	fl.Float64Var(&f.lr, "lr", 0, "Adam step size in preconditioned coordinates (default 0.02; flows 0.01)")
+	fl.Float64Var(&f.tol, "tol", 0, "plateau tolerance of the stopping rule in nats (default 0.02; flows 0.002)")
 	fl.IntVar(&f.workers, "workers", 0, "goroutines per step (default GOMAXPROCS); results do not depend on it")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
 	return cmd
@@ -142,8 +184,8 @@ func loadDataFile(path string) (*model.Data, error) {
 	return model.LoadData(path)
 }
 
-// newFamily builds the family named by --family.
-func newFamily(kind string, d, rank int) (family.Family, error) {
+// newFamily builds the family named by --family (not auto).
+func newFamily(kind string, d, rank int, f fitFlags) (family.Family, error) {
 	switch kind {
 	case fit.KindMeanField:
 		return family.NewMeanField(d), nil
@@ -158,17 +200,69 @@ func newFamily(kind string, d, rank int) (family.Family, error) {
 		}
 		return family.NewLowRank(d, rank), nil
 	}
-	return nil, fmt.Errorf("--family: unknown family %q (want meanfield, fullrank or lowrank)", kind)
+	if isFlowKind(kind) {
+		return newFlowFamily(kind, d, f)
+	}
+	return nil, fmt.Errorf("--family: unknown family %q (want %s)", kind, familyNames)
+}
+
+// flowOptions are the flow structure flags.
+func flowOptions(f fitFlags) fit.FlowOptions {
+	return fit.FlowOptions{Layers: f.layers, Hidden: f.hidden, Degree: f.degree, Activation: f.activation,
+		Bounded: f.bounded, Seed: f.seed}
+}
+
+// newFlowFamily builds a flow family from the flags; errors name the flag.
+func newFlowFamily(kind string, d int, f fitFlags) (family.Family, error) {
+	q, err := fit.NewFlowFamily(kind, d, flowOptions(f))
+	if err != nil {
+		return nil, fmt.Errorf("--family %s: %w", kind, err)
+	}
+	return q, nil
 }
 
 func checkFitFlags(f fitFlags) error {
-	switch f.family {
-	case fit.KindMeanField, fit.KindFullRank, fit.KindLowRank:
+	flowish := isFlowKind(f.family) || f.family == familyAuto
+	switch {
+	case f.family == fit.KindMeanField, f.family == fit.KindFullRank, f.family == fit.KindLowRank, flowish:
 	default:
-		return fmt.Errorf("--family: unknown family %q (want meanfield, fullrank or lowrank)", f.family)
+		return fmt.Errorf("--family: unknown family %q (want %s)", f.family, familyNames)
 	}
 	if f.rank != 0 && f.family != fit.KindLowRank {
 		return fmt.Errorf("--rank: only for --family lowrank (family=%s)", f.family)
+	}
+	for _, c := range []struct {
+		flag string
+		set  bool
+		ok   bool
+		for_ string
+	}{
+		{"--layers", f.layers != 0, flowish, "a flow family or auto"},
+		{"--hidden", f.hidden != nil, flowish, "a flow family or auto"},
+		{"--activation", f.activation != "", flowish, "a flow family or auto"},
+		{"--degree", f.degree != 0, f.family == fit.KindBernstein || f.family == familyAuto, "--family bernstein or auto"},
+		{"--bounded", f.bounded, f.family == fit.KindBernstein || f.family == familyAuto, "--family bernstein or auto"},
+		{"--warm=false", !f.warm, isFlowKind(f.family), "a flow family (auto always warm-starts its flows)"},
+		{"--budget", f.budget != 0, f.family == familyAuto, "--family auto"},
+	} {
+		if c.set && !c.ok {
+			return fmt.Errorf("%s: only for %s (family=%s)", c.flag, c.for_, f.family)
+		}
+	}
+	switch {
+	case f.layers < 0:
+		return fmt.Errorf("--layers: %d, want a positive value", f.layers)
+	case f.degree < 0:
+		return fmt.Errorf("--degree: %d, want a positive value", f.degree)
+	case f.budget < 0:
+		return fmt.Errorf("--budget: %v, want a positive duration", f.budget)
+	case f.tol < 0 || math.IsNaN(f.tol):
+		return fmt.Errorf("--tol: %v, want a positive value", f.tol)
+	}
+	for _, h := range f.hidden {
+		if h < 1 {
+			return fmt.Errorf("--hidden: %v, want positive sizes", f.hidden)
+		}
 	}
 	bad := func(flag string, v any) error { return fmt.Errorf("%s: %v, want a positive value", flag, v) }
 	switch {
@@ -198,9 +292,11 @@ func runFit(ctx context.Context, stdout, stderr io.Writer, name string, f fitFla
 	if err != nil {
 		return err
 	}
-	fam, err := newFamily(f.family, m.Dim(), f.rank)
-	if err != nil {
-		return err
+	var fam family.Family
+	if f.family != familyAuto {
+		if fam, err = newFamily(f.family, m.Dim(), f.rank, f); err != nil {
+			return err
+		}
 	}
 	var ref *model.Draws
 	if f.reference != "" {
@@ -211,7 +307,7 @@ func runFit(ctx context.Context, stdout, stderr io.Writer, name string, f fitFla
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
-	cfg := fit.Config{Seed: f.seed, Samples: f.samples, LR: f.lr, MaxIter: f.iter, Workers: f.workers,
+	cfg := fit.Config{Seed: f.seed, Samples: f.samples, LR: f.lr, Tol: f.tol, MaxIter: f.iter, Workers: f.workers,
 		DiagDraws: max(f.draws, minDiagDraws)}
 	var opts []fit.Option
 	prog := newProgress(stderr, f.quiet)
@@ -221,21 +317,44 @@ func runFit(ctx context.Context, stdout, stderr io.Writer, name string, f fitFla
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	res, err := fit.Fit(ctx, m, fam, objective.Options{}, cfg, opts...)
+	var (
+		res  *fit.Result
+		auto *fit.AutoResult
+	)
+	switch {
+	case f.family == familyAuto:
+		acfg := fit.AutoConfig{Config: cfg, Budget: f.budget, FlowOptions: flowOptions(f)}
+		if prog != nil {
+			acfg.Report = prog.line
+		}
+		auto, err = fit.Auto(ctx, m, acfg, opts...)
+		if err == nil {
+			res, cfg = auto.Best(), auto.Stages[auto.Chosen].Config
+		}
+	case isFlowKind(f.family):
+		cfg = fit.FlowDefaults(cfg)
+		if f.warm {
+			res, _, err = fit.FitFlow(ctx, m, fam, fit.FlowObjective(f.family), cfg, opts...)
+		} else {
+			res, err = fit.Fit(ctx, m, fam, fit.FlowObjective(f.family), cfg, opts...)
+		}
+	default:
+		res, err = fit.Fit(ctx, m, fam, objective.Options{}, cfg, opts...)
+	}
 	prog.finish()
 	if err != nil {
 		return fmt.Errorf("fit %s: %w", m.Name, err)
 	}
-	out, err := writeFitOutputs(m, f, cfg, res, ref)
+	out, err := writeFitOutputs(m, f, cfg, res, ref, auto)
 	if err != nil {
 		return err
 	}
-	printFitReport(stdout, m, f, res, out)
-	switch res.Status {
-	case fit.Converged:
-		return nil
-	case fit.Cancelled:
+	printFitReport(stdout, m, f, res, out, auto)
+	switch {
+	case ctx.Err() != nil || res.Status == fit.Cancelled:
 		return fmt.Errorf("fit %s: %w after %d iterations (partial result written to %s)", m.Name, context.Canceled, res.Iterations, f.out)
+	case res.Status == fit.Converged:
+		return nil
 	default:
 		return fmt.Errorf("fit %s: %w: %s", m.Name, errNotConverged, res.Reason)
 	}
@@ -296,7 +415,7 @@ constraining transforms and all normalising constants included (CmdStan's ADVI w
 here; vigo writes the value, as Stan's Pathfinder does). lp_approx__ = log q(z), the
 normalised log density of the approximation at z. lp__ - lp_approx__ are the PSIS log weights.`
 
-func writeFitOutputs(m *loadedModel, f fitFlags, cfg fit.Config, res *fit.Result, ref *model.Draws) (*fitOutput, error) {
+func writeFitOutputs(m *loadedModel, f fitFlags, cfg fit.Config, res *fit.Result, ref *model.Draws, auto *fit.AutoResult) (*fitOutput, error) {
 	d := m.Dim()
 	names, fill := drawColumns(m.Model)
 	k := len(names)
@@ -313,7 +432,7 @@ func writeFitOutputs(m *loadedModel, f fitFlags, cfg fit.Config, res *fit.Result
 		o.files = append(o.files, p)
 		return p
 	}
-	csvDoc := &fit.StanCSV{Comments: fitHeader(m, f, cfg, res), Names: names, Values: vals}
+	csvDoc := &fit.StanCSV{Comments: fitHeader(m, f, cfg, res, auto), Names: names, Values: vals}
 	var buf bytes.Buffer
 	if err := fit.WriteStanCSV(&buf, csvDoc); err != nil {
 		return nil, err
@@ -334,6 +453,9 @@ func writeFitOutputs(m *loadedModel, f fitFlags, cfg fit.Config, res *fit.Result
 		return nil, fmt.Errorf("summary: %w", err)
 	}
 	sum.Notes = append(sum.Notes, summaryNotes(res)...)
+	if auto != nil {
+		sum.Notes = append(sum.Notes, autoNotes(auto)...)
+	}
 	o.summary = sum
 	if ref != nil {
 		dist, note, err := compareReference(draws, ref, f.reference)
@@ -371,7 +493,7 @@ func writeFitOutputs(m *loadedModel, f fitFlags, cfg fit.Config, res *fit.Result
 	}
 
 	// Plots.
-	title := fmt.Sprintf("%s, %s", m.Name, f.family)
+	title := fmt.Sprintf("%s, %s", m.Name, familyDesc(res.Family.Base))
 	if len(res.Trace) > 0 {
 		if err := fit.PlotELBO(path("elbo.png"), "ELBO: "+title, res.Trace, res.ELBO); err != nil {
 			return nil, err
@@ -412,7 +534,12 @@ func equalNames(a, b []string) bool {
 
 // fitHeader is the comment header of draws.csv: the configuration and the diagnostics. It
 // holds nothing that changes between runs with the same seed (no time, no paths of --out).
-func fitHeader(m *loadedModel, f fitFlags, cfg fit.Config, res *fit.Result) []string {
+func fitHeader(m *loadedModel, f fitFlags, cfg fit.Config, res *fit.Result, auto *fit.AutoResult) []string {
+	_, flow := res.Family.Base.(*family.Flow)
+	defS, defLR, defTol := "8 (default)", "0.02 (default)", "0.02 (default)"
+	if flow {
+		defS, defLR, defTol = "16 (flow default)", "0.01 (flow default)", "0.002 (flow default)"
+	}
 	h := []string{
 		"vigo = " + vigoVersion(),
 		"method = variational",
@@ -423,8 +550,9 @@ func fitHeader(m *loadedModel, f fitFlags, cfg fit.Config, res *fit.Result) []st
 		fmt.Sprintf("seed = %d", f.seed),
 		fmt.Sprintf("draws = %d (k̂ on %d)", f.draws, len(res.LogQ)),
 		fmt.Sprintf("iter = %s", orDefault(f.iter, "20000 (default)")),
-		fmt.Sprintf("samples = %s", orDefault(f.samples, "8 (default)")),
-		fmt.Sprintf("lr = %s", orDefaultF(f.lr, "0.02 (default)")),
+		fmt.Sprintf("samples = %s", orDefault(f.samples, defS)),
+		fmt.Sprintf("lr = %s", orDefaultF(f.lr, defLR)),
+		fmt.Sprintf("tol = %s", orDefaultF(f.tol, defTol)),
 		"init = " + res.InitNote,
 		"status = " + res.Status.String(),
 		"reason = " + res.Reason,
@@ -437,7 +565,19 @@ func fitHeader(m *loadedModel, f fitFlags, cfg fit.Config, res *fit.Result) []st
 		fmt.Sprintf("khat_threshold = %.3g", res.KHatThreshold),
 		"verdict = " + res.Verdict,
 	}
+	if auto != nil {
+		h = append(h, autoNotes(auto)...)
+	}
 	return append(h, strings.Split(lpNote, "\n")...)
+}
+
+// autoNotes are the stage lines of --family auto and its choice.
+func autoNotes(a *fit.AutoResult) []string {
+	var out []string
+	for _, s := range a.Stages {
+		out = append(out, "auto: "+s.Line)
+	}
+	return append(out, fmt.Sprintf("auto: chose %s: %s", a.Stages[a.Chosen].Family, a.Reason))
 }
 
 func orDefault(v int, def string) string {
@@ -463,6 +603,8 @@ func familyDesc(f family.Family) string {
 		return fit.KindFullRank
 	case *family.LowRank:
 		return fmt.Sprintf("%s (rank %d)", fit.KindLowRank, b.Rank())
+	case *family.Flow:
+		return fmt.Sprintf("%s (flow, %d parameters)", fit.FlowName(b.Flow()), b.NumParams())
 	}
 	return fmt.Sprintf("%T", f)
 }
@@ -516,7 +658,7 @@ func compareReference(draws *diag.Draws, ref *model.Draws, refPath string) (*dia
 	return dist, note, nil
 }
 
-func printFitReport(w io.Writer, m *loadedModel, f fitFlags, res *fit.Result, o *fitOutput) {
+func printFitReport(w io.Writer, m *loadedModel, f fitFlags, res *fit.Result, o *fitOutput, auto *fit.AutoResult) {
 	fmt.Fprintf(w, "%s (%s), %s family, %d unconstrained parameters, seed %d\n\n", m.Name, m.Posterior, familyDesc(res.Family.Base), m.Dim(), f.seed)
 	table := *o.summary
 	table.Notes = nil // the notes (k̂, ELBO, stop reason) close the report below, once
@@ -539,6 +681,13 @@ func printFitReport(w io.Writer, m *loadedModel, f fitFlags, res *fit.Result, o 
 		res.ELBO, res.ELBOSE, len(res.LogP), diag.FormatKhat(res.KHat), len(res.LogP), res.KHatThreshold, res.PSISESS)
 	fmt.Fprintf(w, "stopped: %s: %s\n", res.Status, res.Reason)
 	fmt.Fprintf(w, "verdict: %s\n", res.Verdict)
+	if auto != nil {
+		fmt.Fprintln(w, "\nfamily chosen automatically:")
+		for _, s := range auto.Stages {
+			fmt.Fprintf(w, "  %s\n", s.Line)
+		}
+		fmt.Fprintf(w, "chose %s: %s\n", auto.Stages[auto.Chosen].Family, auto.Reason)
+	}
 	fmt.Fprintf(w, "wrote %s\n", strings.Join(o.files, ", "))
 }
 
@@ -583,6 +732,15 @@ func (p *progress) observe(pr fit.Progress) {
 		fmt.Fprintln(p.w, line)
 	}
 	p.printed = true
+}
+
+// line prints a whole line (an auto stage) between progress updates.
+func (p *progress) line(s string) {
+	if p.tty && p.printed {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+	fmt.Fprintln(p.w, s)
+	p.printed = false
 }
 
 func (p *progress) finish() {
