@@ -89,7 +89,10 @@ type Method struct {
 	// Gaussian marks a Gaussian VI family: the verdict compares the best Gaussian method's
 	// median W1/sd with Stan ADVI's best.
 	Gaussian bool
-	Run      RunFunc
+	// Flow marks a normalizing-flow family: the report adds a table of the best flow per
+	// posterior against issue 4's target (k̂ < 0.7 and W1/sd ≤ 0.10).
+	Flow bool
+	Run  RunFunc
 }
 
 var methods = map[string]Method{}
@@ -134,27 +137,56 @@ func VIMethod(name, about string, stan StanAlgo, gaussian bool, newFamily func(d
 		Run: func(ctx context.Context, m *zoo.Model, seed uint64, opt RunOptions) (*Outcome, error) {
 			cfg := fit.Config{Seed: seed, MaxIter: opt.MaxIter, Workers: opt.Workers, DiagDraws: opt.Draws}
 			res, err := fit.Fit(ctx, m, newFamily(m.Dim()), obj, cfg)
+			return vmOutcome(ctx, m, res, err)
+		}}
+}
+
+// vmOutcome turns a fit into an Outcome: the draws constrained to the model's reported
+// quantities, with the fit's k̂ and gradient count.
+func vmOutcome(ctx context.Context, m *zoo.Model, res *fit.Result, err error) (*Outcome, error) {
+	if err != nil {
+		return nil, err
+	}
+	if res.Status == fit.Cancelled {
+		return nil, ctx.Err()
+	}
+	d := m.Dim()
+	names := m.Names()
+	n := len(res.Draws) / d
+	rows := make([]float64, 0, n*len(names))
+	x := make([]float64, len(names))
+	for i := range n {
+		rows = append(rows, m.Constrain(x, res.Draws[i*d:(i+1)*d])...)
+	}
+	return &Outcome{
+		Draws:     &diag.Draws{Names: names, Chains: [][]float64{rows}},
+		KHat:      res.KHat,
+		GradEvals: res.GradEvals,
+		Converged: res.Status == fit.Converged,
+		Status:    res.Reason,
+	}, nil
+}
+
+// FlowMethod returns a method that fits the standard flow family kind (fit.NewFlowFamily with
+// its default structure, conditioner weights seeded by the run's seed) with fit.FlowDefaults
+// and fit.FlowObjective: warm-started from a full-rank Gaussian fit (fit.FitFlow; the
+// Gaussian stage's gradient evaluations are counted) or, with warm false, from the Laplace
+// approximation like the Gaussian methods.
+func FlowMethod(name, about, kind string, warm bool) Method {
+	return Method{Name: name, About: about, Flow: true,
+		Run: func(ctx context.Context, m *zoo.Model, seed uint64, opt RunOptions) (*Outcome, error) {
+			q, err := fit.NewFlowFamily(kind, m.Dim(), fit.FlowOptions{Seed: seed})
 			if err != nil {
 				return nil, err
 			}
-			if res.Status == fit.Cancelled {
-				return nil, ctx.Err()
+			cfg := fit.FlowDefaults(fit.Config{Seed: seed, MaxIter: opt.MaxIter, Workers: opt.Workers, DiagDraws: opt.Draws})
+			var res *fit.Result
+			if warm {
+				res, _, err = fit.FitFlow(ctx, m, q, fit.FlowObjective(kind), cfg)
+			} else {
+				res, err = fit.Fit(ctx, m, q, fit.FlowObjective(kind), cfg)
 			}
-			d := m.Dim()
-			names := m.Names()
-			n := len(res.Draws) / d
-			rows := make([]float64, 0, n*len(names))
-			x := make([]float64, len(names))
-			for i := range n {
-				rows = append(rows, m.Constrain(x, res.Draws[i*d:(i+1)*d])...)
-			}
-			return &Outcome{
-				Draws:     &diag.Draws{Names: names, Chains: [][]float64{rows}},
-				KHat:      res.KHat,
-				GradEvals: res.GradEvals,
-				Converged: res.Status == fit.Converged,
-				Status:    res.Reason,
-			}, nil
+			return vmOutcome(ctx, m, res, err)
 		}}
 }
 
@@ -169,6 +201,15 @@ func init() {
 		func(d int) family.Family { return family.NewFullRank(d) }, stl))
 	RegisterMethod(VIMethod("lowrank", fmt.Sprintf("rank-%d plus diagonal Gaussian, ELBO with STL gradient", LowRankRank), StanNone, true,
 		func(d int) family.Family { return family.NewLowRank(d, min(LowRankRank, d)) }, stl))
+	flows := []struct{ kind, about string }{
+		{fit.KindMAF, "2 IAF layers (MADE 32×32 tanh, direct connections), plain ELBO gradient"},
+		{fit.KindRealNVP, "4 affine coupling layers (MLP 32×32 tanh), ELBO with STL gradient"},
+		{fit.KindBernstein, "triangular Bernstein flow (BF-VI; degree 20, MADE 10×10 tanh, direct connections, linear tails), plain ELBO gradient"},
+	}
+	for _, f := range flows {
+		RegisterMethod(FlowMethod(f.kind, f.about+"; S 16, step 0.01, tol 0.002; warm start from a full-rank fit", f.kind, true))
+		RegisterMethod(FlowMethod(f.kind+"-cold", f.about+"; S 16, step 0.01, tol 0.002; Laplace start", f.kind, false))
+	}
 }
 
 // StanRef is one row of targets.md: Stan 2.21 ADVI (median over 3 seeds) and NUTS on a
@@ -593,6 +634,36 @@ func (r *Report) Markdown(w io.Writer, h Header) error {
 			v.StanAlgo, num(v.StanW1SD), num(v.NUTSW1SD), verdictWords(v))
 	}
 
+	if fv := r.FlowVerdicts(); len(fv) > 0 {
+		met := 0
+		for _, v := range fv {
+			if v.Meets {
+				met++
+			}
+		}
+		p("\n## Flows: the best flow per posterior vs the target k̂ < %.2g and W1/sd ≤ %.2g (medians)\n\n", FlowKHatTarget, FlowW1SDTarget)
+		p("The best flow meets both on %d of %d posteriors. Best = the lowest median W1/sd among the flows with median k̂ < %.2g, else the lowest W1/sd.\n\n", met, len(fv), FlowKHatTarget)
+		p("| posterior | best flow | k̂ | W1/sd | best Gaussian W1/sd | target met |\n")
+		p("|---|---|---:|---:|---:|---|\n")
+		for _, v := range fv {
+			words := "**yes**"
+			switch {
+			case v.Method == "":
+				words = "**no**: no flow run finished"
+			case !v.Meets:
+				var why []string
+				if !(v.KHat < FlowKHatTarget) {
+					why = append(why, "k̂ "+num(v.KHat)+" ≥ "+num(FlowKHatTarget))
+				}
+				if !(v.W1SD <= FlowW1SDTarget) {
+					why = append(why, "W1/sd "+num(v.W1SD)+" > "+num(FlowW1SDTarget))
+				}
+				words = "**no**: " + strings.Join(why, ", ")
+			}
+			p("| %s | %s | %s | %s | %s | %s |\n", v.Posterior, orDash(v.Method), num(v.KHat), num(v.W1SD), num(v.GaussW1SD), words)
+		}
+	}
+
 	var aborts []SeedResult
 	for _, res := range r.Results {
 		if res.Err != nil {
@@ -620,6 +691,64 @@ func (r *Report) Markdown(w io.Writer, h Header) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// Issue 4's target for the best flow on a posterior.
+const (
+	FlowKHatTarget = 0.7
+	FlowW1SDTarget = 0.10
+)
+
+// FlowVerdict is the best flow method on a posterior by median metrics.
+type FlowVerdict struct {
+	Posterior string
+	Method    string // "" when no flow run finished
+	KHat      float64
+	W1SD      float64
+	GaussW1SD float64 // the best Gaussian method's median W1/sd (NaN when none ran)
+	Meets     bool    // KHat < FlowKHatTarget and W1SD ≤ FlowW1SDTarget
+}
+
+// FlowVerdicts returns, per posterior, the best flow: the lowest median W1/sd among the flow
+// methods whose median k̂ is below FlowKHatTarget, else the lowest median W1/sd. Empty when no
+// flow method ran.
+func (r *Report) FlowVerdicts() []FlowVerdict {
+	anyFlow := false
+	for _, m := range r.Methods {
+		anyFlow = anyFlow || m.Flow
+	}
+	if !anyFlow {
+		return nil
+	}
+	sums := r.Summaries()
+	var out []FlowVerdict
+	for _, p := range r.Posteriors {
+		v := FlowVerdict{Posterior: p, KHat: math.NaN(), W1SD: math.NaN(), GaussW1SD: math.NaN()}
+		better := func(s Summary) bool {
+			if v.Method == "" {
+				return true
+			}
+			okS, okV := s.KHat < FlowKHatTarget, v.KHat < FlowKHatTarget
+			if okS != okV {
+				return okS
+			}
+			return s.W1SD < v.W1SD
+		}
+		for _, s := range sums {
+			if s.Posterior != p || s.Runs == 0 || math.IsNaN(s.W1SD) {
+				continue
+			}
+			if s.Method.Gaussian && !(s.W1SD >= v.GaussW1SD) {
+				v.GaussW1SD = s.W1SD
+			}
+			if s.Method.Flow && better(s) {
+				v.Method, v.KHat, v.W1SD = s.Method.Name, s.KHat, s.W1SD
+			}
+		}
+		v.Meets = v.Method != "" && v.KHat < FlowKHatTarget && v.W1SD <= FlowW1SDTarget
+		out = append(out, v)
+	}
+	return out
 }
 
 func verdictWords(v Verdict) string {

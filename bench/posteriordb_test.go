@@ -238,3 +238,45 @@ func TestRunEightSchools(t *testing.T) {
 		t.Errorf("unknown posterior error %v, want one naming it", err)
 	}
 }
+
+// TestFlowVerdicts: the best flow is the lowest W1/sd among flows with k̂ < 0.7 (realnvp,
+// although maf has the lower W1/sd at k̂ 0.9), and the table says plainly which target a
+// posterior misses.
+func TestFlowVerdicts(t *testing.T) {
+	r := syntheticReport()
+	if r.FlowVerdicts() != nil {
+		t.Error("flow verdicts without flow methods")
+	}
+	for _, n := range []string{"maf", "realnvp", "bernstein", "maf-cold", "realnvp-cold", "bernstein-cold"} {
+		if m, err := LookupMethod(n); err != nil || !m.Flow {
+			t.Errorf("%s: %v, flow %v", n, err, m.Flow)
+		}
+	}
+	maf, _ := LookupMethod("maf")
+	nvp, _ := LookupMethod("realnvp")
+	r.Methods = append(r.Methods, maf, nvp)
+	es, ark := "eight_schools-eight_schools_noncentered", "arK-arK"
+	for s := uint64(1); s <= 3; s++ {
+		r.Results = append(r.Results,
+			SeedResult{Posterior: es, Method: "maf", Seed: s, KHat: 0.9, Metrics: Metrics{W1SD: 0.03}},
+			SeedResult{Posterior: es, Method: "realnvp", Seed: s, KHat: 0.5, Metrics: Metrics{W1SD: 0.06}},
+			SeedResult{Posterior: ark, Method: "maf", Seed: s, KHat: 0.5, Metrics: Metrics{W1SD: 0.2}})
+	}
+	fv := r.FlowVerdicts()
+	if len(fv) != 2 || fv[1].Method != "realnvp" || !fv[1].Meets || fv[0].Method != "maf" || fv[0].Meets || fv[0].GaussW1SD != 0.2 {
+		t.Fatalf("flow verdicts %+v", fv)
+	}
+	var b strings.Builder
+	if err := r.Markdown(&b, Header{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"The best flow meets both on 1 of 2 posteriors.",
+		"| arK-arK | maf | 0.5 | 0.2 | 0.2 | **no**: W1/sd 0.2 > 0.1 |",
+		"| eight_schools-eight_schools_noncentered | realnvp | 0.5 | 0.06 | 0.08 | **yes** |",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
+	}
+}
