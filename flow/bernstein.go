@@ -158,7 +158,7 @@ func (b *Bernstein) Inverse(params, z, u []float64) (float64, error) {
 func (b *Bernstein) InverseTape(t *ad.Tape, params, z ad.Var) (u, logdet ad.Var) {
 	checkLen("Bernstein.InverseTape", "params", t.Size(params), b.NumParams())
 	checkLen("Bernstein.InverseTape", "z", t.Size(z), b.d)
-	return b.p.recordInverse(t, b.d, b.layer(params), z, true)
+	return b.p.recordInverse(t, b.d, b.layer(params), z, true, nil)
 }
 
 var _ TapeInverter = (*Bernstein)(nil)
@@ -295,8 +295,10 @@ func (p *bernPoly) record(t *ad.Tape, d int, L bernLayer, u ad.Var, wantZ bool) 
 
 // recordInverse records u = T⁻¹(z) coordinatewise (fused nodes with implicit-function
 // partials) and, when wantLD, the forward log-determinant at u (record with wantZ false, u on
-// the tape).
-func (p *bernPoly) recordInverse(t *ad.Tape, d int, L bernLayer, z ad.Var, wantLD bool) (u, logdet ad.Var) {
+// the tape). guess, when not nil, holds u to rounding (the caller solved already): each
+// coordinate then costs one polynomial evaluation and a Newton polish instead of a root
+// search.
+func (p *bernPoly) recordInverse(t *ad.Tape, d int, L bernLayer, z ad.Var, wantLD bool, guess []float64) (u, logdet ad.Var) {
 	P := p.m + 1
 	zConst := t.IsConst(z)
 	var buf [smallVars]ad.Var
@@ -324,9 +326,19 @@ func (p *bernPoly) recordInverse(t *ad.Tape, d int, L bernLayer, z ad.Var, wantL
 		ar, beta := aval[a], aval[a+1]
 		alpha, sa := softplusSig(ar)
 		p.prep(ws, r)
-		v, err := p.solve(ws, zval[j])
-		if err != nil {
-			v = math.NaN()
+		v := math.NaN()
+		if guess != nil {
+			v0 := alpha*guess[j] + beta
+			z0, _, s0, _ := p.at(ws, v0, nil, nil)
+			if g := z0 - zval[j]; math.Abs(g) <= 1e-10*(1+math.Abs(zval[j])) && s0 > 0 {
+				v = v0 - g/s0
+			}
+		}
+		if math.IsNaN(v) {
+			var err error
+			if v, err = p.solve(ws, zval[j]); err != nil {
+				v = math.NaN()
+			}
 		}
 		uj := (v - beta) / alpha
 		_, _, dzdv, _ := p.at(ws, v, dz, nil)

@@ -193,8 +193,8 @@ func indexOf(s []int, v int) int {
 // fixed-point map x ↦ F(x) = (elementwise Bernstein inverse of z with coefficients MADE(x))
 // are recorded starting from that constant. Every pass has the same value, and since ∂F/∂x is
 // strictly lower triangular (nilpotent), the d-th pass carries the exact implicit derivatives
-// (I − ∂F/∂x)⁻¹∂F/∂(z, φ). Cost d MADE passes and d² 1-D root searches. A point outside
-// the support gives NaN values.
+// (I − ∂F/∂x)⁻¹∂F/∂(z, φ). Cost: Inverse, then d MADE passes and d² polynomial evaluations
+// (each pass starts at the known solution). A point outside the support gives NaN values.
 func (b *BernsteinAR) InverseTape(t *ad.Tape, params, z ad.Var) (u, logdet ad.Var) {
 	checkLen("BernsteinAR.InverseTape", "params", t.Size(params), b.NumParams())
 	checkLen("BernsteinAR.InverseTape", "z", t.Size(z), b.d)
@@ -206,7 +206,7 @@ func (b *BernsteinAR) InverseTape(t *ad.Tape, params, z ad.Var) (u, logdet ad.Va
 	}
 	x := t.ConstRef(x0)
 	for pass := 1; pass <= b.d; pass++ {
-		x, logdet = b.p.recordInverse(t, b.d, b.coefs(t, params, x), z, pass == b.d)
+		x, logdet = b.p.recordInverse(t, b.d, b.coefs(t, params, x), z, pass == b.d, x0)
 	}
 	return x, logdet
 }
