@@ -94,7 +94,7 @@ func runDraw(stdout io.Writer, path string, f drawFlags, seedSet bool) error {
 		"method = variational (draws from a saved fit)",
 		"fit = " + path,
 		"model = " + s.Model,
-		"family = " + s.Family.Kind,
+		"family = " + savedFamilyDesc(s.Family),
 		fmt.Sprintf("seed = %d", seed),
 		fmt.Sprintf("draws = %d", f.draws),
 		"fit_status = " + s.Diagnostics.Status,
@@ -150,4 +150,12 @@ func logDensity(m *zoo.Model) func(z []float64) float64 {
 		t.Reset()
 		return t.Float(m.LogDensity(&t, t.Input(z)))
 	}
+}
+
+// savedFamilyDesc names a saved family: its kind, or a flow's name ("maf (flow)").
+func savedFamilyDesc(f fit.FamilySpec) string {
+	if f.Kind == fit.KindFlow {
+		return f.Name + " (flow)"
+	}
+	return f.Kind
 }

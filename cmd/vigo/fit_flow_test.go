@@ -50,6 +50,9 @@ func TestFitFlowFamiliesSaveAndDraw(t *testing.T) {
 		if out, err := run(t, "draw", filepath.Join(dir, "fit.json"), "--draws", "30", "--out", drawn); err != nil {
 			t.Fatalf("%s: vigo draw: %v\n%s", c.kind, err, out)
 		}
+		if h := strings.Join(readCSV(t, drawn).Comments, "\n"); !strings.Contains(h, "family = "+c.kind+" (flow)") {
+			t.Errorf("%s: vigo draw header lacks the family:\n%s", c.kind, h)
+		}
 		a, b := dataLines(t, csv), dataLines(t, drawn)
 		if len(a) != len(b) {
 			t.Fatalf("%s: %d lines drawn, fit wrote %d", c.kind, len(b), len(a))
