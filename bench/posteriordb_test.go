@@ -148,7 +148,7 @@ func TestMethodRegistry(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if _, err := LookupMethod("nuts"); err == nil || !strings.Contains(err.Error(), "nuts") || !strings.Contains(err.Error(), "fullrank") {
+	if _, err := LookupMethod("no-such-method"); err == nil || !strings.Contains(err.Error(), "no-such-method") || !strings.Contains(err.Error(), "fullrank") {
 		t.Errorf("unknown method error %v, want one naming it and the known methods", err)
 	}
 	defer func() {
