@@ -310,7 +310,6 @@ func (p *bernPoly) solve(ws []float64, target float64) (float64, error) {
 	if math.IsNaN(target) {
 		return math.NaN(), fmt.Errorf("flow: Bernstein inverse: z is NaN")
 	}
-	var lo, hi float64
 	if p.tails == LinearTails {
 		switch {
 		case target <= theta[0]:
@@ -318,22 +317,39 @@ func (p *bernPoly) solve(ws []float64, target float64) (float64, error) {
 		case target >= theta[M]:
 			return 1 + (target-theta[M])/(float64(M)*delta[M]), nil
 		}
-		lo, hi = 0, 1
-	} else {
-		if !(target > theta[0] && target < theta[M]) {
-			return math.NaN(), ErrOutsideSupport
+	} else if !(target > theta[0] && target < theta[M]) {
+		return math.NaN(), ErrOutsideSupport
+	}
+	// Start from the control polygon through (i/M, ϑ_i), which the polynomial follows to
+	// O(1/M): x0 with ϑ_i ≤ target < ϑ_{i+1} interpolated linearly.
+	i := 0
+	for i < M-1 && theta[i+1] <= target {
+		i++
+	}
+	x0 := (float64(i) + (target-theta[i])/(theta[i+1]-theta[i])) / float64(M)
+	x0 = min(max(x0, 1e-12), 1-1e-12)
+	v, lo, hi := x0, 0.0, 1.0
+	if p.tails == BoundedTails {
+		// Bracket around logit(x0) by doubling steps; at |v| ≥ 746 the sigmoid is exactly 0
+		// or 1, where z = ϑ_0 or ϑ_M, so both loops end.
+		v = math.Log(x0 / (1 - x0))
+		lo, hi = v-0.5, v+0.5
+		for step := 0.5; ; step *= 2 {
+			if z, _, _, _ := p.at(ws, lo, nil, nil); z <= target {
+				break
+			}
+			hi, lo = lo, lo-step
 		}
-		// Expand a bracket; at |v| ≥ 746 the sigmoid is exactly 0 or 1, where z = ϑ_0 or ϑ_M,
-		// so the loop ends.
-		lo, hi = -1, 1
-		for z, _, _, _ := p.at(ws, lo, nil, nil); z > target; z, _, _, _ = p.at(ws, lo, nil, nil) {
-			hi, lo = lo, 2*lo
+		for step := 0.5; ; step *= 2 {
+			if z, _, _, _ := p.at(ws, hi, nil, nil); z >= target {
+				break
+			}
+			lo, hi = hi, hi+step
 		}
-		for z, _, _, _ := p.at(ws, hi, nil, nil); z < target; z, _, _, _ = p.at(ws, hi, nil, nil) {
-			lo, hi = hi, 2*hi
+		if !(v > lo && v < hi) {
+			v = 0.5 * (lo + hi)
 		}
 	}
-	v := 0.5 * (lo + hi)
 	for range 200 {
 		z, _, dzdv, _ := p.at(ws, v, nil, nil)
 		g := z - target
