@@ -172,9 +172,6 @@ const (
 	// expHi and expLo bound the arguments exp works on: e^710 overflows, e^−746 rounds to 0.
 	expHi = 710.0
 	expLo = -746.0
-	// twoTo52p1023 = 2⁵² + 1023: adding it to an integer-valued n ∈ [−1023, 1024] leaves
-	// n + 1023 in the low mantissa bits, which shifted up 52 places are the bits of 2ⁿ.
-	twoTo52p1023 = 4503599627371519.0
 
 	// sqrtHalfBits is the bit pattern of √½; log1p splits 1+x = 2ᵏ·m with m ∈ [√½, √2).
 	sqrtHalfBits = 0x3fe6a09e667f3bcd

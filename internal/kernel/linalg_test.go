@@ -136,11 +136,10 @@ func denseRef(X []float64, n, k int, W []float64, m int, b []float64, relu bool)
 }
 
 type denseImpl struct {
-	name              string
-	dense             func(Y, X []float64, n, k int, W []float64, m int, b []float64, relu bool)
-	backW             func(Wadj, badj, X []float64, n, k int, G []float64, m int)
-	backX             func(Xadj []float64, n, k int, G []float64, m int, W []float64)
-	reluBack, colSums func([]float64, []float64, []float64)
+	name  string
+	dense func(Y, X []float64, n, k int, W []float64, m int, b []float64, relu bool)
+	backW func(Wadj, badj, X []float64, n, k int, G []float64, m int)
+	backX func(Xadj []float64, n, k int, G []float64, m int, W []float64)
 }
 
 func denseImpls() []denseImpl {

@@ -104,7 +104,7 @@ var (
 	vRoundMagic   = splat(roundMagic)
 	vTwo          = splat(2)
 	vTwoTo52      = splat(1 << 52)
-	vTwoTo52p1023 = splat(1<<52 + 1023)
+	vTwoTo52p1023 = splat(1<<52 + 1023) // + n (integer, |n| < 1024): n + 1023 in the low bits
 	vZero         = splat(0)
 	uAbsMask      = splatU(1<<63 - 1)
 	uLogOffset    = splatU(oneBits - sqrtHalfBits)
