@@ -7,9 +7,10 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 )
 
-// Pure-Go implementations. They are the default build's kernels and the SIMD build's
-// fallback on CPUs without AVX2+FMA; the SIMD code also uses the scalar exp1 and log1p1 for
-// nothing but tests, so both paths compute the same functions.
+// Pure-Go implementations: the default build's kernels and the SIMD build's fallback on CPUs
+// without AVX2+FMA (and for the remainders of its BernoulliLogit). The BLAS-2 shapes go to
+// gonum's assembly loops; exp and log1p are the same algorithms as the SIMD versions, scalar
+// and without FMA.
 
 func vec(d []float64) blas64.Vector { return blas64.Vector{N: len(d), Inc: 1, Data: d} }
 
