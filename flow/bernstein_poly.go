@@ -89,9 +89,6 @@ func newBernPoly(m int, tails Tails) bernPoly {
 	return p
 }
 
-// coefs returns the number of raw coefficients of one coordinate, M+1.
-func (p *bernPoly) coefs() int { return p.m + 1 }
-
 // work returns the length of the scratch slice prep and at need.
 func (p *bernPoly) work() int { return 6 * (p.m + 1) }
 
@@ -176,16 +173,6 @@ func (p *bernPoly) basis(b []float64, n int, x, y, lx, ly float64) {
 	}
 }
 
-// elevate writes the degree n+1 basis dst (len n+2) from the degree n basis src (len n+1).
-func elevate(dst, src []float64, x, y float64) {
-	n := len(src) - 1
-	dst[0] = y * src[0]
-	for i := 1; i <= n; i++ {
-		dst[i] = y*src[i] + x*src[i-1]
-	}
-	dst[n+1] = x * src[n]
-}
-
 // at evaluates the map of one coordinate at v = α·u + β after prep: z, the log-derivative
 // ld = log ∂z/∂v, and their derivatives in v (dzdv, dldv). When dz (dl) is not nil it receives
 // ∂z/∂r (∂ld/∂r), len M+1. Cost O(M), one exponential and two logarithms.
@@ -216,27 +203,37 @@ func (p *bernPoly) at(ws []float64, v float64, dz, dl []float64) (z, ld, dzdv, d
 		lx, ly = math.Log(x), math.Log1p(-v)
 	}
 
-	// Bases of degree M−2 (if M ≥ 2), M−1 and M.
+	// Bases of degree M−2 (if M ≥ 2), M−1 and M by elevation, with h″ = M(M−1)·Σ Δ²ϑ·b_{·,M−2},
+	// h′ = M·Σ δ·b_{·,M−1} and z = Σ ϑ·b_{·,M} accumulated in the same passes.
+	var hp, hpp float64
 	if M >= 2 {
-		p.basis(b2, M-2, x, y, lx, ly)
-		elevate(b1, b2, x, y)
+		n := M - 2
+		p.basis(b2, n, x, y, lx, ly)
+		prev := 0.0 // b2[i−1]
+		for i := 0; i <= n; i++ {
+			bi := b2[i]
+			hpp += (delta[i+2] - delta[i+1]) * bi
+			b1[i] = y*bi + x*prev
+			hp += delta[i+1] * b1[i]
+			prev = bi
+		}
+		b1[n+1] = x * prev
+		hp += delta[M] * b1[n+1]
+		hpp *= float64(M * (M - 1))
 	} else {
 		b1[0] = 1
-	}
-	elevate(b0, b1, x, y)
-
-	var hp, hpp float64
-	for k := 1; k <= M; k++ {
-		hp += delta[k] * b1[k-1]
+		hp = delta[1]
 	}
 	hp *= float64(M)
-	for i := 0; i+2 <= M; i++ {
-		hpp += (delta[i+2] - delta[i+1]) * b2[i]
+	prev := 0.0 // b1[i−1]
+	for i := 0; i < M; i++ {
+		bi := b1[i]
+		b0[i] = y*bi + x*prev
+		z += theta[i] * b0[i]
+		prev = bi
 	}
-	hpp *= float64(M * (M - 1))
-	for i, th := range theta {
-		z += th * b0[i]
-	}
+	b0[M] = x * prev
+	z += theta[M] * b0[M]
 
 	if dz != nil { // ∂z/∂r_0 = Σ b_i = 1; ∂z/∂r_k = σ(r_k)·Σ_{i≥k} b_i
 		tail := 0.0
