@@ -3,6 +3,7 @@ package ad
 import (
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/vigo-bayes/vigo/internal/kernel"
 	"github.com/vigo-bayes/vigo/internal/mathx"
@@ -37,8 +38,9 @@ func (a Activation) String() string {
 // as one node: the layer of a neural network with its bias and activation fused, so the
 // n×m pre-activation never goes on the tape. Cost 2nkm flops forward, 4nkm backward, on
 // package internal/kernel: the forward product, bias and ReLU in one register-blocked pass
-// (kernel.Dense; a GEMV when m = 1), the backward in blocks of rows that stay in L1 (ReLU mask,
-// then W̄ += XᵀG with the bias sums, then X̄ += G·Wᵀ).
+// (kernel.Dense; a GEMV when m = 1) that also keeps the ReLU pattern as one bit per output;
+// the backward in blocks of rows that stay in L1 (activation derivative, then W̄ += XᵀG with
+// the bias sums, then X̄ += G·Wᵀ); a single output's backward is one kernel.GemvTGer pass.
 func (t *Tape) Dense(X, W, b Var, act Activation) Var {
 	n, k := t.Shape(X)
 	return t.dense(t.nodes[X.id].val, n, k, X.id, -1, W, b, act)
@@ -74,8 +76,20 @@ func (t *Tape) dense(x []float64, n, k int, xid, cid int32, W, b Var, act Activa
 				y[i] = max(z, 0)
 			}
 		}
+	} else if act != ReLU {
+		kernel.Dense(y, x, n, k, wv, m, bv, false)
 	} else {
-		kernel.Dense(y, x, n, k, wv, m, bv, act == ReLU)
+		// Block by block, record which outputs are positive (one bit each, in aux) while the
+		// block is in L1: the backward pass then reads these bits instead of the n×m output.
+		aux := t.mem.alloc((n*m + 63) / 64)
+		nd.aux = aux
+		bits := asBits(aux)
+		for r0 := 0; r0 < n; r0 += denseBlock {
+			r := min(denseBlock, n-r0)
+			yb := y[r0*m : (r0+r)*m]
+			kernel.Dense(yb, x[r0*k:(r0+r)*k], r, k, wv, m, bv, true)
+			kernel.PositiveBits(bits[r0*m/64:], yb)
+		}
 	}
 	switch act {
 	case Tanh:
@@ -92,8 +106,16 @@ func (t *Tape) dense(x []float64, n, k int, xid, cid int32, W, b Var, act Activa
 
 // denseBlock is the number of rows denseBack handles at a time: a block of G (denseBlock·m
 // values, 25 KiB for m = 50) is made by the activation pass and read by the two products while
-// it is in L1.
+// it is in L1. A multiple of 64, so that each block's ReLU bits start at a word boundary.
 const denseBlock = 64
+
+// asBits views arena storage as the 64-bit words of a bit set (same size, no copy).
+func asBits(s []float64) []uint64 {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint64)(unsafe.Pointer(&s[0])), len(s))
+}
 
 func (t *Tape) denseBack(nd *node) {
 	n, m := int(nd.rows), int(nd.cols)
@@ -132,7 +154,11 @@ func (t *Tape) denseBack(nd *node) {
 		r := min(denseBlock, n-r0)
 		// G = Ȳ ⊙ act'(Z) for this block, computed from the output value.
 		g := nd.adj[r0*m : (r0+r)*m]
-		if act != Linear {
+		switch {
+		case act == ReLU && nd.aux != nil:
+			g = gbuf[:r*m]
+			kernel.ReLUBackBits(g, nd.adj[r0*m:(r0+r)*m], asBits(nd.aux)[r0*m/64:])
+		case act != Linear:
 			g = gbuf[:r*m]
 			actBack(act, g, nd.adj[r0*m:(r0+r)*m], nd.val[r0*m:(r0+r)*m])
 		}

@@ -13,10 +13,12 @@ func gemvTGer(A []float64, lda int, x, w, y, B []float64) {
 	gemvTGo(A, lda, x, y)
 	gerGo(x, w, B, lda)
 }
-func expv(dst, x []float64)            { expGo(dst, x) }
-func log1pv(dst, x []float64)          { log1pGo(dst, x) }
-func reluBack(g, adj, y []float64)     { reluBackGo(g, adj, y) }
-func colSums(s, G []float64, n, m int) { colSumsGo(s, G, n, m) }
+func expv(dst, x []float64)                        { expGo(dst, x) }
+func log1pv(dst, x []float64)                      { log1pGo(dst, x) }
+func positiveBits(bits []uint64, y []float64)      { positiveBitsGo(bits, y) }
+func reluBackBits(g, adj []float64, bits []uint64) { reluBackBitsGo(g, adj, bits) }
+func reluBack(g, adj, y []float64)                 { reluBackGo(g, adj, y) }
+func colSums(s, G []float64, n, m int)             { colSumsGo(s, G, n, m) }
 func bernoulliLogit(eta []float64, y []int) (lp, sum float64, ok bool) {
 	return bernoulliLogitGo(eta, y)
 }

@@ -142,6 +142,26 @@ func reluBackGo(g, adj, y []float64) {
 	}
 }
 
+func positiveBitsGo(bits []uint64, y []float64) {
+	for w := 0; w*64 < len(y); w++ {
+		var b uint64
+		for i, v := range y[w*64 : min(w*64+64, len(y))] {
+			if v > 0 { // a conditional move, not a branch
+				b |= 1 << uint(i)
+			}
+		}
+		bits[w] = b
+	}
+}
+
+func reluBackBitsGo(g, adj []float64, bits []uint64) {
+	adj = adj[:len(g)]
+	for i := range g {
+		m := -(bits[i>>6] >> uint(i&63) & 1) // all ones if the bit is set
+		g[i] = math.Float64frombits(math.Float64bits(adj[i]) & m)
+	}
+}
+
 func denseBackWGo(Wadj, X []float64, n, k int, G []float64, m int) {
 	gemmSerial(blas.Trans, blas.NoTrans, gm(X, n, k, k), gm(G, n, m, m), gm(Wadj, k, m, m))
 }

@@ -154,6 +154,26 @@ func ReLUBack(g, adj, y []float64) {
 	reluBack(g, adj, y)
 }
 
+// PositiveBits sets bit i of bits (bit i%64 of word i/64) to y[i] > 0 (false for NaN) and
+// clears the bits beyond len(y) in the last word: a ReLU layer's activity pattern in 1/64 of
+// the memory of its output, for a backward pass that then need not read the output again.
+// len(bits) must be at least ⌈len(y)/64⌉.
+func PositiveBits(bits []uint64, y []float64) {
+	if len(bits) < (len(y)+63)/64 {
+		panic(fmt.Sprintf("kernel: PositiveBits: len(bits)=%d, want ⌈%d/64⌉", len(bits), len(y)))
+	}
+	positiveBits(bits, y)
+}
+
+// ReLUBackBits sets g[i] = adj[i] where bit i of bits is set and 0 elsewhere: ReLUBack with the
+// pattern recorded by PositiveBits. g may alias adj; len(bits) must be at least ⌈len(g)/64⌉.
+func ReLUBackBits(g, adj []float64, bits []uint64) {
+	if len(g) != len(adj) || len(bits) < (len(g)+63)/64 {
+		panic(fmt.Sprintf("kernel: ReLUBackBits: len(g)=%d, len(adj)=%d, len(bits)=%d", len(g), len(adj), len(bits)))
+	}
+	reluBackBits(g, adj, bits)
+}
+
 // DenseBackW accumulates the weight and bias adjoints of Y = X·W + 1·bᵀ:
 // Wadj += Xᵀ·G (k×m) and badj += 1ᵀ·G (column sums, length m), with X n×k and G n×m
 // row-major. Either of Wadj and badj may be nil. Cost: n·k·m multiply-adds.

@@ -277,6 +277,50 @@ func TestReLUBack(t *testing.T) {
 	}
 }
 
+func TestReLUBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	for _, n := range []int{0, 1, 5, 63, 64, 65, 128, 200, 3200} {
+		y, adj := randVec(rng, n), randVec(rng, n)
+		for i := range y {
+			switch i % 7 {
+			case 0:
+				y[i] = 0
+			case 1:
+				y[i] = math.NaN()
+			case 2:
+				y[i] = math.Copysign(0, -1)
+			}
+		}
+		type impl struct {
+			name string
+			pos  func([]uint64, []float64)
+			back func(g, adj []float64, bits []uint64)
+		}
+		for _, im := range []impl{{"exported", PositiveBits, ReLUBackBits}, {"go", positiveBitsGo, reluBackBitsGo}} {
+			bits := make([]uint64, (n+63)/64+1)
+			for i := range bits {
+				bits[i] = ^uint64(0) // stale bits must be overwritten
+			}
+			im.pos(bits, y)
+			for i := 0; i < len(bits)*64 && i < ((n+63)/64)*64; i++ {
+				want := i < n && y[i] > 0
+				if got := bits[i/64]>>(i%64)&1 == 1; got != want {
+					t.Fatalf("%s PositiveBits n=%d: bit %d = %v, want %v (y=%v)", im.name, n, i, got, want, y[min(i, n-1)])
+				}
+			}
+			g := randVec(rng, n)
+			im.back(g, adj, bits)
+			want := make([]float64, n)
+			ReLUBack(want, adj, y)
+			for i := range want {
+				if math.Float64bits(g[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("%s ReLUBackBits n=%d: g[%d] = %v, want %v", im.name, n, i, g[i], want[i])
+				}
+			}
+		}
+	}
+}
+
 func TestPanics(t *testing.T) {
 	for name, f := range map[string]func(){
 		"Axpy":         func() { Axpy(1, make([]float64, 3), make([]float64, 4)) },
@@ -320,6 +364,7 @@ func TestNoAllocs(t *testing.T) {
 	const n, k, m = 37, 8, 50
 	X, W, b, Y, G := randVec(rng, n*k), randVec(rng, k*m), randVec(rng, m), make([]float64, n*m), randVec(rng, n*m)
 	eta, y := randVec(rng, n), make([]int, n)
+	bits := make([]uint64, (n*m+63)/64)
 	for name, f := range map[string]func(){
 		"Axpy":           func() { Axpy(2, X, X) },
 		"Dot":            func() { Dot(X, X) },
@@ -332,6 +377,8 @@ func TestNoAllocs(t *testing.T) {
 		"BernoulliLogit": func() { BernoulliLogit(eta, y) },
 		"Dense":          func() { Dense(Y, X, n, k, W, m, b, true) },
 		"ReLUBack":       func() { ReLUBack(G, G, Y) },
+		"PositiveBits":   func() { PositiveBits(bits, Y) },
+		"ReLUBackBits":   func() { ReLUBackBits(G, G, bits) },
 		"DenseBackW":     func() { DenseBackW(W, b, X, n, k, G, m) },
 		"DenseBackX":     func() { DenseBackX(X, n, k, G, m, W) },
 	} {

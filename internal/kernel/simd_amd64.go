@@ -486,6 +486,62 @@ func reluBack(g, adj, y []float64) {
 	}
 }
 
+func positiveBits(bits []uint64, y []float64) {
+	if !useAVX2 {
+		positiveBitsGo(bits, y)
+		return
+	}
+	n := len(y)
+	if n == 0 {
+		return
+	}
+	py, zero := &y[0], cv(&vZero)
+	w := 0
+	for ; w*64+64 <= n; w++ { // y[64w, 64w+64)
+		var b uint64
+		for q := 0; q < 16; q++ {
+			b |= uint64(ld(py, w*64+4*q).Greater(zero).ToBits()) << (4 * q)
+		}
+		bits[w] = b
+	}
+	if w*64 < n {
+		positiveBitsGo(bits[w:], y[w*64:])
+	}
+}
+
+// laneBits[b] has lane l all ones if bit l of b is set.
+var laneBits = func() (t [16][4]int64) {
+	for b := range t {
+		for l := range 4 {
+			t[b][l] = -int64(b >> l & 1)
+		}
+	}
+	return t
+}()
+
+func reluBackBits(g, adj []float64, bits []uint64) {
+	if !useAVX2 {
+		reluBackBitsGo(g, adj, bits)
+		return
+	}
+	n := len(g)
+	if n == 0 {
+		return
+	}
+	pg, pa := &g[0], &adj[0]
+	w := 0
+	for ; w*64+64 <= n; w++ { // g[64w, 64w+64)
+		b := bits[w]
+		for q := 0; q < 16; q++ {
+			mk := archsimd.LoadInt64x4(&laneBits[b>>(4*q)&15])
+			st(ld(pa, w*64+4*q).AsInt64x4().And(mk).AsFloat64x4(), pg, w*64+4*q)
+		}
+	}
+	if w*64 < n {
+		reluBackBitsGo(g[w*64:], adj[w*64:], bits[w:])
+	}
+}
+
 func colSums(s, G []float64, n, m int) {
 	if !useAVX2 || m < 4 {
 		colSumsGo(s, G, n, m)
