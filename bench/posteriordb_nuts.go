@@ -371,7 +371,7 @@ func (r *NUTSReport) Markdown(w io.Writer, h Header) error {
 			}
 		}
 		p("| %s | %d | %d | %s | %d | %.0f (%s) | %s | %s | %s | %s | %s | %s | %.2f (%s) | %.4f | %s | %.3f | %.0f | %d | %d |\n",
-			c.Posterior, c.Seed, c.Dim, num(c.Wall.Seconds()), c.GradEvals, c.MinESSBulk, c.MinESSVar,
+			c.Posterior, c.Seed, c.Dim, fmt.Sprintf("%.1f", c.Wall.Seconds()), c.GradEvals, c.MinESSBulk, c.MinESSVar,
 			num(c.ESSPerSecond()), num(c.ESSPerKGrad()), sESS, sWall, sN, cmpESS, c.MaxMeanZ, c.MaxMeanZVar,
 			c.W1SD, sW1, c.MaxRhat, c.MinESSTail, c.Diagnostics.Divergent, c.Diagnostics.MaxDepthHits)
 	}
