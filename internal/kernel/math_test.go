@@ -146,8 +146,8 @@ func refUlps(f func(dst, x []float64), x, hi, d []float64) (worst, at float64) {
 	return worst, at
 }
 
-// Against exact values: the error bound stated on Exp and Log1p is 1 ulp; observed maxima are
-// logged (≈ 0.5–0.6 ulp, i.e. nearly always correctly rounded).
+// Against exact values: the bound stated on Exp and Log1p is 1 ulp; the maxima seen (logged)
+// are 0.74 ulp for Exp and 0.63 ulp for Log1p.
 func TestExpLog1pReference(t *testing.T) {
 	for _, c := range []struct {
 		file  string
