@@ -206,9 +206,10 @@ func init() {
 		{fit.KindRealNVP, "4 affine coupling layers (MLP 32×32 tanh), ELBO with STL gradient"},
 		{fit.KindBernstein, "triangular Bernstein flow (BF-VI; degree 20, MADE 10×10 tanh, direct connections, linear tails), plain ELBO gradient"},
 	}
+	cfg := fmt.Sprintf("S %d, step %g, tol %g", fit.FlowSamples, fit.FlowLR, fit.FlowTol)
 	for _, f := range flows {
-		RegisterMethod(FlowMethod(f.kind, f.about+"; S 16, step 0.01, tol 0.002; warm start from a full-rank fit", f.kind, true))
-		RegisterMethod(FlowMethod(f.kind+"-cold", f.about+"; S 16, step 0.01, tol 0.002; Laplace start", f.kind, false))
+		RegisterMethod(FlowMethod(f.kind, f.about+"; "+cfg+"; warm start from a full-rank fit", f.kind, true))
+		RegisterMethod(FlowMethod(f.kind+"-cold", f.about+"; "+cfg+"; Laplace start", f.kind, false))
 	}
 }
 

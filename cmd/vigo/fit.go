@@ -85,7 +85,7 @@ Families (--family):
 Flows are warm-started: a full-rank Gaussian is fitted first and the flow starts exactly
 at it, in its whitened coordinates (--warm=false starts from the Laplace approximation
 instead). --layers, --hidden, --activation, --degree and --bounded change the flows'
-structure. Flows default to 16 draws per step, step size 0.01 and plateau tolerance
+structure. Flows default to 32 draws per step, step size 0.01 and plateau tolerance
 0.002 nats (Gaussians: 8, 0.02, 0.02): with the Gaussian settings the stopping rule ends
 a flow fit long before its ELBO stops rising.
 
@@ -127,9 +127,9 @@ Exit codes: 0 converged, 3 not converged (iteration cap), 1 error, 130 cancelled
 	fl.StringVar(&f.out, "out", "vigo_out", "output directory")
 	fl.StringVar(&f.reference, "reference", "", "reference draws (posteriordb draws .json.zip) to compare with")
 	fl.IntVar(&f.iter, "iter", 0, "iteration cap (default 20000)")
-	fl.IntVar(&f.samples, "samples", 0, "Monte Carlo draws per gradient step (default 8; flows 16)")
-	fl.Float64Var(&f.lr, "lr", 0, "Adam step size in preconditioned coordinates (default 0.02; flows 0.01)")
-	fl.Float64Var(&f.tol, "tol", 0, "plateau tolerance of the stopping rule in nats (default 0.02; flows 0.002)")
+	fl.IntVar(&f.samples, "samples", 0, fmt.Sprintf("Monte Carlo draws per gradient step (default 8; flows %d)", fit.FlowSamples))
+	fl.Float64Var(&f.lr, "lr", 0, fmt.Sprintf("Adam step size in preconditioned coordinates (default 0.02; flows %g)", fit.FlowLR))
+	fl.Float64Var(&f.tol, "tol", 0, fmt.Sprintf("plateau tolerance of the stopping rule in nats (default 0.02; flows %g)", fit.FlowTol))
 	fl.IntVar(&f.workers, "workers", 0, "goroutines per step (default GOMAXPROCS); results do not depend on it")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
 	return cmd
@@ -538,7 +538,9 @@ func fitHeader(m *loadedModel, f fitFlags, cfg fit.Config, res *fit.Result, auto
 	_, flow := res.Family.Base.(*family.Flow)
 	defS, defLR, defTol := "8 (default)", "0.02 (default)", "0.02 (default)"
 	if flow {
-		defS, defLR, defTol = "16 (flow default)", "0.01 (flow default)", "0.002 (flow default)"
+		defS = fmt.Sprintf("%d (flow default)", fit.FlowSamples)
+		defLR = fmt.Sprintf("%g (flow default)", fit.FlowLR)
+		defTol = fmt.Sprintf("%g (flow default)", fit.FlowTol)
 	}
 	h := []string{
 		"vigo = " + vigoVersion(),

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,7 +31,7 @@ func TestFitFlowFamiliesSaveAndDraw(t *testing.T) {
 		}
 		csv := filepath.Join(dir, "draws.csv")
 		header := strings.Join(readCSV(t, csv).Comments, "\n")
-		for _, w := range []string{"family = " + c.kind + " (flow, ", "samples = 16 (flow default)", "tol = 0.002 (flow default)"} {
+		for _, w := range []string{"family = " + c.kind + " (flow, ", fmt.Sprintf("samples = %d (flow default)", fit.FlowSamples), "tol = 0.002 (flow default)"} {
 			if !strings.Contains(header, w) {
 				t.Errorf("%s: header lacks %q:\n%s", c.kind, w, header)
 			}
@@ -43,7 +44,7 @@ func TestFitFlowFamiliesSaveAndDraw(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Family.Kind != fit.KindFlow || s.Family.Name != c.kind || s.Config.Samples != 16 {
+		if s.Family.Kind != fit.KindFlow || s.Family.Name != c.kind || s.Config.Samples != fit.FlowSamples {
 			t.Errorf("%s: fit.json family %+v, samples %d", c.kind, s.Family, s.Config.Samples)
 		}
 		drawn := filepath.Join(dir, "drawn.csv")
