@@ -152,6 +152,7 @@ func FuzzRead(f *testing.F) {
 	f.Add(`{"format":"vigo-fit","version":1,"family":{"kind":"meanfield","dim":1,"positivity":"exp"},"params":[0,0],"shift":[0],"scale":[1],"scale_is_diagonal":true,"layout":[{"name":"a","transform":"identity"}]}`)
 	f.Add(`{"format":"vigo-fit","version":1,"family":{"kind":"lowrank","dim":2,"rank":3,"positivity":"exp"}}`)
 	f.Add(`{"format":"vigo-fit","version":1,"family":{"kind":"fullrank","dim":1,"positivity":"exp"},"params":[0,0],"shift":[0],"scale":[-1],"layout":[{"name":"L","dims":[-1,2],"transform":"cholesky_factor_cov"}]}`)
+	f.Add(`{"format":"vigo-fit","version":2,"family":{"kind":"flow","dim":2,"name":"maf","flow":{"type":"compose","dim":2,"parts":[{"type":"maf","dim":2,"made":{"dim":2,"hidden":[3],"k":2,"activation":"tanh","order":[2,1],"direct":true}},{"type":"permute","dim":2,"perm":[1,0]},{"type":"bernstein_ar","dim":2,"made":{"dim":2,"hidden":[],"k":3,"activation":"linear","order":[1,2]},"degree":2,"tails":"linear"},{"type":"coupling","dim":2,"keep":[0],"hidden":[2],"activation":"relu","scale_clamp":5}]}},"params":[` + zeros(69) + `],"shift":[0,0],"scale":[1,1],"scale_is_diagonal":true,"layout":[{"name":"a","dims":[2],"transform":"identity"}]}`)
 	f.Fuzz(func(t *testing.T, s string) {
 		if len(s) > 4096 {
 			return
@@ -168,3 +169,6 @@ func FuzzRead(f *testing.F) {
 		sv.Constrain(nil, z[:sv.Dim()])
 	})
 }
+
+// zeros returns n comma-separated zeros.
+func zeros(n int) string { return strings.TrimSuffix(strings.Repeat("0,", n), ",") }
