@@ -235,7 +235,7 @@ func checkFitFlags(f fitFlags) error {
 		flag string
 		set  bool
 		ok   bool
-		for_ string
+		need string
 	}{
 		{"--layers", f.layers != 0, flowish, "a flow family or auto"},
 		{"--hidden", f.hidden != nil, flowish, "a flow family or auto"},
@@ -246,7 +246,7 @@ func checkFitFlags(f fitFlags) error {
 		{"--budget", f.budget != 0, f.family == familyAuto, "--family auto"},
 	} {
 		if c.set && !c.ok {
-			return fmt.Errorf("%s: only for %s (family=%s)", c.flag, c.for_, f.family)
+			return fmt.Errorf("%s: only for %s (family=%s)", c.flag, c.need, f.family)
 		}
 	}
 	switch {
