@@ -93,9 +93,12 @@ func (n *Net) forward(ws *Workspace, params, X []float64, rows int, r *rand.Rand
 	if len(X) < rows*n.Sizes[0] {
 		panic(fmt.Sprintf("bnn: X has %d values, want rows×inputs = %d×%d", len(X), rows, n.Sizes[0]))
 	}
+	sampling := n.Method.Sampling()
+	if sampling && r == nil {
+		panic(fmt.Sprintf("bnn: method %s draws noise: r must not be nil", n.Method))
+	}
 	ws.prepare(n, rows)
 	layers := ws.layers
-	sampling := n.Method.Sampling()
 	C := n.c()
 	for l, L := range layers {
 		w := &ws.ls[l]
