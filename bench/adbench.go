@@ -12,6 +12,7 @@ import (
 
 	"github.com/vigo-bayes/vigo/ad"
 	"github.com/vigo-bayes/vigo/density"
+	"github.com/vigo-bayes/vigo/internal/kernel"
 	"github.com/vigo-bayes/vigo/model"
 	"github.com/vigo-bayes/vigo/zoo"
 )
@@ -181,8 +182,8 @@ func RunAD(ctx context.Context, cfg ADConfig) ([]ADRow, error) {
 // WriteADMarkdown writes the rows as the bench/results/ad.md table.
 func WriteADMarkdown(w io.Writer, rows []ADRow, note string) {
 	fmt.Fprintf(w, "# Gradient speed: vigo AD vs hand-written, PyTorch and Stan\n\n")
-	fmt.Fprintf(w, "Measured in one run by `vigo bench ad` on %s (%s/%s, %d CPUs, %s). %s\n\n",
-		time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), note)
+	fmt.Fprintf(w, "Measured in one run by `vigo bench ad` on %s (%s/%s, %d CPUs, %s, kernels: %s). %s\n\n",
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), kernel.Impl(), note)
 	fmt.Fprintln(w, "| gradient of | vigo AD | allocs/op | hand-written | AD / hand | PyTorch now | AD / PyTorch | Stan (issue) | PyTorch (issue) | best peer | verdict |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 	for _, r := range rows {
