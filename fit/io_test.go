@@ -1,7 +1,6 @@
 package fit
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"strings"
@@ -135,76 +134,3 @@ func TestNewLayoutFromSpecsErrorsNameTheField(t *testing.T) {
 }
 
 func ptr(v float64) *float64 { return &v }
-
-func TestStanCSVRoundTrip(t *testing.T) {
-	c := &StanCSV{
-		Comments: []string{"vigo = test", "two\nlines"},
-		Names:    []string{"lp__", "lp_approx__", "mu", "theta[1]", "L[2,1]"},
-		Values: []float64{
-			-1.5, math.Inf(-1), 0.1, 1e-300, math.Copysign(0, -1),
-			math.NaN(), 2, math.Inf(1), 123456789.123456789, 5e-324,
-		},
-	}
-	var buf bytes.Buffer
-	if err := WriteStanCSV(&buf, c); err != nil {
-		t.Fatal(err)
-	}
-	text := buf.String()
-	for _, want := range []string{"# vigo = test\n", "# two\n# lines\n", "lp__,lp_approx__,mu,theta.1,L.2.1\n", "nan,2,inf,"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("output lacks %q:\n%s", want, text)
-		}
-	}
-	back, err := ReadStanCSV("x.csv", strings.NewReader(text))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !equalStrings(back.Names, c.Names) || back.Rows() != 2 || len(back.Comments) != 3 {
-		t.Fatalf("names %v rows %d comments %q", back.Names, back.Rows(), back.Comments)
-	}
-	for i, v := range c.Values {
-		if math.Float64bits(v) != math.Float64bits(back.Values[i]) && !(math.IsNaN(v) && math.IsNaN(back.Values[i])) {
-			t.Errorf("value %d: %v read back as %v", i, v, back.Values[i])
-		}
-	}
-	if col := back.Column("theta.1"); len(col) != 2 || col[1] != 123456789.123456789 {
-		t.Errorf("Column(theta.1) = %v", col)
-	}
-	_, err = ReadStanCSV("bad.csv", strings.NewReader("# c\na,b\n1,2\n3\n"))
-	if err == nil || !strings.Contains(err.Error(), "bad.csv") || !strings.Contains(err.Error(), "line 4") {
-		t.Errorf("short row: error %v, want file and line 4", err)
-	}
-	_, err = ReadStanCSV("bad.csv", strings.NewReader("a,b\n1,x\n"))
-	if err == nil || !strings.Contains(err.Error(), "column b") {
-		t.Errorf("bad number: error %v, want the column", err)
-	}
-}
-
-func TestDottedAndBracketNames(t *testing.T) {
-	for _, c := range [][2]string{{"mu", "mu"}, {"theta[1]", "theta.1"}, {"L[2,10]", "L.2.10"}, {"lp__", "lp__"}} {
-		if got := DottedName(c[0]); got != c[1] {
-			t.Errorf("DottedName(%q) = %q, want %q", c[0], got, c[1])
-		}
-		if got := BracketName(c[1]); got != c[0] {
-			t.Errorf("BracketName(%q) = %q, want %q", c[1], got, c[0])
-		}
-	}
-	if got := BracketName("a.b"); got != "a.b" {
-		t.Errorf("BracketName(a.b) = %q", got)
-	}
-}
-
-func FuzzReadStanCSV(f *testing.F) {
-	f.Add("# x\na,b.1\n1,2\nnan,-inf\n")
-	f.Add("a\n\n1\n")
-	f.Add(",\n")
-	f.Fuzz(func(t *testing.T, s string) {
-		c, err := ReadStanCSV("fuzz", strings.NewReader(s))
-		if err != nil {
-			return
-		}
-		if len(c.Values)%len(c.Names) != 0 {
-			t.Fatalf("%d values for %d names", len(c.Values), len(c.Names))
-		}
-	})
-}

@@ -128,3 +128,19 @@ func TestStanCSVNames(t *testing.T) {
 		}
 	}
 }
+
+func FuzzReadStanCSV(f *testing.F) {
+	f.Add("# x\na,b.1\n1,2\nnan,-inf\n")
+	f.Add("a\n\n1\n")
+	f.Add(",\n")
+	f.Add("# save_warmup = 1\n# num_warmup = 2\nlp__,x\n1,2\n3,4\n# Adaptation terminated\n5,6\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := ReadStanCSV("fuzz", strings.NewReader(s))
+		if err != nil {
+			return
+		}
+		if n := len(c.Names); n > 0 && (len(c.Draws)%n != 0 || len(c.Warmup)%n != 0) {
+			t.Fatalf("%d draws and %d warmup values for %d names", len(c.Draws), len(c.Warmup), n)
+		}
+	})
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vigo-bayes/vigo/ad"
 	"github.com/vigo-bayes/vigo/fit"
+	"github.com/vigo-bayes/vigo/model"
 	"github.com/vigo-bayes/vigo/zoo"
 )
 
@@ -107,7 +108,7 @@ func runDraw(stdout io.Writer, path string, f drawFlags, seedSet bool) error {
 		comments = append(comments, "data = "+m.data, lpNote)
 	}
 	var buf bytes.Buffer
-	if err := fit.WriteStanCSV(&buf, &fit.StanCSV{Comments: comments, Names: names, Values: vals}); err != nil {
+	if err := model.WriteStanCSV(&buf, &model.StanCSV{Config: comments, Names: names, Draws: vals}); err != nil {
 		return err
 	}
 	if f.out == "" {

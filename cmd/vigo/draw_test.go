@@ -75,8 +75,8 @@ func TestDrawWithoutTheData(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := readCSV(t, bare)
-	if !equalNames(c.Names, eightSchoolsParams) || c.Rows() != 20 {
-		t.Fatalf("columns %v, %d rows", c.Names, c.Rows())
+	if !equalNames(c.Names, eightSchoolsParams) || c.NumDraws() != 20 {
+		t.Fatalf("columns %v, %d rows", c.Names, c.NumDraws())
 	}
 	for _, name := range c.Names {
 		col, ref := c.Column(name), fitCSV.Column(name)
@@ -92,8 +92,8 @@ func TestDrawWithoutTheData(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(strings.Join(c.Comments, "\n"), "lp__ = nan") {
-		t.Errorf("header does not explain lp__:\n%s", strings.Join(c.Comments, "\n"))
+	if !strings.Contains(strings.Join(c.Config, "\n"), "lp__ = nan") {
+		t.Errorf("header does not explain lp__:\n%s", strings.Join(c.Config, "\n"))
 	}
 }
 

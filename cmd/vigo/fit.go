@@ -432,9 +432,9 @@ func writeFitOutputs(m *loadedModel, f fitFlags, cfg fit.Config, res *fit.Result
 		o.files = append(o.files, p)
 		return p
 	}
-	csvDoc := &fit.StanCSV{Comments: fitHeader(m, f, cfg, res, auto), Names: names, Values: vals}
+	csvDoc := &model.StanCSV{Config: fitHeader(m, f, cfg, res, auto), Names: names, Draws: vals}
 	var buf bytes.Buffer
-	if err := fit.WriteStanCSV(&buf, csvDoc); err != nil {
+	if err := model.WriteStanCSV(&buf, csvDoc); err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(path("draws.csv"), buf.Bytes(), 0o644); err != nil {

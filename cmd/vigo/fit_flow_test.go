@@ -30,7 +30,7 @@ func TestFitFlowFamiliesSaveAndDraw(t *testing.T) {
 			t.Fatalf("%s: %v\n%s", c.kind, err, out)
 		}
 		csv := filepath.Join(dir, "draws.csv")
-		header := strings.Join(readCSV(t, csv).Comments, "\n")
+		header := strings.Join(readCSV(t, csv).Config, "\n")
 		for _, w := range []string{"family = " + c.kind + " (flow, ", fmt.Sprintf("samples = %d (flow default)", fit.FlowSamples), "tol = 0.002 (flow default)"} {
 			if !strings.Contains(header, w) {
 				t.Errorf("%s: header lacks %q:\n%s", c.kind, w, header)
@@ -51,7 +51,7 @@ func TestFitFlowFamiliesSaveAndDraw(t *testing.T) {
 		if out, err := run(t, "draw", filepath.Join(dir, "fit.json"), "--draws", "30", "--out", drawn); err != nil {
 			t.Fatalf("%s: vigo draw: %v\n%s", c.kind, err, out)
 		}
-		if h := strings.Join(readCSV(t, drawn).Comments, "\n"); !strings.Contains(h, "family = "+c.kind+" (flow)") {
+		if h := strings.Join(readCSV(t, drawn).Config, "\n"); !strings.Contains(h, "family = "+c.kind+" (flow)") {
 			t.Errorf("%s: vigo draw header lacks the family:\n%s", c.kind, h)
 		}
 		a, b := dataLines(t, csv), dataLines(t, drawn)
@@ -82,7 +82,7 @@ func TestFitAutoSaysWhichFamilyAndWhy(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", w, out)
 		}
 	}
-	header := strings.Join(readCSV(t, filepath.Join(dir, "draws.csv")).Comments, "\n")
+	header := strings.Join(readCSV(t, filepath.Join(dir, "draws.csv")).Config, "\n")
 	if !strings.Contains(header, "auto: meanfield: k̂") || !strings.Contains(header, "auto: chose ") {
 		t.Errorf("header lacks the auto lines:\n%s", header)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vigo-bayes/vigo/diag"
 	"github.com/vigo-bayes/vigo/fit"
+	"github.com/vigo-bayes/vigo/model"
 	"github.com/vigo-bayes/vigo/zoo"
 )
 
@@ -22,14 +23,14 @@ func quick(dir string, extra ...string) []string {
 	return append([]string{"fit", "-q", "--iter", "300", "--out", dir}, extra...)
 }
 
-func readCSV(t *testing.T, path string) *fit.StanCSV {
+func readCSV(t *testing.T, path string) *model.StanCSV {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	c, err := fit.ReadStanCSV(path, f)
+	c, err := model.ReadStanCSV(path, f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,10 +82,10 @@ func TestFitWithoutArgumentsWritesEverything(t *testing.T) {
 	if !equalNames(c.Names, want) {
 		t.Fatalf("columns %v, want %v", c.Names, want)
 	}
-	if c.Rows() != 1000 {
-		t.Errorf("%d rows, want 1000", c.Rows())
+	if c.NumDraws() != 1000 {
+		t.Errorf("%d rows, want 1000", c.NumDraws())
 	}
-	header := strings.Join(c.Comments, "\n")
+	header := strings.Join(c.Config, "\n")
 	for _, w := range []string{"model = eight_schools", "family = meanfield", "seed = 1", "status = converged", "khat = ", "data = embedded", "lp__ = log p(z)"} {
 		if !strings.Contains(header, w) {
 			t.Errorf("comment header lacks %q:\n%s", w, header)
@@ -169,11 +170,11 @@ func TestFitNotConvergedWritesFilesAndSaysWhy(t *testing.T) {
 		t.Errorf("output lacks the stop reason:\n%s", out)
 	}
 	c := readCSV(t, filepath.Join(dir, "draws.csv"))
-	if c.Rows() != 200 {
-		t.Errorf("%d rows, want --draws 200", c.Rows())
+	if c.NumDraws() != 200 {
+		t.Errorf("%d rows, want --draws 200", c.NumDraws())
 	}
-	if !strings.Contains(strings.Join(c.Comments, "\n"), "k̂ on 1000") {
-		t.Errorf("k̂ should use 1000 draws even when fewer are written:\n%s", strings.Join(c.Comments, "\n"))
+	if !strings.Contains(strings.Join(c.Config, "\n"), "k̂ on 1000") {
+		t.Errorf("k̂ should use 1000 draws even when fewer are written:\n%s", strings.Join(c.Config, "\n"))
 	}
 	s, err := fit.Load(filepath.Join(dir, "fit.json"))
 	if err != nil {
