@@ -17,7 +17,6 @@ package fit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -560,6 +559,3 @@ func meanSE(x []float64) (m, se float64) {
 	}
 	return m, math.Sqrt(ss / float64(len(x)-1) / float64(len(x)))
 }
-
-// ErrCancelled is returned by helpers that need a finished fit.
-var ErrCancelled = errors.New("fit: cancelled")
