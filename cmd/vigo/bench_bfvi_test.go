@@ -1,0 +1,32 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBenchBFVITiny runs vigo bench bfvi on the toy regression with one restart and short
+// fits (well under a second) and checks the table has the paper's numbers beside ours.
+func TestBenchBFVITiny(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "bfvi.md")
+	log, err := run(t, "bench", "bfvi", "--experiments", "e1,e3", "--restarts", "1", "--draws", "500",
+		"--boot", "5", "--max-iter", "200", "--degree", "5", "--out", file)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## E1 Bernoulli", "| E3 | toy regression (d=4) | full-rank Gaussian | MF 0.896",
+		"| 0.68 (0.51, 0.86) |", "BF-VI paper (M=5"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("report lacks %q:\n%s", want, b)
+		}
+	}
+	if _, err := run(t, "bench", "bfvi", "--experiments", "e9", "--out", "-"); err == nil {
+		t.Error("unknown experiment accepted")
+	}
+}

@@ -1,0 +1,47 @@
+package bfvi
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestRubin checks the combination on a hand example (the paper's NCP per-run k̂ with made-up
+// bootstrap variances) against numpy:
+//
+//	/usr/bin/python3 -c "import numpy as np; k=np.array([0.396,0.282,0.480,0.250,0.409]);
+//	  v=np.array([0.01,0.02,0.01,0.015,0.005]); m=k.mean();
+//	  h=1.6448536269514722*np.sqrt(v.mean()+(1+1/5)*k.var(ddof=1)); print(m, m-h, m+h)"
+//
+// gives 0.3634 0.1146681083112549 0.612131891688745.
+func TestRubin(t *testing.T) {
+	m, lo, hi := Rubin([]float64{0.396, 0.282, 0.480, 0.250, 0.409}, []float64{0.01, 0.02, 0.01, 0.015, 0.005})
+	// A handful of sums and one square root: rounding ~1e-16.
+	for _, c := range [][2]float64{{m, 0.3634}, {lo, 0.1146681083112549}, {hi, 0.612131891688745}} {
+		if math.Abs(c[0]-c[1]) > 1e-12 {
+			t.Errorf("got %.17g, want %.17g", c[0], c[1])
+		}
+	}
+}
+
+// TestBootstrapKHat checks that the bootstrap variance is positive and small for a light
+// tail (Gaussian log ratios of 2,000 draws) and that b < 2 gives no variance.
+func TestBootstrapKHat(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	lr := make([]float64, 2000)
+	for i := range lr {
+		lr[i] = 0.3 * rng.NormFloat64()
+	}
+	k, v, err := BootstrapKHat(lr, 50, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Log-normal weights with σ = 0.3 have a light tail: k̂ well below 0.5; the bootstrap
+	// sd of k̂ at S = 2,000 is of order 0.1, so the variance lies in (0, 0.1).
+	if k > 0.5 || v <= 0 || v > 0.1 {
+		t.Errorf("k̂ %.3f, bootstrap var %.4g", k, v)
+	}
+	if _, v0, _ := BootstrapKHat(lr, 0, 1); v0 != 0 {
+		t.Errorf("b = 0: var %g, want 0", v0)
+	}
+}
