@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/vigo-bayes/vigo/ad"
 )
 
 // TestRubin checks the combination on a hand example (the paper's NCP per-run k̂ with made-up
@@ -43,5 +45,39 @@ func TestBootstrapKHat(t *testing.T) {
 	}
 	if _, v0, _ := BootstrapKHat(lr, 0, 1); v0 != 0 {
 		t.Errorf("b = 0: var %g, want 0", v0)
+	}
+}
+
+// TestNNRegressionValue pins E4's target at z_i = 0.3i − 1 against numpy:
+//
+//	/usr/bin/python3 -c "import numpy as np; x=np.array([...nnX]); y=np.array([...nnY]);
+//	  z=0.3*np.arange(10)-1; f=z[9]+sum(z[6+k]/(1+np.exp(-(z[k]*x+z[3+k]))) for k in range(3));
+//	  print(repr(-12.5*np.sum((y-f)**2)-0.5*np.sum(z**2)))"
+//
+// gives −2078.871613550175. The gradient is checked by central differences.
+func TestNNRegressionValue(t *testing.T) {
+	var tp ad.Tape
+	x := make([]float64, 10)
+	for i := range x {
+		x[i] = 0.3*float64(i) - 1
+	}
+	g := make([]float64, 10)
+	f := func(t *ad.Tape, z ad.Var) ad.Var { return NNRegression{}.LogDensity(t, z) }
+	got := ad.Gradient(&tp, f, x, g)
+	// A sum of 19 terms of size ≤ 10³: rounding ~1e-12 relative to 2e3.
+	if want := -2078.871613550175; math.Abs(got-want) > 1e-9 {
+		t.Errorf("log density %.17g, want %.17g", got, want)
+	}
+	for i := range x {
+		const h = 1e-6
+		xp := append([]float64(nil), x...)
+		xp[i] += h
+		fp := ad.Gradient(&tp, f, xp, make([]float64, 10))
+		xp[i] -= 2 * h
+		fm := ad.Gradient(&tp, f, xp, make([]float64, 10))
+		// Central differences: truncation h²·f‴ and rounding ε|f|/h ≈ 5e-7 for |f| ≈ 2e3.
+		if fd := (fp - fm) / (2 * h); math.Abs(fd-g[i]) > 1e-5*(1+math.Abs(fd)) {
+			t.Errorf("∂/∂z[%d]: tape %.10g, FD %.10g", i, g[i], fd)
+		}
 	}
 }

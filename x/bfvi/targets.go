@@ -53,3 +53,30 @@ func (ToyRegression) LogDensity(t *ad.Tape, z ad.Var) ad.Var {
 	lp = t.Sub(lp, t.MulC(t.Add(t.Square(b), t.Add(t.Square(w1), t.Square(w2))), 1.0/200))
 	return t.Sub(lp, t.MulC(t.Square(t.AddC(s, -0.5)), 0.5))
 }
+
+// NNRegression is E4's Bayesian neural network (papers.md §1.2): y = b₂ + Σ_k v_k·σ(w_k x + b_k)
+// with 3 sigmoid hidden units, known noise σ = 0.2, N(0, 1) priors on all 10 weights, on
+// z = (w₁..w₃, b₁..b₃, v₁..v₃, b₂); the first 9 points of the authors' data (a hole in
+// [−2, 2]). Constants dropped; cost O(9·3) per evaluation.
+type NNRegression struct{}
+
+var (
+	nnX = []float64{-5.41239, -4.142973, -5.100401, -4.588446, -2.0570369, -2.0035906, -3.7404475, -5.344997, 4.506781}
+	nnY = []float64{0.973122, 0.96644104, 1.2311585, 0.5193988, -1.2059958, -0.9434611, 0.8041748, 0.82996416, -1.3704962}
+)
+
+// Dim is 10.
+func (NNRegression) Dim() int { return 10 }
+
+// LogDensity is the log posterior density of z up to a constant.
+func (NNRegression) LogDensity(t *ad.Tape, z ad.Var) ad.Var {
+	f := t.Index(z, 9)
+	x := t.ConstRef(nnX)
+	for k := range 3 {
+		h := t.Sigmoid(t.Add(t.Mul(t.Index(z, k), x), t.Index(z, 3+k)))
+		f = t.Add(f, t.Mul(t.Index(z, 6+k), h))
+	}
+	r := t.Sub(t.ConstRef(nnY), f)
+	// −Σr²/(2·0.2²) − |z|²/2.
+	return t.Neg(t.Add(t.MulC(t.Sum(t.Square(r)), 12.5), t.MulC(t.Sum(t.Square(z)), 0.5)))
+}
