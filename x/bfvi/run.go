@@ -267,18 +267,18 @@ const e1Table = "## E1 Bernoulli–Beta, KL(q‖p) vs M (not rerun here)\n\n" +
 	"| 30 | 0.0066 / 0.0048 | 0.0022 | 0.0002 | yes |\n" +
 	"| 50 | 0.0052 / 0.0032 | 0.0019 | 0.0002 | yes |\n" +
 	"| 100 | 0.0037 / 0.0032 | 0.0012 | 0.0002 | yes |\n" +
-	"| Gauss-VI | 0.0219 / 0.0226 | 0.0222 | | yes (same) |\n\n"
+	"| Gauss-VI | 0.0219 / 0.0226 | 0.0222 | | same (between the two runs) |\n\n"
 
 const e2Table = "## E2 Cauchy location, bimodal posterior, KL(q‖p) vs M (not rerun here)\n\n" +
 	"Same source and command as E1: 1,000 RMSprop steps (lr 0.01) × 10,000 draws, median over 3 seeds " +
 	"(the paper: 20 seeds, medians recomputed from its CSVs).\n\n" +
 	"| M | paper F1F2 | ours F1F2 | ours linear tails | F1F2 at or below paper? |\n|---|---|---|---|---|\n" +
-	"| 2 | 0.124 | 0.124 | 0.175 | same |\n" +
-	"| 3 | 0.118 | 0.118 | 0.0174 | same |\n" +
-	"| 6 | 0.0595 | 0.0602 | 0.00908 | same to 1% |\n" +
-	"| 10 | 0.0182 | 0.0181 | 0.00496 | same |\n" +
-	"| 20 | 0.00709 | 0.00755 | 0.00184 | within the paper's seed range (0.00657–0.00767) |\n" +
+	"| 2 | 0.124 | 0.124 | 0.175 | yes (same) |\n" +
+	"| 3 | 0.118 | 0.118 | 0.0174 | yes (same) |\n" +
+	"| 6 | 0.0595 | 0.0602 | 0.00908 | no: +1%, just above the paper's seed range (0.0585–0.0599) |\n" +
+	"| 10 | 0.0182 | 0.0181 | 0.00496 | yes |\n" +
+	"| 20 | 0.00709 | 0.00755 | 0.00184 | no: +6%, within the paper's seed range (0.00657–0.00767) |\n" +
 	"| 30 | 0.00704 | 0.0043 | 0.00283 | yes |\n" +
-	"| 50 | 0.00221 | 0.00228 | 0.00214 | same |\n" +
+	"| 50 | 0.00221 | 0.00228 | 0.00214 | no: +3%, within the paper's seed range (0.00162–0.00284) |\n" +
 	"| 60 | 0.00110 | 0.00171 | 0.000856 | no (paper's range 0.00092–0.00168) |\n" +
-	"| Gauss-VI | 0.387 | 0.387 | | same |\n\n"
+	"| Gauss-VI | 0.387 | 0.387 | | yes (same) |\n\n"
