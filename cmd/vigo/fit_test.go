@@ -82,6 +82,10 @@ func TestFitWithoutArgumentsWritesEverything(t *testing.T) {
 	if !equalNames(c.Names, want) {
 		t.Fatalf("columns %v, want %v", c.Names, want)
 	}
+	// vigo summary reads vigo's own draws back whole (no CmdStan-style mean row to drop).
+	if sum, err := run(t, "summary", filepath.Join(dir, "draws.csv")); err != nil || !strings.Contains(sum, "1 chain(s) × 1000 draws") || strings.Contains(sum, "left out") {
+		t.Errorf("vigo summary on draws.csv: %v\n%s", err, sum)
+	}
 	if c.NumDraws() != 1000 {
 		t.Errorf("%d rows, want 1000", c.NumDraws())
 	}

@@ -26,7 +26,8 @@ rank-normalised split R-hat (the definitions of R's posterior package). Each fil
 Comment lines, CmdStan's adaptation lines and saved warmup rows are skipped; columns whose
 names end in "__" (lp__, accept_stat__, …) are sampler or method columns, not variables.
 For sampler output it also checks divergences, tree depth and E-BFMI and warns in words. The
-first row of a CmdStan variational file (the approximation's mean) is left out.`,
+first row of a CmdStan variational file (the approximation's mean) is left out; vigo's
+own draws.csv has no such row.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch format {
@@ -59,7 +60,10 @@ func csvChains(paths []string) (*diag.Draws, [][]mcmc.Stats, int, []string, erro
 		if err != nil {
 			return nil, nil, 0, nil, fmt.Errorf("summary: %w", err)
 		}
-		if method, _ := s.ConfigValue("method"); method == "variational" && s.NumDraws() > 0 {
+		// CmdStan's variational output starts with the approximation's mean; vigo's draws.csv
+		// (its config has a "vigo" line) holds draws only, the mean being in fit.json.
+		_, fromVigo := s.ConfigValue("vigo")
+		if method, _ := s.ConfigValue("method"); method == "variational" && !fromVigo && s.NumDraws() > 0 {
 			k := len(s.Names)
 			s.Draws = s.Draws[k:]
 			notes = append(notes, fmt.Sprintf("%s: first row (the variational mean) left out", p))
