@@ -15,6 +15,7 @@ import (
 	"github.com/vigo-bayes/vigo/model"
 	"github.com/vigo-bayes/vigo/nn"
 	"github.com/vigo-bayes/vigo/objective"
+	"github.com/vigo-bayes/vigo/x/bfvi"
 	"github.com/vigo-bayes/vigo/zoo"
 )
 
@@ -52,8 +53,8 @@ func TestBFVIFits(t *testing.T) {
 		t    model.Target
 	}{
 		{"eight_schools_noncentered", zoo.EightSchools()},
-		{"eight_schools_centered", eightSchoolsCP{}},
-		{"toy_regression", toyRegression{}},
+		{"eight_schools_centered", bfvi.EightSchoolsCP{}},
+		{"toy_regression", bfvi.ToyRegression{}},
 	}
 	var targets = all[:0:0]
 	want := os.Getenv("VIGO_BFVI_TARGETS") // comma-separated names; empty means all
@@ -87,57 +88,9 @@ func TestBFVIFits(t *testing.T) {
 	t.Log("\n" + out.String())
 }
 
-// eightSchoolsCP is E5's centred eight schools (papers.md §1.2): μ ~ N(0, 5²),
-// τ ~ half-Cauchy(0, 5), θ_j ~ N(μ, τ²), y_j ~ N(θ_j, σ_j²), on z = (μ, log τ, θ_1..θ_8) with
-// the log-Jacobian of τ = e^s included (the paper's code omits it; this is the proper
-// posterior), constants dropped.
-type eightSchoolsCP struct{}
-
-var (
-	esY     = []float64{28, 8, -3, 7, -1, 1, 18, 12}
-	esSigma = []float64{15, 10, 16, 11, 9, 11, 10, 18}
-)
-
-func (eightSchoolsCP) Dim() int { return 10 }
-
-func (eightSchoolsCP) LogDensity(t *ad.Tape, z ad.Var) ad.Var {
-	mu, s, th := t.Index(z, 0), t.Index(z, 1), t.Slice(z, 2, 10)
-	lp := t.MulC(t.Square(mu), -1.0/50)
-	lp = t.Sub(lp, t.Log1p(t.Square(t.MulC(t.Exp(s), 0.2)))) // half-Cauchy(0, 5)
-	lp = t.Add(lp, s)                                        // Jacobian of τ = e^s
-	ss := t.Sum(t.Square(t.Sub(th, mu)))
-	lp = t.Sub(lp, t.Add(t.MulC(t.Mul(ss, t.Exp(t.MulC(s, -2))), 0.5), t.MulC(s, 8)))
-	r := t.Div(t.Sub(t.ConstRef(esY), th), t.ConstRef(esSigma))
-	return t.Sub(lp, t.MulC(t.Sum(t.Square(r)), 0.5))
-}
-
-// toyRegression is E3's regression with two nearly collinear predictors (papers.md §1.2, data
-// decoded from the authors' data/2D.rdata): y ~ N(b + w₁z + w₂x, σ²), b, w ~ N(0, 10²),
-// σ ~ LogNormal(0.5, 1), on (b, w₁, w₂, log σ) with the Jacobian, constants dropped.
-type toyRegression struct{}
-
-var (
-	trZ = []float64{1.3709584, -0.5646982, 0.3631284, 0.6328626, 0.4042683, -0.1061245}
-	trX = []float64{1.4847516, -1.4244989, 0.1043231, 0.2792319, 0.0913864, -0.5351939}
-	trY = []float64{-1.4677801, -0.0942128, -0.4116205, -0.3117723, -0.5256991, -1.2237558}
-)
-
-func (toyRegression) Dim() int { return 4 }
-
-func (toyRegression) LogDensity(t *ad.Tape, z ad.Var) ad.Var {
-	b, w1, w2, s := t.Index(z, 0), t.Index(z, 1), t.Index(z, 2), t.Index(z, 3)
-	eta := t.Add(b, t.Add(t.Mul(w1, t.ConstRef(trZ)), t.Mul(w2, t.ConstRef(trX))))
-	r := t.Sub(t.ConstRef(trY), eta)
-	n := float64(len(trY))
-	// −N log σ − Σr²/(2σ²), priors −(b² + w₁² + w₂²)/200, LogNormal(σ) + Jacobian −(s − 0.5)²/2.
-	lp := t.Neg(t.Add(t.MulC(s, n), t.MulC(t.Mul(t.Sum(t.Square(r)), t.Exp(t.MulC(s, -2))), 0.5)))
-	lp = t.Sub(lp, t.MulC(t.Add(t.Square(b), t.Add(t.Square(w1), t.Square(w2))), 1.0/200))
-	return t.Sub(lp, t.MulC(t.Square(t.AddC(s, -0.5)), 0.5))
-}
-
 // TestTargetsFD checks the hand-written targets' tape gradients against central differences.
 func TestTargetsFD(t *testing.T) {
-	for _, tg := range []model.Target{eightSchoolsCP{}, toyRegression{}} {
+	for _, tg := range []model.Target{bfvi.EightSchoolsCP{}, bfvi.ToyRegression{}} {
 		var tp ad.Tape
 		x := make([]float64, tg.Dim())
 		for i := range x {
@@ -170,7 +123,7 @@ func TestTargetsValue(t *testing.T) {
 	for _, c := range []struct {
 		tg   model.Target
 		want float64
-	}{{eightSchoolsCP{}, -50.831823914871585}, {toyRegression{}, -2.276410290115514}} {
+	}{{bfvi.EightSchoolsCP{}, -50.831823914871585}, {bfvi.ToyRegression{}, -2.276410290115514}} {
 		var tp ad.Tape
 		x := make([]float64, c.tg.Dim())
 		for i := range x {
