@@ -36,49 +36,7 @@ func (n *Net) CategoricalLogLik(ws *Workspace, params, X []float64, y []int, row
 	ll := 0.0
 	sampling := n.Method.Sampling()
 	for i := range rows {
-		m, v := w.Mf[i*K:(i+1)*K], w.Vf[i*K:(i+1)*K]
-		gM, gV := w.gM[i*K:(i+1)*K], w.gV[i*K:(i+1)*K]
-		if sampling {
-			// f = m + √v ε; ∂/∂f_j = δ_jy − softmax(f)_j; ∂f/∂v = ε/(2√v).
-			for j := range m {
-				eps := r.NormFloat64()
-				s := math.Sqrt(v[j])
-				gV[j] = 0
-				if s > 0 {
-					gV[j] = eps / (2 * s)
-				}
-				gM[j] = m[j] + s*eps // the draw f, temporarily
-			}
-			lse := mathx.LogSumExp(gM)
-			ll += gM[y[i]] - lse
-			for j := range m {
-				g := -math.Exp(gM[j] - lse)
-				if j == y[i] {
-					g++
-				}
-				gM[j] = g
-				gV[j] *= g
-			}
-			continue
-		}
-		lse := mathx.LogSumExp(m)
-		U, corr := 0.0, 0.0
-		for j := range m {
-			p := math.Exp(m[j] - lse)
-			gM[j] = p // p_j, temporarily
-			corr += v[j] * (p - p*p)
-			U += v[j] * p * (1 - 2*p)
-		}
-		ll += m[y[i]] - lse - 0.5*corr
-		for j := range m {
-			p := gM[j]
-			g := -p - 0.5*(v[j]*p*(1-2*p)-p*U)
-			if j == y[i] {
-				g++
-			}
-			gM[j] = g
-			gV[j] = -0.5 * (p - p*p)
-		}
+		ll += categoricalRow(sampling, w.Mf[i*K:(i+1)*K], w.Vf[i*K:(i+1)*K], w.gM[i*K:(i+1)*K], w.gV[i*K:(i+1)*K], y[i], r)
 	}
 	if grad != nil {
 		if len(grad) != len(params) {
@@ -95,4 +53,52 @@ func (n *Net) CategoricalLogLikNode(t *ad.Tape, ws *Workspace, params ad.Var, X 
 	d := fb.Partial(params)
 	v := n.CategoricalLogLik(ws, t.Value(params), X, y, rows, scale, r, d)
 	return fb.Done(v)
+}
+
+// categoricalRow returns one data point's term of CategoricalLogLik for output moments m, v
+// and label y, and writes its gradient with respect to (m, v) into gM, gV. The sampling methods
+// draw f = m + √v·ε (K normals from r); the moment methods use the Taylor approximation.
+func categoricalRow(sampling bool, m, v, gM, gV []float64, y int, r *rand.Rand) float64 {
+	if sampling {
+		// f = m + √v ε; ∂/∂f_j = δ_jy − softmax(f)_j; ∂f/∂v = ε/(2√v).
+		for j := range m {
+			eps := r.NormFloat64()
+			s := math.Sqrt(v[j])
+			gV[j] = 0
+			if s > 0 {
+				gV[j] = eps / (2 * s)
+			}
+			gM[j] = m[j] + s*eps // the draw f, temporarily
+		}
+		lse := mathx.LogSumExp(gM)
+		ll := gM[y] - lse
+		for j := range m {
+			g := -math.Exp(gM[j] - lse)
+			if j == y {
+				g++
+			}
+			gM[j] = g
+			gV[j] *= g
+		}
+		return ll
+	}
+	lse := mathx.LogSumExp(m)
+	U, corr := 0.0, 0.0
+	for j := range m {
+		p := math.Exp(m[j] - lse)
+		gM[j] = p // p_j, temporarily
+		corr += v[j] * (p - p*p)
+		U += v[j] * p * (1 - 2*p)
+	}
+	ll := m[y] - lse - 0.5*corr
+	for j := range m {
+		p := gM[j]
+		g := -p - 0.5*(v[j]*p*(1-2*p)-p*U)
+		if j == y {
+			g++
+		}
+		gM[j] = g
+		gV[j] = -0.5 * (p - p*p)
+	}
+	return ll
 }

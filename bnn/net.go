@@ -188,24 +188,32 @@ func (n *Net) KL(params, grad []float64) float64 {
 	for l := range len(n.Sizes) - 1 {
 		var L Layer
 		L, off = n.layerAt(l, off)
-		km := L.In * L.Out
-		mu, rho := params[L.Mu:L.Mu+km], params[L.Rho:L.Rho+km]
-		if n.Method == VarDrop {
-			for i, th := range mu {
-				s2, dth, drho := varDropVar(th, rho[i])
-				kl += 0.5 * (a*(th*th+s2) - math.Log(s2) - 1 - la)
-				if grad != nil {
-					g := 0.5 * (a - 1/s2) // ∂KL/∂σ²
-					grad[L.Mu+i] += a*th + g*dth
-					grad[L.Rho+i] += g * drho
-				}
-			}
-			continue
-		}
-		kl += klGauss(mu, rho, a, la, gradSlice(grad, L.Mu, km), gradSlice(grad, L.Rho, km))
-		m := L.Out
-		kl += klGauss(params[L.MuB:L.MuB+m], params[L.RhoB:L.RhoB+m], a, la, gradSlice(grad, L.MuB, m), gradSlice(grad, L.RhoB, m))
+		kl += layerKL(n.Method, L, params, grad, a, la)
 	}
+	return kl
+}
+
+// layerKL is layer L's share of KL (weights, and biases unless VarDrop) for prior precision a
+// (la = log a); it adds the gradient to grad when grad is not nil.
+func layerKL(meth Method, L Layer, params, grad []float64, a, la float64) float64 {
+	km := L.In * L.Out
+	mu, rho := params[L.Mu:L.Mu+km], params[L.Rho:L.Rho+km]
+	kl := 0.0
+	if meth == VarDrop {
+		for i, th := range mu {
+			s2, dth, drho := varDropVar(th, rho[i])
+			kl += 0.5 * (a*(th*th+s2) - math.Log(s2) - 1 - la)
+			if grad != nil {
+				g := 0.5 * (a - 1/s2) // ∂KL/∂σ²
+				grad[L.Mu+i] += a*th + g*dth
+				grad[L.Rho+i] += g * drho
+			}
+		}
+		return kl
+	}
+	kl += klGauss(mu, rho, a, la, gradSlice(grad, L.Mu, km), gradSlice(grad, L.Rho, km))
+	m := L.Out
+	kl += klGauss(params[L.MuB:L.MuB+m], params[L.RhoB:L.RhoB+m], a, la, gradSlice(grad, L.MuB, m), gradSlice(grad, L.RhoB, m))
 	return kl
 }
 

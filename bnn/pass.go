@@ -106,54 +106,66 @@ func (n *Net) forward(ws *Workspace, params, X []float64, rows int, r *rand.Rand
 		km := k * m
 		mu := params[L.Mu : L.Mu+km]
 		mub := params[L.MuB : L.MuB+m]
-		n.weightVars(w, params, L)
+		weightVars(n.Method, w, params, L)
 		if l == 0 {
 			w.M = X[:rows*k]
 			w.hasV = false
 		}
-		for i, x := range w.M[:rows*k] {
-			w.M2[i] = x * x
-		}
-		// E[f] = M·μ + μ_b
-		for i := range rows {
-			copy(w.Mf[i*m:(i+1)*m], mub)
-			copy(w.Vf[i*m:(i+1)*m], w.s2b)
-		}
-		gemm(false, false, rows, m, k, w.M, mu, 1, w.Mf)
-		// var[f] = V·(μ²+σ²) + M²·σ² + σ_b²
-		gemm(false, false, rows, m, k, w.M2, w.s2, 1, w.Vf)
-		if w.hasV {
-			gemm(false, false, rows, m, k, w.V, w.mu2s2, 1, w.Vf)
-		}
+		linearForward(w, mu, mub, rows, k, m)
 		if l == len(layers)-1 {
 			break
 		}
 		next := &ws.ls[l+1]
 		next.hasV = !sampling
-		Mh, Vh := next.M, next.V
-		nm := rows * m
-		switch n.Method {
-		case VBP:
-			vbpGate(C, w.Mf[:nm], w.Vf[:nm], Mh[:nm], Vh[:nm], w.ja, w.jc, w.jd)
-			clear(w.jb[:nm])
-		case DVI:
-			reluMoments(w.Mf[:nm], w.Vf[:nm], Mh[:nm], Vh[:nm], w.ja, w.jb, w.jc, w.jd)
-		default:
-			eps := w.eps[:nm]
-			for i := range eps {
-				eps[i] = r.NormFloat64()
-			}
-			reluSample(w.Mf[:nm], w.Vf[:nm], eps, Mh[:nm], w.ja, w.jb)
+		activate(n.Method, C, w, rows*m, next.M, next.V, r)
+	}
+}
+
+// linearForward fills the pre-activation moments Mf, Vf (rows×m) of a linear layer with k
+// inputs from its input moments M (and V when hasV), weight means mu and bias means mub, and
+// the weight quantities weightVars left in w:
+//
+//	E[f] = M·μ + μ_b,   var[f] = V·(μ²+σ²) + M²·σ² + σ_b².
+func linearForward(w *wsLayer, mu, mub []float64, rows, k, m int) {
+	for i, x := range w.M[:rows*k] {
+		w.M2[i] = x * x
+	}
+	for i := range rows {
+		copy(w.Mf[i*m:(i+1)*m], mub)
+		copy(w.Vf[i*m:(i+1)*m], w.s2b)
+	}
+	gemm(false, false, rows, m, k, w.M, mu, 1, w.Mf)
+	gemm(false, false, rows, m, k, w.M2, w.s2, 1, w.Vf)
+	if w.hasV {
+		gemm(false, false, rows, m, k, w.V, w.mu2s2, 1, w.Vf)
+	}
+}
+
+// activate pushes the first nm pre-activation moments of w through the ReLU by method meth,
+// writing the activation's moments (Mh, Vh; Vh unused by the sampling methods, which draw
+// their noise from r) and the elementwise Jacobian ja…jd.
+func activate(meth Method, C float64, w *wsLayer, nm int, Mh, Vh []float64, r *rand.Rand) {
+	switch meth {
+	case VBP:
+		vbpGate(C, w.Mf[:nm], w.Vf[:nm], Mh[:nm], Vh[:nm], w.ja, w.jc, w.jd)
+		clear(w.jb[:nm])
+	case DVI:
+		reluMoments(w.Mf[:nm], w.Vf[:nm], Mh[:nm], Vh[:nm], w.ja, w.jb, w.jc, w.jd)
+	default:
+		eps := w.eps[:nm]
+		for i := range eps {
+			eps[i] = r.NormFloat64()
 		}
+		reluSample(w.Mf[:nm], w.Vf[:nm], eps, Mh[:nm], w.ja, w.jb)
 	}
 }
 
 // weightVars fills σ², μ²+σ², σ_b² and (VarDrop) ∂σ²/∂θ, ∂σ²/∂ρ of layer L.
-func (n *Net) weightVars(w *wsLayer, params []float64, L Layer) {
+func weightVars(meth Method, w *wsLayer, params []float64, L Layer) {
 	km := L.In * L.Out
 	mu := params[L.Mu : L.Mu+km]
 	rho := params[L.Rho : L.Rho+km]
-	if n.Method == VarDrop {
+	if meth == VarDrop {
 		for i, th := range mu {
 			s2, dth, drho := varDropVar(th, rho[i])
 			w.s2[i], w.dth[i], w.drho[i] = s2, dth, drho
@@ -181,73 +193,96 @@ func (n *Net) backward(ws *Workspace, params, grad []float64, s float64) {
 		L := layers[l]
 		w := &ws.ls[l]
 		k, m := L.In, L.Out
-		km := k * m
-		mu := params[L.Mu : L.Mu+km]
-		gM, gV := w.gM[:rows*m], w.gV[:rows*m]
-		// ∂/∂μ = Mᵀ·gM + 2μ ⊙ (Vᵀ·gV);  ∂/∂σ² = Vᵀ·gV + (M²)ᵀ·gV
-		gemm(true, false, k, m, rows, w.M, gM, 0, w.T1)
-		dmu := grad[L.Mu : L.Mu+km]
-		for i, v := range w.T1[:km] {
-			dmu[i] += s * v
-		}
-		gemm(true, false, k, m, rows, w.M2, gV, 0, w.T2)
-		if w.hasV {
-			gemm(true, false, k, m, rows, w.V, gV, 0, w.T1)
-			for i, v := range w.T1[:km] {
-				dmu[i] += s * 2 * mu[i] * v
-				w.T2[i] += v
-			}
-		}
-		drho := grad[L.Rho : L.Rho+km]
-		if n.Method == VarDrop {
-			for i, v := range w.T2[:km] {
-				dmu[i] += s * v * w.dth[i]
-				drho[i] += s * v * w.drho[i]
-			}
-		} else {
-			for i, v := range w.T2[:km] {
-				drho[i] += s * v * w.s2[i]
-			}
-		}
-		dmub := grad[L.MuB : L.MuB+m]
-		for i := range rows {
-			for j, g := range gM[i*m : (i+1)*m] {
-				dmub[j] += s * g
-			}
-		}
-		if L.RhoB >= 0 {
-			drhob := grad[L.RhoB : L.RhoB+m]
-			for i := range rows {
-				for j, g := range gV[i*m : (i+1)*m] {
-					drhob[j] += s * g * w.s2b[j]
-				}
-			}
-		}
+		linearBackward(n.Method, w, L, rows, params, grad, s)
 		if l == 0 {
 			break
 		}
-		// Gradient with respect to the input moments, written into the previous layer's gM, gV:
-		// ∂/∂M = gM·μᵀ + 2M ⊙ (gV·σ²ᵀ),  ∂/∂V = gV·(μ²+σ²)ᵀ.
 		p := &ws.ls[l-1]
 		gMh, gVh := p.gM[:rows*k], p.gV[:rows*k]
-		gemm(false, true, rows, k, m, gV, w.s2, 0, gMh)
-		for i, x := range w.M[:rows*k] {
-			gMh[i] *= 2 * x
+		inputGrad(w, params[L.Mu:L.Mu+k*m], rows, k, m, gMh, gVh)
+		applyJacobian(p, w.hasV, gMh, gVh)
+	}
+}
+
+// linearBackward adds s times the gradient of a linear layer (k = L.In inputs, m = L.Out
+// outputs, rows rows) with respect to its parameters to grad, given the gradient with respect
+// to its pre-activation moments in w.gM, w.gV:
+//
+//	∂/∂μ = Mᵀ·gM + 2μ ⊙ (Vᵀ·gV),  ∂/∂σ² = Vᵀ·gV + (M²)ᵀ·gV,  ∂/∂μ_b = Σ_rows gM,  ∂/∂σ_b² = Σ_rows gV.
+func linearBackward(meth Method, w *wsLayer, L Layer, rows int, params, grad []float64, s float64) {
+	k, m := L.In, L.Out
+	km := k * m
+	mu := params[L.Mu : L.Mu+km]
+	gM, gV := w.gM[:rows*m], w.gV[:rows*m]
+	gemm(true, false, k, m, rows, w.M, gM, 0, w.T1)
+	dmu := grad[L.Mu : L.Mu+km]
+	for i, v := range w.T1[:km] {
+		dmu[i] += s * v
+	}
+	gemm(true, false, k, m, rows, w.M2, gV, 0, w.T2)
+	if w.hasV {
+		gemm(true, false, k, m, rows, w.V, gV, 0, w.T1)
+		for i, v := range w.T1[:km] {
+			dmu[i] += s * 2 * mu[i] * v
+			w.T2[i] += v
 		}
-		gemm(false, true, rows, k, m, gM, mu, 1, gMh)
-		if w.hasV {
-			gemm(false, true, rows, k, m, gV, w.mu2s2, 0, gVh)
-			for i, a := range gMh {
-				b := gVh[i]
-				gMh[i] = p.ja[i]*a + p.jc[i]*b
-				gVh[i] = p.jb[i]*a + p.jd[i]*b
-			}
-		} else {
-			for i, a := range gMh {
-				gMh[i] = p.ja[i] * a
-				gVh[i] = p.jb[i] * a
+	}
+	drho := grad[L.Rho : L.Rho+km]
+	if meth == VarDrop {
+		for i, v := range w.T2[:km] {
+			dmu[i] += s * v * w.dth[i]
+			drho[i] += s * v * w.drho[i]
+		}
+	} else {
+		for i, v := range w.T2[:km] {
+			drho[i] += s * v * w.s2[i]
+		}
+	}
+	dmub := grad[L.MuB : L.MuB+m]
+	for i := range rows {
+		for j, g := range gM[i*m : (i+1)*m] {
+			dmub[j] += s * g
+		}
+	}
+	if L.RhoB >= 0 {
+		drhob := grad[L.RhoB : L.RhoB+m]
+		for i := range rows {
+			for j, g := range gV[i*m : (i+1)*m] {
+				drhob[j] += s * g * w.s2b[j]
 			}
 		}
+	}
+}
+
+// inputGrad writes the gradient with respect to a linear layer's input moments (rows×k) into
+// gMh and, when w.hasV, gVh: ∂/∂M = gM·μᵀ + 2M ⊙ (gV·σ²ᵀ),  ∂/∂V = gV·(μ²+σ²)ᵀ.
+func inputGrad(w *wsLayer, mu []float64, rows, k, m int, gMh, gVh []float64) {
+	gM, gV := w.gM[:rows*m], w.gV[:rows*m]
+	gemm(false, true, rows, k, m, gV, w.s2, 0, gMh)
+	for i, x := range w.M[:rows*k] {
+		gMh[i] *= 2 * x
+	}
+	gemm(false, true, rows, k, m, gM, mu, 1, gMh)
+	if w.hasV {
+		gemm(false, true, rows, k, m, gV, w.mu2s2, 0, gVh)
+	}
+}
+
+// applyJacobian turns the gradient with respect to a ReLU's output moments (gMh, and gVh when
+// hasV; otherwise the output's variance is unused) into the gradient with respect to its input
+// moments, in place, with the Jacobian that activate left in p.
+func applyJacobian(p *wsLayer, hasV bool, gMh, gVh []float64) {
+	if hasV {
+		for i, a := range gMh {
+			b := gVh[i]
+			gMh[i] = p.ja[i]*a + p.jc[i]*b
+			gVh[i] = p.jb[i]*a + p.jd[i]*b
+		}
+		return
+	}
+	for i, a := range gMh {
+		gMh[i] = p.ja[i] * a
+		gVh[i] = p.jb[i] * a
 	}
 }
 
