@@ -2,6 +2,7 @@ package fit
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 )
@@ -26,11 +27,42 @@ func TestAutoStopsAtTheFirstGoodFamily(t *testing.T) {
 		!strings.Contains(lines[1], "good enough") {
 		t.Errorf("lines %q", lines)
 	}
-	if !strings.Contains(a.Reason, "fullrank is the first family with k̂ below 0.7") || !strings.Contains(a.Reason, "meanfield had") {
+	// The default threshold is the stage's own min(1 − 1/log₁₀ 1000, 0.7) = 0.67.
+	if !strings.Contains(a.Reason, "fullrank has k̂") || !strings.Contains(a.Reason, "below 0.67") || !strings.Contains(a.Reason, "meanfield had k̂") {
 		t.Errorf("reason %q", a.Reason)
 	}
 	if a.Best() != a.Stages[1].Result {
 		t.Error("Best is not the chosen stage's fit")
+	}
+}
+
+// TestAutoPrefersFullRankWhenMeanFieldPassesWithALowerELBO: on a Gaussian with ρ = 0.5 the
+// mean-field fit can pass the k̂ threshold, yet KL(q_MF‖p) = −½ log(1 − ρ²) = 0.144 nats,
+// far above the ELBO's Monte Carlo error (≈ 0.01 with 1000 draws), while full-rank is exact.
+// Auto must run the full-rank stage anyway and choose it on its ELBO.
+func TestAutoPrefersFullRankWhenMeanFieldPassesWithALowerELBO(t *testing.T) {
+	g := gauss2{m: [2]float64{1, 2}, sd: [2]float64{1, 3}, rho: 0.5}
+	var lines []string
+	cfg := AutoConfig{Config: Config{Seed: 3, MaxIter: 3000}, Threshold: 0.99, Report: func(l string) { lines = append(lines, l) }}
+	a, err := Auto(context.Background(), g, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range a.Stages {
+		t.Log(s.Line)
+	}
+	if len(a.Stages) != 2 || a.Stages[a.Chosen].Family != KindFullRank {
+		t.Fatalf("%d stages, chose %s: %s", len(a.Stages), a.Stages[a.Chosen].Family, a.Reason)
+	}
+	if mf := a.Stages[0].Result; !(mf.KHat < 0.99) {
+		t.Fatalf("mean-field k̂ %v: the test needs it below the threshold", mf.KHat)
+	}
+	if gap := a.Stages[1].Result.ELBO - a.Stages[0].Result.ELBO; math.Abs(gap-0.144) > 0.05 {
+		// 0.05: 5× the combined MCSE of the two ELBO estimates (≈ 0.01 each).
+		t.Errorf("ELBO gap %v, want KL(q_MF‖p) = 0.144", gap)
+	}
+	if !strings.Contains(lines[0], "good enough, but try fullrank") || !strings.Contains(a.Reason, "highest ELBO") {
+		t.Errorf("line %q, reason %q", lines[0], a.Reason)
 	}
 }
 

@@ -80,8 +80,10 @@ Families (--family):
   maf        2 inverse autoregressive layers (MADE 32×32, tanh, direct connections)
   realnvp    4 affine coupling layers (MLP 32×32, tanh), STL gradient
   bernstein  triangular Bernstein flow of BF-VI (degree 20, MADE 10×10, tanh, linear tails)
-  auto       meanfield, then fullrank, then bernstein, then maf, until k̂ < 0.7 or --budget
-             is spent; prints a line per stage and why it chose the family it kept
+  auto       meanfield, fullrank, then bernstein, then maf, until the family leading on
+             ELBO has k̂ below the PSIS threshold (0.67 with 1000 draws) or --budget is
+             spent; keeps the highest-ELBO family below the threshold and prints a line
+             per stage and why it chose it
 Flows are warm-started: a full-rank Gaussian is fitted first and the flow starts exactly
 at it, in its whitened coordinates (--warm=false starts from the Laplace approximation
 instead). --layers, --hidden, --activation, --degree and --bounded change the flows'
