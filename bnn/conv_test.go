@@ -38,10 +38,11 @@ func randomImages(rows, size int, seed uint64) []float64 {
 	return X
 }
 
-// smallConvNet has both kinds of layers and both strides: 6×5×2 → conv 3×3 s2 → 2×2×3 → conv
-// 2×2 s1 → 1×1×2 → dense 4 → dense 3.
+// smallConvNet has both kinds of layers, both strides and overlapping patches in the second
+// convolution (so col2im sums): 7×6×2 → conv 3×3 s2 → 3×2×3 → conv 2×2 s1 → 2×1×2 → dense 4 →
+// dense 3.
 func smallConvNet(meth Method) *ConvNet {
-	return &ConvNet{Height: 6, Width: 5, Channels: 2, Method: meth, C: 5,
+	return &ConvNet{Height: 7, Width: 6, Channels: 2, Method: meth, C: 5,
 		Conv:  []ConvSpec{{Out: 3, Kernel: 3, Stride: 2}, {Out: 2, Kernel: 2}},
 		Dense: []int{4, 3}}
 }
@@ -149,8 +150,9 @@ func toeplitz(n *ConvNet, p []float64) (*Net, []float64) {
 func TestConvEqualsToeplitz(t *testing.T) {
 	for _, meth := range methods {
 		t.Run(meth.String(), func(t *testing.T) {
-			n := &ConvNet{Height: 5, Width: 6, Channels: 2, Method: meth, C: 5,
-				Conv: []ConvSpec{{Out: 3, Kernel: 3, Stride: 2}, {Out: 2, Kernel: 2, Stride: 1}}}
+			// 7×7×2 → 5×5×3 → 2×2×2: the second convolution's patches overlap (3×3, stride 2).
+			n := &ConvNet{Height: 7, Width: 7, Channels: 2, Method: meth, C: 5,
+				Conv: []ConvSpec{{Out: 3, Kernel: 3, Stride: 1}, {Out: 2, Kernel: 3, Stride: 2}}}
 			p := convRandomParams(n, 5, -1.5)
 			d, q := toeplitz(n, p)
 			const rows = 3
