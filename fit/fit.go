@@ -11,8 +11,11 @@
 // The stopping rule works on a low-noise estimate: every EvalEvery steps the ELBO is estimated
 // with the same EvalSamples base draws (common random numbers), so differences between
 // estimates reflect parameter changes, not fresh Monte Carlo noise. When the gain over the last
-// Window estimates falls below Tol nats the step size is cut (×0.2, Decays times) and, after the
-// last cut, the fit stops with the reason in words.
+// Window estimates falls below Tol nats (Config.Stop: the difference of the window's half means,
+// or, for flows, a regression trend judged against its standard error and the iterates' jitter)
+// the step size is cut (×0.2, Decays times) and, after the last cut, the fit stops with the
+// reason in words. The result reports the best tracked iterate — the last one, an earlier one,
+// or the moving average of the iterates (Config.Average) — by the same estimate.
 package fit
 
 import (
@@ -60,6 +63,8 @@ type TracePoint struct {
 	Iter int     `json:"iter"`
 	ELBO float64 `json:"elbo"`
 	LR   float64 `json:"lr"`
+	// AvgELBO is the same estimate at the averaged parameters (Config.Average > 0; else 0).
+	AvgELBO float64 `json:"avg_elbo,omitempty"`
 }
 
 // Progress is what observers see at every tracking estimate.
@@ -97,6 +102,7 @@ type Result struct {
 
 	Status     Status
 	Reason     string // why the fit stopped, in words
+	Reported   string // which iterate Params are (last, best tracked or averaged), in words
 	Iterations int
 	GradEvals  int // target gradient evaluations, including initialisation
 	Skipped    int // steps dropped because of a non-finite gradient
@@ -162,13 +168,14 @@ func Fit(ctx context.Context, target model.Target, fam family.Family, obj object
 	// Report the best tracked iterate when it beats the last one: with a constant step size the
 	// iterates jitter around the optimum (and may drift below a good start), and common random
 	// numbers make the tracking estimates comparable.
-	params := st.Params
+	params, reported := st.Params, fmt.Sprintf("the last iterate (step %d)", st.Step)
 	if n := len(st.Trace); n > 0 && st.BestELBO != nil && *st.BestELBO > st.Trace[n-1].ELBO {
 		params = st.Best
+		reported = fmt.Sprintf("the %s: its tracking ELBO %.4g beats the last iterate's %.4g", st.BestFrom, *st.BestELBO, st.Trace[n-1].ELBO)
 	}
 	res := &Result{
 		Family: aff, Params: append([]float64(nil), params...),
-		Status: status, Reason: reason, Iterations: st.Step, Skipped: st.Skipped,
+		Status: status, Reason: reason, Reported: reported, Iterations: st.Step, Skipped: st.Skipped,
 		InitNote: st.InitNote, Trace: append([]TracePoint(nil), st.Trace...),
 	}
 	r.diagnose(res)
@@ -264,6 +271,7 @@ type runner struct {
 	vals     []float64 // per-draw objective values
 	grads    []float64 // per-draw gradients, S × n
 	grad     []float64
+	trackAt  []float64 // the parameters a tracking estimate evaluates
 
 	// worker pool
 	jobs []chan job
@@ -353,7 +361,7 @@ func (r *runner) worker(w, W int) {
 func (r *runner) evalOne(w, s int, track bool) {
 	if track {
 		nd := r.fam.NoiseDim()
-		r.vals[s] = r.trk[w].Evaluate(r.st.Params, r.evalEps[s*nd:(s+1)*nd], nil)
+		r.vals[s] = r.trk[w].Evaluate(r.trackAt, r.evalEps[s*nd:(s+1)*nd], nil)
 		return
 	}
 	r.vals[s] = r.ests[w].Evaluate(r.st.Params, r.eps[s*r.noise:(s+1)*r.noise], r.grads[s*r.n:(s+1)*r.n])
@@ -429,6 +437,15 @@ func (r *runner) loop(ctx context.Context, observers []func(Progress)) (Status, 
 		}
 		st.skipRun = 0
 		r.opt.Step(st.Params, r.grad)
+		if cfg.Average > 0 {
+			if len(st.Avg) != len(st.Params) {
+				st.Avg = append(st.Avg[:0], st.Params...)
+			}
+			a := 1 / float64(cfg.Average)
+			for i, p := range st.Params {
+				st.Avg[i] += a * (p - st.Avg[i])
+			}
+		}
 		st.Step++
 	}
 }
@@ -441,48 +458,107 @@ func (r *runner) paramName(i int) string {
 	return fmt.Sprintf("variational parameter %d of %d", i, r.n)
 }
 
-// track computes the common-random-number ELBO estimate and applies the plateau rule.
+// trackELBO is the common-random-number ELBO estimate at params.
+func (r *runner) trackELBO(params []float64) float64 {
+	r.trackAt = params
+	r.run(r.cfg.EvalSamples, true)
+	r.st.GradEvals += r.cfg.EvalSamples
+	return mean(r.vals[:r.cfg.EvalSamples])
+}
+
+// track computes the common-random-number ELBO estimate (and that of the averaged parameters)
+// and applies the plateau rule.
 func (r *runner) track(observers []func(Progress)) (stop bool, reason string) {
 	cfg, st := r.cfg, r.st
-	r.run(cfg.EvalSamples, true)
-	st.GradEvals += cfg.EvalSamples
-	sum := 0.0
-	for _, v := range r.vals[:cfg.EvalSamples] {
-		sum += v
+	elbo := r.trackELBO(st.Params)
+	avg := math.NaN()
+	if cfg.Average > 0 && len(st.Avg) == len(st.Params) {
+		avg = r.trackELBO(st.Avg)
 	}
-	elbo := sum / float64(cfg.EvalSamples)
 	lr := cfg.LR * st.LRScale
-	if !math.IsNaN(elbo) && !math.IsInf(elbo, 0) {
-		st.Trace = append(st.Trace, TracePoint{Iter: st.Step, ELBO: elbo, LR: lr})
+	if isFinite(elbo) {
+		tp := TracePoint{Iter: st.Step, ELBO: elbo, LR: lr}
+		if isFinite(avg) {
+			tp.AvgELBO = avg
+		}
+		st.Trace = append(st.Trace, tp)
 		st.Window = append(st.Window, elbo)
 		if st.BestELBO == nil || elbo > *st.BestELBO {
 			v := elbo
 			st.BestELBO = &v
 			st.Best = append(st.Best[:0], st.Params...)
+			st.BestFrom = fmt.Sprintf("best tracked iterate (step %d)", st.Step)
 		}
 	}
-	gain := math.NaN()
+	if isFinite(avg) && (st.BestELBO == nil || avg > *st.BestELBO) {
+		st.BestELBO = &avg
+		st.Best = append(st.Best[:0], st.Avg...)
+		st.BestFrom = fmt.Sprintf("averaged iterate (moving average over ≈%d steps, at step %d)", cfg.Average, st.Step)
+	}
+	gain, hit, why := math.NaN(), false, ""
 	if len(st.Window) >= cfg.Window {
-		w := st.Window[len(st.Window)-cfg.Window:]
-		h := cfg.Window / 2
-		gain = mean(w[cfg.Window-h:]) - mean(w[:h])
+		gain, hit, why = cfg.plateau(st.Window[len(st.Window)-cfg.Window:])
 		st.lastGain = gain
 	}
 	for _, f := range observers {
 		f(Progress{Iter: st.Step, MaxIter: cfg.MaxIter, ELBO: elbo, Gain: gain, LR: lr, Skipped: st.Skipped})
 	}
-	if math.IsNaN(gain) || gain >= cfg.Tol {
+	if !hit {
 		return false, ""
 	}
-	span := (cfg.Window - 1) * cfg.EvalEvery
 	if st.DecaysUsed < cfg.Decays {
 		st.DecaysUsed++
 		st.LRScale *= 0.2
 		st.Window = append(st.Window[:0], elbo)
 		return false, ""
 	}
-	return true, fmt.Sprintf("ELBO plateaued: gain %s over the last %d steps < tol %g nats, after %d step-size reductions (step size %.3g)", fmtGain(gain), span, cfg.Tol, st.DecaysUsed, lr)
+	return true, fmt.Sprintf("%s, after %d step-size reductions (step size %.3g)", why, st.DecaysUsed, lr)
 }
+
+// plateau applies the stopping rule cfg.Stop to the window w of the last Window tracking
+// estimates: the window's gain, whether it counts as a plateau, and why in words.
+func (cfg Config) plateau(w []float64) (gain float64, hit bool, why string) {
+	span := (len(w) - 1) * cfg.EvalEvery
+	if cfg.Stop == StopTrend {
+		gain, se, jitter := trend(w)
+		if gain+cfg.TrendZ*se >= max(cfg.Tol, jitter/2) {
+			return gain, false, ""
+		}
+		return gain, true, fmt.Sprintf("ELBO plateaued: the trend over the last %d steps gained %s ± %.2g (s.e.), below max(tol %g, half the jitter %.2g of one estimate) with one-sided z = %g",
+			span, fmtGain(gain), se, cfg.Tol, jitter, cfg.TrendZ)
+	}
+	h := len(w) / 2
+	gain = mean(w[len(w)-h:]) - mean(w[:h])
+	if gain >= cfg.Tol {
+		return gain, false, ""
+	}
+	return gain, true, fmt.Sprintf("ELBO plateaued: gain %s over the last %d steps < tol %g nats", fmtGain(gain), span, cfg.Tol)
+}
+
+// trend fits y_i = a + b·i (i = 0..n−1, n ≥ 3) by least squares and returns the gain over the
+// window b·(n−1), its standard error and the residual standard deviation (n − 2 degrees of
+// freedom). Cost O(n).
+func trend(y []float64) (gain, se, sd float64) {
+	n := float64(len(y))
+	ti := (n - 1) / 2
+	my := mean(y)
+	var sxy, sxx float64
+	for i, v := range y {
+		dx := float64(i) - ti
+		sxy += dx * (v - my)
+		sxx += dx * dx
+	}
+	b := sxy / sxx
+	var rss float64
+	for i, v := range y {
+		e := v - my - b*(float64(i)-ti)
+		rss += e * e
+	}
+	sd = math.Sqrt(rss / (n - 2))
+	return b * (n - 1), sd / math.Sqrt(sxx) * (n - 1), sd
+}
+
+func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 func fmtGain(g float64) string {
 	if math.IsNaN(g) {

@@ -11,7 +11,7 @@ import (
 
 func TestPlotsWritePNGAndSVG(t *testing.T) {
 	dir := t.TempDir()
-	trace := []TracePoint{{0, -50, 0.02}, {100, -40, 0.02}, {200, -39.5, 0.004}, {300, -39.4, 0.004}}
+	trace := []TracePoint{{Iter: 0, ELBO: -50, LR: 0.02}, {Iter: 100, ELBO: -40, LR: 0.02}, {Iter: 200, ELBO: -39.5, LR: 0.004}, {Iter: 300, ELBO: -39.4, LR: 0.004}}
 	s := rng.New(1, 0)
 	x, ref := make([]float64, 500), make([]float64, 2000)
 	for i := range x {

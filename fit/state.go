@@ -29,6 +29,9 @@ type State struct {
 	// they beat the last iterate.
 	Best     []float64 `json:"best_params"`
 	BestELBO *float64  `json:"best_elbo"`
+	BestFrom string    `json:"best_from,omitempty"` // which iterate Best is, in words
+	// Avg is the exponential moving average of the parameters (Config.Average > 0).
+	Avg []float64 `json:"avg_params,omitempty"`
 
 	skipRun  int
 	lastGain float64
@@ -80,6 +83,7 @@ func (s *State) clone() *State {
 	c.Shift = append([]float64(nil), s.Shift...)
 	c.Scale = append([]float64(nil), s.Scale...)
 	c.Best = append([]float64(nil), s.Best...)
+	c.Avg = append([]float64(nil), s.Avg...)
 	if s.BestELBO != nil {
 		v := *s.BestELBO
 		c.BestELBO = &v

@@ -124,15 +124,20 @@ func familyName(f family.Family) string {
 // seeds): with Fit's Gaussian defaults (S = 8, LR 0.02, Tol 0.02) the plateau rule stops a
 // flow long before its ELBO stops rising (a flow gains its last nats slowly, and the larger
 // step's jitter hides the gain); S = 32 rather than 16 gained 0.1–0.5 nats of ELBO on
-// gp_pois_regr for maf and realnvp at twice the cost per step.
+// gp_pois_regr for maf and realnvp at twice the cost per step. Even then the half-means rule
+// on 6 estimates fired on the ≈0.2-nat jitter of the iterates after 2,000–5,000 steps on the
+// BF-VI paper's targets while the flow was still gaining (x/bfvi, bench/results/bfvi.md), hence
+// StopTrend on 30 estimates (3,000 steps) and the moving average of the iterates.
 const (
 	FlowSamples = 32
 	FlowLR      = 0.01
 	FlowTol     = 0.002
+	FlowAverage = 1000 // steps: time constant of the iterate average
 )
 
 // FlowDefaults fills the fields of cfg that are zero with the defaults for flow families:
-// Samples FlowSamples, LR FlowLR, Tol FlowTol. Other fields are left as they are.
+// Samples FlowSamples, LR FlowLR, Tol FlowTol, Stop StopTrend (whose Window default is 30) and
+// Average FlowAverage. Other fields are left as they are.
 func FlowDefaults(cfg Config) Config {
 	if cfg.Samples == 0 {
 		cfg.Samples = FlowSamples
@@ -142,6 +147,12 @@ func FlowDefaults(cfg Config) Config {
 	}
 	if cfg.Tol == 0 {
 		cfg.Tol = FlowTol
+	}
+	if cfg.Stop == StopAuto {
+		cfg.Stop = StopTrend
+	}
+	if cfg.Average == 0 {
+		cfg.Average = FlowAverage
 	}
 	return cfg
 }
