@@ -19,6 +19,11 @@ type FitConfig struct {
 	LR        float64 // Adam step size; default 0.01 (VBP paper)
 	InitBeta  float64 // initial noise precision β; default 1
 	Seed      uint64  // seeds initialisation, shuffling and noise
+	// ConstantLR, for FitSemiStructured only, keeps the step size at LR; by default it
+	// anneals by a cosine to LR/100 over the run (optim.Cosine), which removes the SGD jitter
+	// that otherwise moves q(γ) by about a posterior sd. Regression fits always use a
+	// constant LR (the PBP protocol).
+	ConstantLR bool
 	// EpochDone, when not nil, is called after every epoch with the epoch (from 1), the mean
 	// loss −ELBO/N over the epoch's minibatches and the updated β.
 	EpochDone func(epoch int, loss, beta float64)

@@ -2,8 +2,11 @@ package bnn
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/vigo-bayes/vigo/ad"
 	"github.com/vigo-bayes/vigo/density"
@@ -45,8 +48,10 @@ type SemiFit struct {
 func (s *SemiStructured) numNN(k int) int { return k*s.Hidden + 2*s.Hidden + 1 }
 
 // FitSemiStructured fits the model to rows data points: Xnn (rows×k) feeds g, Xlin
-// (rows×Flow.Dim()) the linear part, y the targets. Adam (cfg.LR, default 0.01) on minibatches
-// of cfg.BatchSize for cfg.Epochs epochs; cfg.InitBeta and cfg.EpochDone's β are unused (σ is a
+// (rows×Flow.Dim()) the linear part, y the targets. Adam (cfg.LR, default 0.01, annealed by a
+// cosine to 1% unless cfg.ConstantLR) on minibatches of cfg.BatchSize for cfg.Epochs epochs;
+// q(γ) converges at the rate of the number of steps, not epochs: on small data sets use
+// enough epochs for a few thousand steps (compare with ConditionalPosterior); cfg.InitBeta and cfg.EpochDone's β are unused (σ is a
 // parameter; EpochDone gets σ⁻² as β).
 func FitSemiStructured(ctx context.Context, s SemiStructured, Xnn []float64, k int, Xlin, y []float64, rows int, cfg FitConfig) (*SemiFit, error) {
 	cfg = cfg.withDefaults()
@@ -74,8 +79,12 @@ func FitSemiStructured(ctx context.Context, s SemiStructured, Xnn []float64, k i
 		p[k*s.Hidden+s.Hidden+i] = r.NormFloat64() / math.Sqrt(float64(s.Hidden))
 	}
 	s.Flow.Init(p[nn+1:], r.Rand)
-	opt := optim.NewAdam(np, optim.AdamConfig{LR: cfg.LR})
 	B := min(cfg.BatchSize, rows)
+	var sched optim.Schedule
+	if !cfg.ConstantLR {
+		sched = optim.Cosine{Steps: cfg.Epochs * ((rows + B - 1) / B), Min: 0.01}
+	}
+	opt := optim.NewAdam(np, optim.AdamConfig{LR: cfg.LR, Schedule: sched})
 	perm := make([]int, rows)
 	for i := range perm {
 		perm[i] = i
@@ -169,23 +178,15 @@ func (f *SemiFit) Sigma() float64 { return math.Exp(f.Params[f.Model.numNN(f.NNI
 // Predict returns the predictive mean and variance of y at rows points: g(x_nn) + x_lin·γ
 // averaged over samples draws of γ from q, variance over the draws plus σ².
 func (f *SemiFit) Predict(Xnn, Xlin []float64, rows, samples int, seed uint64) (mean, variance []float64) {
-	k, H, d := f.NNIn, f.Model.Hidden, f.Model.Flow.Dim()
+	k, d := f.NNIn, f.Model.Flow.Dim()
 	if len(Xnn) != rows*k || len(Xlin) != rows*d {
 		panic(fmt.Sprintf("bnn: SemiFit.Predict: len(Xnn)=%d, len(Xlin)=%d for rows=%d", len(Xnn), len(Xlin), rows))
 	}
-	p := f.Params
 	g := f.Coefficients(samples, seed)
 	mean, variance = make([]float64, rows), make([]float64, rows)
 	s2 := f.Sigma() * f.Sigma()
 	for i := range rows {
-		nn := p[k*H+2*H]
-		for j := range H {
-			a := p[k*H+j]
-			for c := range k {
-				a += Xnn[i*k+c] * p[c*H+j]
-			}
-			nn += max(a, 0) * p[k*H+H+j]
-		}
+		nn := f.nnOut(Xnn[i*k : (i+1)*k])
 		s, ss := 0.0, 0.0
 		for n := range samples {
 			v := nn
@@ -200,4 +201,71 @@ func (f *SemiFit) Predict(Xnn, Xlin []float64, rows, samples int, seed uint64) (
 		variance[i] = max(ss/float64(samples)-m*m, 0) + s2
 	}
 	return mean, variance
+}
+
+// nnOut is the fitted network's output g(x) at one input row x.
+func (f *SemiFit) nnOut(x []float64) float64 {
+	k, H, p := f.NNIn, f.Model.Hidden, f.Params
+	out := p[k*H+2*H]
+	for j := range H {
+		a := p[k*H+j]
+		for c := range k {
+			a += x[c] * p[c*H+j]
+		}
+		out += max(a, 0) * p[k*H+H+j]
+	}
+	return out
+}
+
+// ConditionalPosterior returns the exact posterior of γ given the fitted network g and noise
+// σ on the data (Xnn, Xlin, y): with g and σ fixed the model is linear-Gaussian in γ, so
+//
+//	γ | y, g, σ ~ N(μ, Σ),  Σ = (ZᵀZ/σ² + I/s²)⁻¹,  μ = Σ Zᵀ(y − g(X))/σ²,
+//
+// with Z = Xlin and s = PriorSD. It is the optimum of the ELBO over q(γ) for that g and σ, and
+// so the reference a fitted q should match: compare q's moments (Coefficients) with it. It
+// returns μ (d) and Σ (d×d row-major). Cost O(rows·(d² + k·Hidden) + d³).
+func (f *SemiFit) ConditionalPosterior(Xnn, Xlin, y []float64, rows int) (mu, cov []float64, err error) {
+	k, d := f.NNIn, f.Model.Flow.Dim()
+	if len(Xnn) != rows*k || len(Xlin) != rows*d || len(y) != rows || rows < 1 {
+		return nil, nil, fmt.Errorf("bnn: SemiFit.ConditionalPosterior: data shape (rows=%d, len(Xnn)=%d, len(Xlin)=%d, len(y)=%d; want k=%d, d=%d)", rows, len(Xnn), len(Xlin), len(y), k, d)
+	}
+	psd := f.Model.PriorSD
+	if psd == 0 {
+		psd = 1
+	}
+	s2 := f.Sigma() * f.Sigma()
+	prec := mat.NewSymDense(d, nil)
+	rhs := mat.NewVecDense(d, nil)
+	for i := range rows {
+		z := Xlin[i*d : (i+1)*d]
+		r := (y[i] - f.nnOut(Xnn[i*k:(i+1)*k])) / s2
+		for a := range d {
+			rhs.SetVec(a, rhs.AtVec(a)+z[a]*r)
+			for b := a; b < d; b++ {
+				prec.SetSym(a, b, prec.At(a, b)+z[a]*z[b]/s2)
+			}
+		}
+	}
+	for a := range d {
+		prec.SetSym(a, a, prec.At(a, a)+1/(psd*psd))
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(prec) {
+		return nil, nil, errors.New("bnn: SemiFit.ConditionalPosterior: posterior precision is not positive definite")
+	}
+	var sigma mat.SymDense
+	if err := ch.InverseTo(&sigma); err != nil {
+		return nil, nil, fmt.Errorf("bnn: SemiFit.ConditionalPosterior: %w", err)
+	}
+	var m mat.VecDense
+	m.MulVec(&sigma, rhs)
+	mu, cov = make([]float64, d), make([]float64, d*d)
+	for a := range d {
+		mu[a] = m.AtVec(a)
+		for b := range d {
+			cov[a*d+b] = sigma.At(a, b)
+		}
+	}
+	return mu, cov, nil
 }
