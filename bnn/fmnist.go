@@ -17,20 +17,21 @@ import (
 const FashionMNISTDir = "/usr/share/datasets/fashion-mnist"
 
 // LoadFashionMNIST reads the training (train = true: train-images-idx3-ubyte.gz,
-// train-labels-idx1-ubyte.gz) or test set (t10k-…) from dir. It returns the images as rows×784
-// values in [0, 1] (pixel/255, row-major 28×28 per image, the layout of a 28×28×1 ConvNet
-// input), the labels in [0, 10) and rows. Errors name the file and what is wrong.
-func LoadFashionMNIST(dir string, train bool) (X []float64, y []int, rows int, err error) {
+// train-labels-idx1-ubyte.gz) or test set (t10k-…) from dir, only the first limit images when
+// limit > 0. It returns the images as rows×784 values in [0, 1] (pixel/255, row-major 28×28 per
+// image, the layout of a 28×28×1 ConvNet input), the labels in [0, 10) and rows. Errors name
+// the file and what is wrong.
+func LoadFashionMNIST(dir string, train bool, limit int) (X []float64, y []int, rows int, err error) {
 	pre := "t10k"
 	if train {
 		pre = "train"
 	}
-	X, rows, h, w, err := ReadIDXImages(filepath.Join(dir, pre+"-images-idx3-ubyte.gz"))
+	X, rows, h, w, err := ReadIDXImages(filepath.Join(dir, pre+"-images-idx3-ubyte.gz"), limit)
 	if err != nil {
 		return nil, nil, 0, err
 	}
 	lp := filepath.Join(dir, pre+"-labels-idx1-ubyte.gz")
-	y, err = ReadIDXLabels(lp)
+	y, err = ReadIDXLabels(lp, limit)
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -56,9 +57,9 @@ const (
 
 // ReadIDXImages reads a gzipped IDX file of unsigned-byte images (magic 0x803: count, height,
 // width as big-endian uint32, then the pixels) and returns them scaled to [0, 1], one image of
-// h·w values per row.
-func ReadIDXImages(path string) (X []float64, rows, h, w int, err error) {
-	raw, dims, err := readIDX(path, idxImages, 3)
+// h·w values per row; only the first limit images when limit > 0.
+func ReadIDXImages(path string, limit int) (X []float64, rows, h, w int, err error) {
+	raw, dims, err := readIDX(path, idxImages, 3, limit)
 	if err != nil {
 		return nil, 0, 0, 0, err
 	}
@@ -70,9 +71,9 @@ func ReadIDXImages(path string) (X []float64, rows, h, w int, err error) {
 }
 
 // ReadIDXLabels reads a gzipped IDX file of unsigned-byte labels (magic 0x801: count, then
-// one byte per label).
-func ReadIDXLabels(path string) ([]int, error) {
-	raw, _, err := readIDX(path, idxLabels, 1)
+// one byte per label); only the first limit labels when limit > 0.
+func ReadIDXLabels(path string, limit int) ([]int, error) {
+	raw, _, err := readIDX(path, idxLabels, 1, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -83,8 +84,9 @@ func ReadIDXLabels(path string) ([]int, error) {
 	return y, nil
 }
 
-// readIDX returns the payload and dimensions of a gzipped IDX file with the given magic.
-func readIDX(path string, magic uint32, ndim int) ([]byte, []int, error) {
+// readIDX returns the payload and dimensions of a gzipped IDX file with the given magic, cut
+// to the first limit items (first dimension) when 0 < limit < the file's count.
+func readIDX(path string, magic uint32, ndim, limit int) ([]byte, []int, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("bnn: read IDX: %w", err)
@@ -110,7 +112,10 @@ func readIDX(path string, magic uint32, ndim int) ([]byte, []int, error) {
 			return nil, nil, fmt.Errorf("bnn: read IDX: %s: implausible dimension %d (size=%d)", path, i, d)
 		}
 		dims[i] = int(d)
-		total *= int(d)
+		if i == 0 && limit > 0 && limit < dims[0] {
+			dims[0] = limit
+		}
+		total *= dims[i]
 		if total > 1<<31 {
 			return nil, nil, fmt.Errorf("bnn: read IDX: %s: too large (dims=%v)", path, dims[:i+1])
 		}
