@@ -1,6 +1,10 @@
 package mcmc
 
-import "math"
+import (
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
 
 // dualAveraging is Nesterov's dual averaging of log ε as Hoffman & Gelman (2014, §3.2.1) and
 // Stan use it. After iteration t with acceptance statistic α (capped at 1):
@@ -86,22 +90,27 @@ func (w *windows) advance() {
 	}
 }
 
-// covEstimator is Welford's running mean and (co)variance of the draws of one window.
+// covEstimator is Welford's running mean and (co)variance of the draws of one window and,
+// when grads is set, the running variance of their gradients (FisherDiag).
 type covEstimator struct {
-	d     int
-	dense bool
-	n     int
-	mean  []float64
-	m2    []float64 // D (diagonal) or D×D
-	delta []float64
+	d            int
+	dense, grads bool
+	n            int
+	mean         []float64
+	m2           []float64 // D (diagonal) or D×D
+	delta        []float64
+	gMean, gM2   []float64 // gradients: mean and Σ squared deviations (grads only)
 }
 
-func newCovEstimator(d int, dense bool) *covEstimator {
-	e := &covEstimator{d: d, dense: dense, mean: make([]float64, d), delta: make([]float64, d)}
+func newCovEstimator(d int, dense, grads bool) *covEstimator {
+	e := &covEstimator{d: d, dense: dense, grads: grads, mean: make([]float64, d), delta: make([]float64, d)}
 	if dense {
 		e.m2 = make([]float64, d*d)
 	} else {
 		e.m2 = make([]float64, d)
+	}
+	if grads {
+		e.gMean, e.gM2 = make([]float64, d), make([]float64, d)
 	}
 	return e
 }
@@ -110,14 +119,24 @@ func (e *covEstimator) restart() {
 	e.n = 0
 	clear(e.mean)
 	clear(e.m2)
+	clear(e.gMean)
+	clear(e.gM2)
 }
 
-func (e *covEstimator) add(q []float64) {
+// add records the draw q and, for an estimator with grads, its gradient g (else g may be nil).
+func (e *covEstimator) add(q, g []float64) {
 	e.n++
 	fn := float64(e.n)
 	for i, x := range q {
 		e.delta[i] = x - e.mean[i]
 		e.mean[i] += e.delta[i] / fn
+	}
+	if e.grads {
+		for i, x := range g {
+			dg := x - e.gMean[i]
+			e.gMean[i] += dg / fn
+			e.gM2[i] += (x - e.gMean[i]) * dg
+		}
 	}
 	if !e.dense {
 		for i, x := range q {
@@ -135,13 +154,28 @@ func (e *covEstimator) add(q []float64) {
 	}
 }
 
-// regularised writes Stan's regularised estimate into inv: with n draws and the sample
-// (co)variance S (divisor n − 1), n/(n+5)·S + 10⁻³·5/(n+5)·I, which shrinks a short window's
+// shrink returns Stan's regularisation weights for a window of n draws: the estimate S
+// becomes w·S + eps·I with w = n/(n+5), eps = 10⁻³·5/(n+5), which shrinks a short window's
 // estimate towards a small multiple of the identity.
-func (e *covEstimator) regularised(inv []float64) {
+func (e *covEstimator) shrink() (w, eps float64) {
 	n := float64(e.n)
-	w := n / (n + 5)
-	eps := 1e-3 * 5 / (n + 5)
+	return n / (n + 5), 1e-3 * 5 / (n + 5)
+}
+
+// variance returns the sample variance (divisor n − 1) of coordinate i.
+func (e *covEstimator) variance(i int) float64 {
+	if e.dense {
+		return e.m2[i*e.d+i] / float64(e.n-1)
+	}
+	return e.m2[i] / float64(e.n-1)
+}
+
+// regularised writes Stan's regularised estimate into inv: with n draws and the sample
+// (co)variance S (divisor n − 1), n/(n+5)·S + 10⁻³·5/(n+5)·I; D values for a diagonal
+// estimator, D×D for a dense one.
+func (e *covEstimator) regularised(inv []float64) {
+	w, eps := e.shrink()
+	n := float64(e.n)
 	for i, v := range e.m2 {
 		inv[i] = w * v / (n - 1)
 	}
@@ -161,4 +195,98 @@ func (e *covEstimator) regularised(inv []float64) {
 			inv[i*e.d+j], inv[j*e.d+i] = a, a
 		}
 	}
+}
+
+// regularisedDiag writes the regularised diagonal estimate (Stan's diag_e) into inv (D values),
+// from a diagonal or a dense estimator.
+func (e *covEstimator) regularisedDiag(inv []float64) {
+	w, eps := e.shrink()
+	for i := range e.d {
+		inv[i] = w*e.variance(i) + eps
+	}
+}
+
+// scaled writes Auto's regularised estimate into inv (D×D when dense, else D values):
+// Stan's regularisation applied in the coordinates standardised by the window's standard
+// deviations, n/(n+5)·S + 10⁻³·5/(n+5)·diag(S). Stan's shrinkage towards 10⁻³·I swamps
+// coordinates whose posterior variance is far below 10⁻³ (a variance of 10⁻⁶ becomes
+// 10⁻⁶ + 10⁻⁵ after a 500-draw window); this one is scale equivariant and still adds only
+// ≈ 10⁻⁵ of each variance to the conditional variances of strongly correlated coordinates.
+// It reports false, writing nothing, when a variance is not positive and finite (a chain that
+// did not move); the caller then falls back to Stan's regularisation.
+func (e *covEstimator) scaled(inv []float64, dense bool) bool {
+	d := e.d
+	for i := range d {
+		if v := e.variance(i); !(v > 0) || math.IsInf(v, 1) {
+			return false
+		}
+	}
+	w, eps := e.shrink()
+	if !dense {
+		for i := range d {
+			inv[i] = (w + eps) * e.variance(i)
+		}
+		return true
+	}
+	n := float64(e.n)
+	for i := range d {
+		for j := range d {
+			inv[i*d+j] = w * 0.5 * (e.m2[i*d+j] + e.m2[j*d+i]) / (n - 1)
+		}
+		inv[i*d+i] += eps * e.variance(i)
+	}
+	return true
+}
+
+// fisherDiag writes the regularised Fisher-divergence diagonal into inv (D values):
+// √(Var(xᵢ)/Var(gᵢ)) in place of Var(xᵢ), with Stan's shrinkage. A coordinate whose gradient
+// does not vary (or whose ratio is not finite) falls back to its draws' variance.
+func (e *covEstimator) fisherDiag(inv []float64) {
+	w, eps := e.shrink()
+	n := float64(e.n)
+	for i := range e.d {
+		v := e.variance(i)
+		if vg := e.gM2[i] / (n - 1); vg > 0 {
+			if r := math.Sqrt(v / vg); r > 0 && !math.IsInf(r, 1) {
+				v = r
+			}
+		}
+		inv[i] = w*v + eps
+	}
+}
+
+// denseHelps is Auto's choice, from a dense estimator's window: the condition number κ of the
+// sample correlation matrix R = D^{−1/2} S D^{−1/2} against the largest one sampling noise
+// alone gives for n uncorrelated draws in d dimensions, κ₀ = ((1+√(d/n))/(1−√(d/n)))² (the
+// ratio of the edges of the Marchenko–Pastur law). A dense metric is chosen when n ≥ 2d and
+// κ > 2κ₀: with a diagonal metric NUTS's trajectories grow as √κ, with a dense one the
+// preconditioned target keeps only the estimation noise. Cost O(d³) (eigenvalues of R), once
+// per window.
+func (e *covEstimator) denseHelps() bool {
+	d, n := e.d, e.n
+	if !e.dense || d < 2 || n < 2*d {
+		return false
+	}
+	sd := make([]float64, d)
+	for i := range d {
+		sd[i] = math.Sqrt(e.m2[i*d+i])
+		if !(sd[i] > 0) || math.IsInf(sd[i], 1) {
+			return false
+		}
+	}
+	r := mat.NewSymDense(d, nil)
+	for i := range d {
+		for j := range i + 1 {
+			r.SetSym(i, j, 0.5*(e.m2[i*d+j]+e.m2[j*d+i])/(sd[i]*sd[j]))
+		}
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(r, false) {
+		return false
+	}
+	ev := eig.Values(nil) // ascending
+	lo, hi := ev[0], ev[d-1]
+	x := math.Sqrt(float64(d) / float64(n))
+	k0 := (1 + x) * (1 + x) / ((1 - x) * (1 - x))
+	return lo > 0 && hi/lo > 2*k0
 }

@@ -32,17 +32,39 @@ func (a Algorithm) String() string {
 type MetricKind int
 
 const (
-	// Diag is a diagonal M⁻¹ adapted to the marginal variances (Stan's diag_e, the default).
-	Diag MetricKind = iota
+	// Auto (the default) adapts a dense M⁻¹ when the warmup draws are strongly correlated and
+	// a diagonal one otherwise, decided again at the end of every slow window: dense when the condition
+	// number of the window's sample correlation matrix exceeds twice the largest one sampling
+	// noise gives for uncorrelated draws, ((1+√(D/n))/(1−√(D/n)))² (the Marchenko–Pastur edge
+	// ratio for n draws in D dimensions), and n ≥ 2D. Above D = 250 (where no window of
+	// Stan's default 1000-iteration warmup has 2D draws) it is Diag, without the D² cost.
+	// Both forms use Stan's regularisation in the coordinates standardised by the window's
+	// standard deviations, n/(n+5)·S + 10⁻³·5/(n+5)·diag(S), instead of Stan's shrinkage
+	// towards 10⁻³·I, which swamps posterior variances below 10⁻³. Not in Stan.
+	Auto MetricKind = iota
+	// Diag is a diagonal M⁻¹ adapted to the marginal variances (Stan's diag_e and default).
+	Diag
 	// Dense is a full M⁻¹ adapted to the covariance (Stan's dense_e).
 	Dense
 	// Unit is M⁻¹ = I, never adapted (Stan's unit_e).
 	Unit
+	// FisherDiag is a diagonal M⁻¹ adapted from the draws and their gradients,
+	// M⁻¹ᵢᵢ = √(Var(xᵢ)/Var(∂ᵢ log π)), the diagonal that minimises the Fisher divergence
+	// between the preconditioned target and a standard normal (Seyboldt, Carlson & Carpenter,
+	// "Preconditioning Hamiltonian Monte Carlo by minimizing Fisher divergence", arXiv 2025;
+	// nutpie's default). For a Gaussian it is √(Σᵢᵢ/(Σ⁻¹)ᵢᵢ): the marginal variance when the
+	// coordinates are independent, between the marginal and conditional variances otherwise.
+	// Stan's windows and regularisation are kept. Not in Stan.
+	FisherDiag
 )
 
-// String returns Stan's names: "diag_e", "dense_e", "unit_e".
+// String returns Stan's names: "diag_e", "dense_e", "unit_e", and "auto_e", "fisher_diag_e".
 func (m MetricKind) String() string {
 	switch m {
+	case Auto:
+		return "auto_e"
+	case FisherDiag:
+		return "fisher_diag_e"
 	case Diag:
 		return "diag_e"
 	case Dense:
@@ -53,8 +75,11 @@ func (m MetricKind) String() string {
 	return fmt.Sprintf("MetricKind(%d)", int(m))
 }
 
+// autoMaxDim is the largest dimension for which Auto considers a dense metric.
+const autoMaxDim = 250
+
 // ParseMetric maps Stan's names ("diag_e", "dense_e", "unit_e", or "diag", "dense", "unit")
-// to a MetricKind.
+// and vigo's ("auto_e" or "auto", "fisher_diag_e" or "fisher_diag") to a MetricKind.
 func ParseMetric(s string) (MetricKind, error) {
 	switch s {
 	case "diag_e", "diag":
@@ -63,8 +88,12 @@ func ParseMetric(s string) (MetricKind, error) {
 		return Dense, nil
 	case "unit_e", "unit":
 		return Unit, nil
+	case "auto_e", "auto":
+		return Auto, nil
+	case "fisher_diag_e", "fisher_diag":
+		return FisherDiag, nil
 	}
-	return 0, fmt.Errorf("mcmc: ParseMetric: unknown metric (metric=%q; want diag_e, dense_e or unit_e)", s)
+	return 0, fmt.Errorf("mcmc: ParseMetric: unknown metric (metric=%q; want diag_e, dense_e, unit_e, auto_e or fisher_diag_e)", s)
 }
 
 // Config is a sampling run. The zero value of every field means its default (Stan's, where
@@ -97,10 +126,10 @@ type Config struct {
 	// StepSize is the initial step size ε (default 1); with warmup it is first tuned by
 	// Stan's doubling/halving heuristic.
 	StepSize float64
-	// Metric is the form of the inverse metric (default Diag).
+	// Metric is the form of the inverse metric (default Auto; Diag is Stan's default).
 	Metric MetricKind
-	// InvMetric is the initial inverse metric: D values (Diag) or D×D row-major (Dense); nil
-	// means the identity.
+	// InvMetric is the initial inverse metric: D values (Diag, FisherDiag, Auto) or D×D
+	// row-major (Dense, Auto); nil means the identity.
 	InvMetric []float64
 
 	// TargetAccept is dual averaging's target mean acceptance statistic δ (default 0.8).
@@ -201,7 +230,7 @@ func (c Config) validate(dim int) error {
 		return bad("init radius must be non-negative; init_radius", c.InitRadius)
 	case c.Algorithm != NUTS && c.Algorithm != StaticHMC:
 		return bad("unknown algorithm", c.Algorithm)
-	case c.Metric != Diag && c.Metric != Dense && c.Metric != Unit:
+	case c.Metric < Auto || c.Metric > FisherDiag:
 		return bad("unknown metric", c.Metric)
 	}
 	if c.InvMetric != nil {
@@ -209,7 +238,7 @@ func (c Config) validate(dim int) error {
 		if c.Metric == Dense {
 			want = dim * dim
 		}
-		if len(c.InvMetric) != want {
+		if len(c.InvMetric) != want && !(c.Metric == Auto && len(c.InvMetric) == dim*dim) {
 			return fmt.Errorf("mcmc: Sample: inverse metric has %d values, want %d (metric=%v, dim=%d)", len(c.InvMetric), want, c.Metric, dim)
 		}
 	}

@@ -30,42 +30,55 @@ func (z *point) set(o *point) {
 
 // metric is the Euclidean metric of the kinetic energy K(p) = ½ pᵀM⁻¹p. inv holds M⁻¹: D
 // values (diagonal) or D×D row-major (dense); for a dense metric chol holds the lower
-// Cholesky factor L of M⁻¹ (LLᵀ = M⁻¹), from which p ~ N(0, M) is drawn as p = L⁻ᵀu.
+// Cholesky factor L of M⁻¹ (LLᵀ = M⁻¹), from which p ~ N(0, M) is drawn as p = L⁻ᵀu. A metric
+// of kind Auto owns storage for both forms and switches between them (setDiag, setDense).
 type metric struct {
 	d     int
 	dense bool
-	inv   []float64
+	inv   []float64 // diagInv or denseInv, whichever form is in use
 	chol  []float64
 	scale []float64 // diagonal: 1/√inv, the momentum scales
+
+	diagInv, denseInv []float64
 }
 
 func newMetric(d int, kind MetricKind, inv []float64) (*metric, error) {
-	m := &metric{d: d, dense: kind == Dense}
-	if m.dense {
-		m.inv = make([]float64, d*d)
+	m := &metric{d: d, diagInv: make([]float64, d), scale: make([]float64, d)}
+	if kind == Dense || kind == Auto && (d <= autoMaxDim || len(inv) == d*d) {
+		m.denseInv = make([]float64, d*d)
 		m.chol = make([]float64, d*d)
-		if inv == nil {
-			for i := range d {
-				m.inv[i*d+i] = 1
-			}
-		} else {
-			copy(m.inv, inv)
-		}
-	} else {
-		m.inv = make([]float64, d)
-		m.scale = make([]float64, d)
-		if inv == nil || kind == Unit {
-			for i := range m.inv {
-				m.inv[i] = 1
-			}
-		} else {
-			copy(m.inv, inv)
-		}
 	}
-	if err := m.update(); err != nil {
-		return nil, err
+	switch {
+	case kind == Dense && inv == nil:
+		for i := range d {
+			m.denseInv[i*d+i] = 1
+		}
+		return m, m.setDense(m.denseInv)
+	case kind == Dense || kind == Auto && len(inv) == d*d && d > 1:
+		return m, m.setDense(inv)
+	case inv == nil || kind == Unit:
+		for i := range m.diagInv {
+			m.diagInv[i] = 1
+		}
+		return m, m.setDiag(m.diagInv)
 	}
-	return m, nil
+	return m, m.setDiag(inv)
+}
+
+// setDiag makes M⁻¹ the diagonal matrix with the D values v. It fails when one is not
+// positive and finite.
+func (m *metric) setDiag(v []float64) error {
+	copy(m.diagInv, v)
+	m.inv, m.dense = m.diagInv, false
+	return m.update()
+}
+
+// setDense makes M⁻¹ the D×D row-major matrix a. It fails when a is not positive definite.
+// Only for metrics made with kind Dense or Auto.
+func (m *metric) setDense(a []float64) error {
+	copy(m.denseInv, a)
+	m.inv, m.dense = m.denseInv, true
+	return m.update()
 }
 
 // update recomputes the factors after m.inv changed. It fails when M⁻¹ is not positive

@@ -174,10 +174,10 @@ func TestCovEstimator(t *testing.T) {
 		x[i] = []float64{r.NormFloat64(), 2 * r.NormFloat64(), 0}
 		x[i][2] = x[i][0] + 0.1*r.NormFloat64()
 	}
-	diag, dense := newCovEstimator(d, false), newCovEstimator(d, true)
+	diag, dense := newCovEstimator(d, false, false), newCovEstimator(d, true, false)
 	for _, v := range x {
-		diag.add(v)
-		dense.add(v)
+		diag.add(v, nil)
+		dense.add(v, nil)
 	}
 	var m [d]float64
 	for _, v := range x {
@@ -281,4 +281,93 @@ func BenchmarkNUTSEightSchools(b *testing.B) {
 		leap += n.transition(&z, 0.4).NLeapfrog
 	}
 	b.ReportMetric(float64(leap)/float64(b.N), "leapfrog/op")
+}
+
+// TestFisherDiag checks the Fisher-divergence diagonal on Gaussian draws x ~ N(0, Σ) with
+// gradients g = −Σ⁻¹x: the estimate is √(Σᵢᵢ/(Σ⁻¹)ᵢᵢ), here for Σ = [[1, 0.9], [0.9, 4]]
+// (det 3.19, Σ⁻¹ = [[4, −0.9], [−0.9, 1]]/3.19), so √(1·3.19/4) = 0.89303 and
+// √(4·3.19/1) = 3.57211, against marginal variances 1 and 4.
+func TestFisherDiag(t *testing.T) {
+	r := rng.New(5, 1)
+	const n = 20000
+	e := newCovEstimator(2, false, true)
+	x, g := make([]float64, 2), make([]float64, 2)
+	for range n {
+		// Σ = LLᵀ with L = [[1, 0], [0.9, √(4 − 0.81)]].
+		u, v := r.NormFloat64(), r.NormFloat64()
+		x[0], x[1] = u, 0.9*u+math.Sqrt(3.19)*v
+		g[0], g[1] = -(4*x[0]-0.9*x[1])/3.19, -(-0.9*x[0]+x[1])/3.19
+		e.add(x, g)
+	}
+	got := make([]float64, 2)
+	e.fisherDiag(got)
+	// The ratio of two variance estimates from n draws has relative sd ≈ √(2·2/n) ≈ 0.014, so
+	// its square root ≈ 0.007; 0.03 relative is > 4 sd.
+	for i, want := range []float64{0.89303, 3.57211} {
+		if math.Abs(got[i]/want-1) > 0.03 {
+			t.Errorf("fisherDiag[%d] = %.5f, want %.5f", i, got[i], want)
+		}
+	}
+}
+
+// TestDenseHelps checks Auto's choice: correlated draws (AR(1) correlation 0.7 in 6
+// dimensions, condition number ≈ 20) ask for a dense metric in windows of 50 draws and more,
+// and uncorrelated draws with scales spanning a factor 100 never do (windows of 25 included).
+func TestDenseHelps(t *testing.T) {
+	const d = 6
+	r := rng.New(9, 3)
+	for _, rho := range []float64{0, 0.7} {
+		for _, n := range []int{25, 50, 100, 200, 500} {
+			for rep := range 20 {
+				e := newCovEstimator(d, true, false)
+				x := make([]float64, d)
+				for range n {
+					x[0] = r.NormFloat64()
+					for i := 1; i < d; i++ {
+						x[i] = rho*x[i-1] + math.Sqrt(1-rho*rho)*r.NormFloat64()
+					}
+					for i := range x {
+						x[i] *= math.Pow(10, float64(i)/float64(d-1)*2-1)
+					}
+					e.add(x, nil)
+				}
+				// With n ≥ 2D the uncorrelated sample correlation matrix has condition number
+				// near the Marchenko–Pastur ratio κ₀ and exceeds 2κ₀ rarely; AR(1) with ρ = 0.7
+				// has κ ≈ 20 at D = 6, above 2κ₀ = 8.4 at n = 50 … 2.9 at n = 500 (at n = 25,
+				// 2κ₀ = 17 is too close to call). 20 replicates of each.
+				if got, want := e.denseHelps(), rho > 0; got != want && (n > 25 || got) {
+					t.Errorf("ρ=%v n=%d rep %d: denseHelps = %v, want %v", rho, n, rep, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestMetricSwitch checks that an Auto metric moves between the diagonal and the dense form
+// and that the kinetic energy follows: ½pᵀM⁻¹p for both.
+func TestMetricSwitch(t *testing.T) {
+	const d = 3
+	m, err := newMetric(d, Auto, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, tmp := []float64{1, -2, 0.5}, make([]float64, d)
+	if err := m.setDiag([]float64{2, 3, 4}); err != nil {
+		t.Fatal(err)
+	}
+	// ½(2·1 + 3·4 + 4·0.25) = 7.5 exactly.
+	if k := m.kinetic(p, tmp); k != 7.5 || m.dense {
+		t.Errorf("diagonal: K = %v (dense=%v), want 7.5", k, m.dense)
+	}
+	a := []float64{2, 0.5, 0, 0.5, 3, 0, 0, 0, 4}
+	if err := m.setDense(a); err != nil {
+		t.Fatal(err)
+	}
+	// ½(7.5·2 + 2·0.5·(1·−2)) = 7.5 − 1 = 6.5; exact in binary.
+	if k := m.kinetic(p, tmp); k != 6.5 || !m.dense || len(m.inv) != d*d {
+		t.Errorf("dense: K = %v (dense=%v, %d values), want 6.5", k, m.dense, len(m.inv))
+	}
+	if err := m.setDiag([]float64{1, 0, 1}); err == nil {
+		t.Error("setDiag accepted a zero variance")
+	}
 }

@@ -64,11 +64,11 @@ func (g *gaussian) target() model.Target {
 }
 
 // TestNUTSGaussian checks that NUTS recovers the means and sds of a 10-D Gaussian with
-// correlation 0.9 between neighbours and scales spanning a factor 10, with the diagonal and the
-// dense metric.
+// correlation 0.9 between neighbours and scales spanning a factor 10, with every adapted
+// metric; Auto must choose the dense form there.
 func TestNUTSGaussian(t *testing.T) {
 	g := newGaussian(10, 0.9)
-	for _, metric := range []mcmc.MetricKind{mcmc.Diag, mcmc.Dense} {
+	for _, metric := range []mcmc.MetricKind{mcmc.Diag, mcmc.Dense, mcmc.Auto, mcmc.FisherDiag} {
 		t.Run(metric.String(), func(t *testing.T) {
 			res, err := mcmc.Sample(context.Background(), g.target(), mcmc.Config{Seed: 11, Metric: metric})
 			if err != nil {
@@ -95,12 +95,40 @@ func TestNUTSGaussian(t *testing.T) {
 			if d.Divergent > 0 || d.MaxDepthHits > 0 {
 				t.Errorf("%s", d.Summary())
 			}
+			for c, ch := range res.Chains {
+				if dense := len(ch.InvMetric) == 100; dense != (metric == mcmc.Dense || metric == mcmc.Auto) {
+					t.Errorf("chain %d: %d inverse metric values", c+1, len(ch.InvMetric))
+				}
+			}
 			var leap int
 			for _, s := range slices.Concat(res.Stats()...) {
 				leap += s.NLeapfrog
 			}
 			t.Logf("%s: %s; ε %.3g; %.1f leapfrog steps per draw; %d gradients", metric, d.Summary(), res.Chains[0].StepSize, float64(leap)/4000, res.GradEvals)
 		})
+	}
+}
+
+// TestAutoIndependent checks that Auto keeps a diagonal metric on a Gaussian with
+// independent coordinates of scales 0.32 … 3.2, and that its draws are as efficient as the
+// diagonal metric's.
+func TestAutoIndependent(t *testing.T) {
+	g := newGaussian(10, 0)
+	res, err := mcmc.Sample(context.Background(), g.target(), mcmc.Config{Seed: 3, Metric: mcmc.Auto})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c, ch := range res.Chains {
+		if len(ch.InvMetric) != 10 {
+			t.Errorf("chain %d: %d inverse metric values, want the diagonal's 10", c+1, len(ch.InvMetric))
+		}
+		for j, v := range ch.InvMetric {
+			// The adapted variance from the last 500-draw window: relative sd ≈ √(2/ESS) with
+			// ESS ≳ 200 per chain, ≈ 0.1; 0.5 relative is 5 sd.
+			if want := g.sd[j] * g.sd[j]; math.Abs(v/want-1) > 0.5 {
+				t.Errorf("chain %d: M⁻¹[%d] = %.3g, want ≈ %.3g", c+1, j, v, want)
+			}
+		}
 	}
 }
 

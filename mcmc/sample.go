@@ -326,6 +326,33 @@ func (ch *chainRun) initStepSize(eps float64) (float64, error) {
 	}
 }
 
+// adaptMetric sets the metric from the window's estimator est at the end of a slow window;
+// buf has est's size.
+func (ch *chainRun) adaptMetric(est *covEstimator, buf []float64) error {
+	met := ch.sys.met
+	switch ch.cfg.Metric {
+	case Dense:
+		est.regularised(buf)
+		return met.setDense(buf)
+	case Auto:
+		dense := est.denseHelps()
+		switch {
+		case est.scaled(buf, dense) && dense:
+			return met.setDense(buf)
+		case dense:
+			est.regularised(buf)
+			return met.setDense(buf)
+		case !est.scaled(buf, false):
+			est.regularisedDiag(buf)
+		}
+	case FisherDiag:
+		est.fisherDiag(buf)
+	default:
+		est.regularised(buf)
+	}
+	return met.setDiag(buf[:met.d])
+}
+
 // warmup runs the adaptation iterations and returns the step size for sampling.
 func (ch *chainRun) warmup(total int) (float64, error) {
 	cfg := ch.cfg
@@ -341,8 +368,9 @@ func (ch *chainRun) warmup(total int) (float64, error) {
 	da := &dualAveraging{delta: cfg.TargetAccept, gamma: cfg.Gamma, t0: cfg.T0, kappa: cfg.Kappa, mu: math.Log(10 * cfg.StepSize)}
 	adaptMetric := cfg.Metric != Unit
 	win := newWindows(cfg.Warmup, cfg.InitBuffer, cfg.TermBuffer, cfg.Window)
-	est := newCovEstimator(ch.sys.met.d, cfg.Metric == Dense)
 	d := ch.sys.met.d
+	est := newCovEstimator(d, cfg.Metric == Dense || cfg.Metric == Auto && d <= autoMaxDim, cfg.Metric == FisherDiag)
+	buf := make([]float64, len(est.m2))
 	if cfg.SaveWarmup {
 		ch.out.WarmupDraws = make([]float64, 0, cfg.Warmup*d)
 		ch.out.WarmupStats = make([]Stats, 0, cfg.Warmup)
@@ -359,12 +387,11 @@ func (ch *chainRun) warmup(total int) (float64, error) {
 		eps = da.learn(st.AcceptStat)
 		if adaptMetric {
 			if win.inWindow() {
-				est.add(ch.cur.q)
+				est.add(ch.cur.q, ch.cur.g)
 			}
 			if win.endOfWindow() {
 				win.advance()
-				est.regularised(ch.sys.met.inv)
-				if err := ch.sys.met.update(); err != nil {
+				if err := ch.adaptMetric(est, buf); err != nil {
 					return eps, wrap(fmt.Errorf("metric adaptation at warmup iteration %d: %w", i+1, err))
 				}
 				est.restart()

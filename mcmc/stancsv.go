@@ -99,7 +99,7 @@ func (r *Result) StanCSV(c int, modelName string, names []string, constrain func
 	var adaptLines []string
 	if adapt {
 		adaptLines = append(adaptLines, "Adaptation terminated", "Step size = "+ftoa(ch.StepSize))
-		if cfg.Metric == Dense {
+		if len(ch.InvMetric) == r.Dim*r.Dim && (r.Dim > 1 || cfg.Metric == Dense) {
 			adaptLines = append(adaptLines, "Elements of inverse mass matrix:")
 			for i := range r.Dim {
 				adaptLines = append(adaptLines, joinFloats(ch.InvMetric[i*r.Dim:(i+1)*r.Dim]))

@@ -36,8 +36,10 @@ func newSampleCmd() *cobra.Command {
 		Short: "Sample a zoo model's posterior with NUTS and write Stan CSV draws and a summary",
 		Long: `vigo sample draws from the posterior of a zoo model (default: eight_schools, whose data
 is embedded) with the No-U-Turn sampler as Stan runs it: multinomial NUTS, dual-averaging step
-size and windowed adaptation of a diagonal (or dense) metric during warmup. Chains run in
-parallel; the draws depend only on --seed.
+size and windowed adaptation of the metric during warmup. The default metric, auto_e, is
+dense in the adaptation windows whose draws are strongly correlated and diagonal otherwise;
+--metric diag_e is Stan's default, dense_e and unit_e Stan's others, fisher_diag_e nutpie's
+diagonal from draws and gradients. Chains run in parallel; the draws depend only on --seed.
 
 It writes one Stan CSV file per chain into --out (MODEL-1.csv, …), with CmdStan's sampler
 columns (lp__, accept_stat__, stepsize__, treedepth__, n_leapfrog__, divergent__, energy__)
@@ -64,7 +66,7 @@ Exit codes: 0 done, 3 done but R-hat above 1.01 for some parameter, 1 error, 130
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed; chain c uses stream c")
 	fl.StringVar(&f.out, "out", ".", "directory for the Stan CSV files")
 	fl.StringVar(&f.posteriordb, "posteriordb", "", "posteriordb directory (holds data/); default ../shared/data/posteriordb (eight_schools needs none)")
-	fl.StringVar(&f.metric, "metric", "diag_e", "metric: diag_e, dense_e or unit_e")
+	fl.StringVar(&f.metric, "metric", "auto_e", "metric: auto_e, diag_e (Stan's default), dense_e, unit_e or fisher_diag_e")
 	fl.Float64Var(&f.delta, "adapt-delta", 0.8, "target acceptance statistic of step-size adaptation, in (0, 1)")
 	fl.IntVar(&f.maxDepth, "max-depth", 10, "maximum NUTS tree depth")
 	fl.BoolVar(&f.saveWarmup, "save-warmup", false, "write the warmup iterations to the CSV files too")
