@@ -36,4 +36,9 @@
 // Layers are dense matrices: a whole network's data term (forward moments and the analytic
 // backward pass through every layer, gonum BLAS for the products) is one fused node on an
 // ad.Tape, and the KL another; parameters are one caller-owned slice (see Net.Layout).
+//
+// ConvNet puts strided 2-D convolutions (valid padding) in front of the dense layers, for all
+// four methods: gathering the input patches (im2col) makes each convolution a dense layer over
+// patches, so the same moment rules and GEMMs apply. FitClassifier trains it on the categorical
+// likelihood, and LoadFashionMNIST reads the data of the VBP paper's image experiment.
 package bnn
