@@ -265,7 +265,7 @@ func convSim(n *ConvNet, p, x []float64, shared bool, r *rand.Rand, gate func(f,
 // model's shared weights the mean is still exact (linearity) and only the variance misses the
 // covariance between positions; it is logged, not tested.
 func TestConvMomentsVsMonteCarlo(t *testing.T) {
-	const S = 60000
+	const S = 40000
 	cases := []struct {
 		meth Method
 		C    float64

@@ -110,11 +110,11 @@ func TestReadIDX(t *testing.T) {
 
 // TestFitFashionMNISTSubset trains a small all-convolutional net (6 and 12 channels, 32 hidden
 // units, prior precision 10) on the first 2,000 training images for 2 epochs (126 Adam steps of
-// 32) and checks the error on the first 1,000 test images. Measured (seed 1): vbp 0.269, mfvi
-// 0.260, against 0.90 for chance; the bound 0.40 leaves room for a different platform's
-// rounding or noise stream while still failing a net that learned little.
+// 32) and checks the error on the first 500 test images. Measured (seed 1): vbp 0.264, mfvi
+// 0.246, against 0.90 for chance; the bound 0.40 leaves room for a different platform's
+// rounding or noise stream while still failing a net that learned little. About 2.5 s of CPU.
 func TestFitFashionMNISTSubset(t *testing.T) {
-	const ntr, nte = 2000, 1000
+	const ntr, nte = 2000, 500
 	Xtr, ytr, _ := fmnistOrSkip(t, true, ntr)
 	Xte, yte, _ := fmnistOrSkip(t, false, nte)
 	for _, meth := range []Method{VBP, MonteCarlo} {
@@ -128,7 +128,7 @@ func TestFitFashionMNISTSubset(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			probs := c.Predict(Xte[:nte*784], nte, 5, 2)
+			probs := c.Predict(Xte[:nte*784], nte, 4, 2)
 			wrong, ll := 0, 0.0
 			for i, yi := range yte[:nte] {
 				p := probs[i*10 : (i+1)*10]
