@@ -7,11 +7,12 @@ import (
 	"testing"
 )
 
-// TestBenchBFVITiny runs vigo bench bfvi on the toy regression with one restart and short
-// fits (well under a second) and checks the table has the paper's numbers beside ours.
+// TestBenchBFVITiny runs vigo bench bfvi on E1, E2 (20 draws per step, one seed) and the toy
+// regression with one restart and short fits (about a second) and checks the tables have the
+// paper's numbers beside ours.
 func TestBenchBFVITiny(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "bfvi.md")
-	log, err := run(t, "bench", "bfvi", "--experiments", "e1,e3", "--restarts", "1", "--draws", "500",
+	log, err := run(t, "bench", "bfvi", "--exp", "e1,e2,e3", "--draws-1d", "20", "--seeds-1d", "1", "--restarts", "1", "--draws", "500",
 		"--boot", "5", "--max-iter", "200", "--degree", "5", "--out", file)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log)
@@ -20,7 +21,8 @@ func TestBenchBFVITiny(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"## E1 Bernoulli", "| E3 | toy regression (d=4) | full-rank Gaussian | MF 0.896",
+	for _, want := range []string{"## E1 Bernoulli", "| 100 | 0.0037 / 0.0032 |", "## E2 Cauchy", "| 60 | 0.0011 (0.00092–0.00168) |",
+		"| Gauss-VI | 0.387 |", "| E3 | toy regression (d=4) | full-rank Gaussian | MF 0.896",
 		"| 0.68 (0.51, 0.86) |", "BF-VI paper (M=5"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("report lacks %q:\n%s", want, b)

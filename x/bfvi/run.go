@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -27,6 +28,9 @@ type Config struct {
 	MaxIter     int      // iteration cap per fit stage; default 20,000 (diamonds 3,000)
 	Degree      int      // Bernstein degree M of the flow (the paper: 49); default 49
 	Dir         string   // posteriordb directory for diamonds ("" finds ../shared)
+	Draws1D     int      // E1/E2 draws per step (the paper: 10,000); default 10,000
+	Seeds1D     int      // E2 seeds 2, 4, … (the paper: 20); default 3
+	Workers     int      // goroutines for the independent E1/E2 fits; default GOMAXPROCS
 	Progress    func(string)
 }
 
@@ -46,6 +50,15 @@ func (c Config) withDefaults() Config {
 	if c.Degree == 0 {
 		c.Degree = 49
 	}
+	if c.Draws1D == 0 {
+		c.Draws1D = 10000
+	}
+	if c.Seeds1D == 0 {
+		c.Seeds1D = 3
+	}
+	if c.Workers == 0 {
+		c.Workers = runtime.GOMAXPROCS(0)
+	}
 	return c
 }
 
@@ -63,8 +76,8 @@ type KHatRow struct {
 // Report is Run's result.
 type Report struct {
 	Config Config
+	KL     []*KLTable // E1, E2
 	Rows   []KHatRow
-	Static []string // experiments reported from earlier runs (e1, e2)
 }
 
 type kExperiment struct {
@@ -110,9 +123,26 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, fmt.Errorf("bfvi: Run: restarts %d, draws %d, boot %d: want ≥ 1, ≥ 100, ≥ 0", cfg.Restarts, cfg.Draws, cfg.Boot)
 	}
 	rep := &Report{Config: cfg}
+	if cfg.Draws1D < 1 || cfg.Seeds1D < 1 {
+		return nil, fmt.Errorf("bfvi: Run: 1-D draws %d, seeds %d: want ≥ 1", cfg.Draws1D, cfg.Seeds1D)
+	}
 	for _, e := range []string{"e1", "e2"} {
-		if slices.Contains(cfg.Experiments, e) {
-			rep.Static = append(rep.Static, e)
+		if !slices.Contains(cfg.Experiments, e) {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		t0 := time.Now()
+		var tb *KLTable
+		if e == "e1" {
+			tb = RunE1(cfg.Draws1D, cfg.Workers)
+		} else {
+			tb = RunE2(cfg.Draws1D, cfg.Seeds1D, cfg.Workers)
+		}
+		rep.KL = append(rep.KL, tb)
+		if cfg.Progress != nil {
+			cfg.Progress(fmt.Sprintf("%s done in %.0fs", e, time.Since(t0).Seconds()))
 		}
 	}
 	for _, ex := range kExperiments() {
@@ -201,11 +231,8 @@ func (r *Report) Markdown(w io.Writer, h Header) error {
 		h.Command, h.Commit, h.Date.UTC().Format("2006-01-02 15:04 MST"), h.LoadStart, h.LoadEnd)
 	fmt.Fprintf(&b, "Paper: Dürr, Hörling, Dold, Kovylov & Sick (2024), AStA Adv. Stat. Anal. 108:375–394; "+
 		"published numbers as collected in shared/docs/papers.md §1.2.\n\n")
-	if slices.Contains(r.Static, "e1") {
-		b.WriteString(e1Table)
-	}
-	if slices.Contains(r.Static, "e2") {
-		b.WriteString(e2Table)
+	for _, tb := range r.KL {
+		tb.markdown(&b)
 	}
 	if len(r.Rows) > 0 {
 		fmt.Fprintf(&b, "## k̂ experiments (E3–E6)\n\n")
@@ -251,34 +278,3 @@ func (r *Report) Markdown(w io.Writer, h Header) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
-
-// e1Table and e2Table are the one-dimensional experiments' results of x/bfvi/RESULTS.md
-// (run by package flow's tests on the float64 kernel, not by Run).
-const e1Table = "## E1 Bernoulli–Beta, KL(q‖p) vs M (not rerun here)\n\n" +
-	"From `VIGO_BFVI=1 go test ./flow -run BFVIPaper -v` (x/bfvi/RESULTS.md; the 1-D kernel lives in package " +
-	"flow's tests, not yet callable from this command): the paper's settings, 2,500 RMSprop steps × 10,000 draws, " +
-	"seed 2, KL by quadrature.\n\n" +
-	"| M | paper (notebook / CSV) | ours, paper map F1F2 | ours, linear tails | F1F2 at or below paper? |\n|---|---|---|---|---|\n" +
-	"| 1 | 0.2239 / 0.1954 | 0.0596 | 0.0222 | yes |\n" +
-	"| 2 | 0.0475 / 0.0713 | 0.0368 | 0.0067 | yes |\n" +
-	"| 3 | 0.0228 / 0.0355 | 0.0274 | 0.0014 | between the two runs |\n" +
-	"| 5 | 0.0203 / 0.0171 | 0.0154 | 0.0004 | yes |\n" +
-	"| 10 | 0.0140 / 0.0147 | 0.0054 | 0.0003 | yes |\n" +
-	"| 30 | 0.0066 / 0.0048 | 0.0022 | 0.0002 | yes |\n" +
-	"| 50 | 0.0052 / 0.0032 | 0.0019 | 0.0002 | yes |\n" +
-	"| 100 | 0.0037 / 0.0032 | 0.0012 | 0.0002 | yes |\n" +
-	"| Gauss-VI | 0.0219 / 0.0226 | 0.0222 | | same (between the two runs) |\n\n"
-
-const e2Table = "## E2 Cauchy location, bimodal posterior, KL(q‖p) vs M (not rerun here)\n\n" +
-	"Same source and command as E1: 1,000 RMSprop steps (lr 0.01) × 10,000 draws, median over 3 seeds " +
-	"(the paper: 20 seeds, medians recomputed from its CSVs).\n\n" +
-	"| M | paper F1F2 | ours F1F2 | ours linear tails | F1F2 at or below paper? |\n|---|---|---|---|---|\n" +
-	"| 2 | 0.124 | 0.124 | 0.175 | yes (same) |\n" +
-	"| 3 | 0.118 | 0.118 | 0.0174 | yes (same) |\n" +
-	"| 6 | 0.0595 | 0.0602 | 0.00908 | no: +1%, just above the paper's seed range (0.0585–0.0599) |\n" +
-	"| 10 | 0.0182 | 0.0181 | 0.00496 | yes |\n" +
-	"| 20 | 0.00709 | 0.00755 | 0.00184 | no: +6%, within the paper's seed range (0.00657–0.00767) |\n" +
-	"| 30 | 0.00704 | 0.0043 | 0.00283 | yes |\n" +
-	"| 50 | 0.00221 | 0.00228 | 0.00214 | no: +3%, within the paper's seed range (0.00162–0.00284) |\n" +
-	"| 60 | 0.00110 | 0.00171 | 0.000856 | no (paper's range 0.00092–0.00168) |\n" +
-	"| Gauss-VI | 0.387 | 0.387 | | yes (same) |\n\n"
