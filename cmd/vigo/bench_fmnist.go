@@ -218,6 +218,9 @@ func writeFMNISTMarkdown(w *strings.Builder, h bench.Header, cfg fmnistConfig, r
 		cfg.conv1, cfg.conv1, cfg.conv2, net.Layers()[2].In, cfg.hidden, cfg.hidden, cfg.classes, net.NumParams())
 	fmt.Fprintf(w, "- training: %d training images (of 60,000), %d epochs, minibatch %d, Adam step %g, prior N(0, 1/%g) on every weight and bias, KL weighted 1/N against the data term's N/B; VBP relaxation C = %d; initialisation of the VBP reference code (means N(0, 1/fan-in), log σ² ≈ −9)\n",
 		ntr, cfg.epochs, cfg.batch, cfg.lr, cfg.prior, bnn.DefaultC)
+	if steps := cfg.epochs * ((ntr + cfg.batch - 1) / cfg.batch); cfg.epochs < 100 || ntr < 60000 {
+		fmt.Fprintf(w, "- shorter than the paper's training (100 epochs on all 60,000 images, ≈ 46,900 Adam steps at minibatch 128): %d Adam steps here, so the numbers are those of networks far from converged and say nothing final about the methods' ranking\n", steps)
+	}
 	fmt.Fprintf(w, "- training objective: vbp (and dvi) the closed-form moments with the second-order Taylor approximation of E[logsumexp] (papers.md §2.1); mfvi and vardrop one local-reparameterisation draw per image and unit\n")
 	fmt.Fprintf(w, "- evaluation: the first %d test images; predictive probability = average of softmax over draws — mfvi and vardrop: %d full forward passes (hidden layers drawn, then one draw of the Gaussian output); vbp/dvi: output moments in closed form, then %d draws of the logits from N(E[f], diag var[f]); test LL = mean log predictive probability of the true class (nats), test error = arg-max class wrong\n",
 		nte, cfg.samples, cfg.momentSamples)
