@@ -100,6 +100,7 @@ type covEstimator struct {
 	m2           []float64 // D (diagonal) or D×D
 	delta        []float64
 	gMean, gM2   []float64 // gradients: mean and Σ squared deviations (grads only)
+	gDelta       []float64
 }
 
 func newCovEstimator(d int, dense, grads bool) *covEstimator {
@@ -110,7 +111,10 @@ func newCovEstimator(d int, dense, grads bool) *covEstimator {
 		e.m2 = make([]float64, d)
 	}
 	if grads {
-		e.gMean, e.gM2 = make([]float64, d), make([]float64, d)
+		e.gMean, e.gM2, e.gDelta = make([]float64, d), make([]float64, d), make([]float64, d)
+		if dense {
+			e.gM2 = make([]float64, d*d)
+		}
 	}
 	return e
 }
@@ -131,11 +135,25 @@ func (e *covEstimator) add(q, g []float64) {
 		e.delta[i] = x - e.mean[i]
 		e.mean[i] += e.delta[i] / fn
 	}
-	if e.grads {
+	if e.grads && !e.dense {
 		for i, x := range g {
 			dg := x - e.gMean[i]
 			e.gMean[i] += dg / fn
 			e.gM2[i] += (x - e.gMean[i]) * dg
+		}
+	}
+	if e.grads && e.dense {
+		d := e.d
+		for i, x := range g {
+			e.gDelta[i] = x - e.gMean[i]
+			e.gMean[i] += e.gDelta[i] / fn
+		}
+		for i, x := range g {
+			a := x - e.gMean[i]
+			row := e.gM2[i*d : (i+1)*d]
+			for j, dj := range e.gDelta {
+				row[j] += a * dj
+			}
 		}
 	}
 	if !e.dense {
@@ -246,7 +264,11 @@ func (e *covEstimator) fisherDiag(inv []float64) {
 	n := float64(e.n)
 	for i := range e.d {
 		v := e.variance(i)
-		if vg := e.gM2[i] / (n - 1); vg > 0 {
+		vg := e.gM2[i] / (n - 1)
+		if e.dense {
+			vg = e.gM2[i*e.d+i] / (n - 1)
+		}
+		if vg > 0 {
 			if r := math.Sqrt(v / vg); r > 0 && !math.IsInf(r, 1) {
 				v = r
 			}
@@ -255,16 +277,26 @@ func (e *covEstimator) fisherDiag(inv []float64) {
 	}
 }
 
-// denseHelps is Auto's choice, from a dense estimator's window: the condition number κ of the
-// sample correlation matrix R = D^{−1/2} S D^{−1/2} against the largest one sampling noise
-// alone gives for n uncorrelated draws in d dimensions, κ₀ = ((1+√(d/n))/(1−√(d/n)))² (the
-// ratio of the edges of the Marchenko–Pastur law). A dense metric is chosen when n ≥ 2d and
-// κ > 2κ₀: with a diagonal metric NUTS's trajectories grow as √κ, with a dense one the
-// preconditioned target keeps only the estimation noise. Cost O(d³) (eigenvalues of R), once
-// per window.
+// denseHelps is Auto's choice, from a dense estimator with gradients: a dense metric when
+// the window's draws are strongly correlated and the posterior looks Gaussian enough for one
+// covariance to precondition all of it. With n draws in d dimensions (n ≥ 2d), sample
+// covariance S = LLᵀ, correlation R and gradient covariance G:
+//
+//   - strongly correlated: κ(R) > 2κ₀, where κ₀ = ((1+√(d/n))/(1−√(d/n)))² is the largest
+//     condition number sampling noise alone gives for uncorrelated draws (the ratio of the
+//     edges of the Marchenko–Pastur law). With a diagonal metric NUTS's trajectories grow as
+//     √κ(R); with a dense one the preconditioned target keeps only the estimation noise.
+//   - Gaussian enough: λmax(LᵀGL) ≤ 4(1+√(d/n))². For a Gaussian target Cov(∇log π) = S⁻¹,
+//     so in the coordinates standardised by L the gradients have covariance I, up to the
+//     Marchenko–Pastur upper edge (1+√(d/n))². A much larger eigenvalue says the curvature
+//     changes across the posterior (a funnel, a strongly skewed scale parameter), where a
+//     single dense estimate can hide the divergences that reveal it: on the centred eight
+//     schools it turned ≈ 100 divergences into ≈ 3 and moved E[log τ] further from the truth.
+//
+// Cost O(d³) (two eigenvalue problems, a Cholesky factorisation), once per window.
 func (e *covEstimator) denseHelps() bool {
 	d, n := e.d, e.n
-	if !e.dense || d < 2 || n < 2*d {
+	if !e.dense || !e.grads || d < 2 || n < 2*d {
 		return false
 	}
 	sd := make([]float64, d)
@@ -274,19 +306,49 @@ func (e *covEstimator) denseHelps() bool {
 			return false
 		}
 	}
+	fn := float64(n - 1)
 	r := mat.NewSymDense(d, nil)
+	s := mat.NewSymDense(d, nil)
+	g := mat.NewSymDense(d, nil)
 	for i := range d {
 		for j := range i + 1 {
-			r.SetSym(i, j, 0.5*(e.m2[i*d+j]+e.m2[j*d+i])/(sd[i]*sd[j]))
+			c := 0.5 * (e.m2[i*d+j] + e.m2[j*d+i])
+			r.SetSym(i, j, c/(sd[i]*sd[j]))
+			s.SetSym(i, j, c/fn)
+			g.SetSym(i, j, 0.5*(e.gM2[i*d+j]+e.gM2[j*d+i])/fn)
 		}
 	}
-	var eig mat.EigenSym
-	if !eig.Factorize(r, false) {
-		return false
-	}
-	ev := eig.Values(nil) // ascending
-	lo, hi := ev[0], ev[d-1]
+	lo, hi, ok := eigenRange(r)
 	x := math.Sqrt(float64(d) / float64(n))
 	k0 := (1 + x) * (1 + x) / ((1 - x) * (1 - x))
-	return lo > 0 && hi/lo > 2*k0
+	if !ok || !(lo > 0) || hi/lo <= 2*k0 {
+		return false
+	}
+	var chol mat.Cholesky
+	if !chol.Factorize(s) {
+		return false
+	}
+	var l mat.TriDense
+	chol.LTo(&l)
+	var a mat.Dense
+	a.Mul(l.T(), g)
+	a.Mul(&a, &l)
+	sa := mat.NewSymDense(d, nil)
+	for i := range d {
+		for j := range i + 1 {
+			sa.SetSym(i, j, 0.5*(a.At(i, j)+a.At(j, i)))
+		}
+	}
+	_, gMax, ok := eigenRange(sa)
+	return ok && gMax <= 4*(1+x)*(1+x)
+}
+
+// eigenRange returns the smallest and largest eigenvalues of the symmetric matrix a.
+func eigenRange(a mat.Symmetric) (lo, hi float64, ok bool) {
+	var eig mat.EigenSym
+	if !eig.Factorize(a, false) {
+		return 0, 0, false
+	}
+	v := eig.Values(nil) // ascending
+	return v[0], v[len(v)-1], true
 }

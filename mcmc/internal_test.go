@@ -310,33 +310,55 @@ func TestFisherDiag(t *testing.T) {
 	}
 }
 
-// TestDenseHelps checks Auto's choice: correlated draws (AR(1) correlation 0.7 in 6
-// dimensions, condition number ≈ 20) ask for a dense metric in windows of 50 draws and more,
-// and uncorrelated draws with scales spanning a factor 100 never do (windows of 25 included).
+// TestDenseHelps checks Auto's choice on Gaussian draws with their gradients: correlated
+// draws (AR(1) correlation 0.7 in 6 dimensions, condition number ≈ 20) ask for a dense metric
+// in windows of 50 draws and more, uncorrelated draws with scales spanning a factor 100 never
+// do (windows of 25 included), and correlated draws whose gradients are 4 times too large for
+// their covariance (curvature that a Gaussian of that covariance does not have) do not either.
 func TestDenseHelps(t *testing.T) {
 	const d = 6
 	r := rng.New(9, 3)
-	for _, rho := range []float64{0, 0.7} {
+	for _, c := range []struct {
+		rho, gradScale float64
+		want           bool
+	}{{0, 1, false}, {0.7, 1, true}, {0.7, 4, false}} {
+		rho := c.rho
 		for _, n := range []int{25, 50, 100, 200, 500} {
 			for rep := range 20 {
-				e := newCovEstimator(d, true, false)
-				x := make([]float64, d)
+				e := newCovEstimator(d, true, true)
+				z, x, g := make([]float64, d), make([]float64, d), make([]float64, d)
 				for range n {
-					x[0] = r.NormFloat64()
+					z[0] = r.NormFloat64()
 					for i := 1; i < d; i++ {
-						x[i] = rho*x[i-1] + math.Sqrt(1-rho*rho)*r.NormFloat64()
+						z[i] = rho*z[i-1] + math.Sqrt(1-rho*rho)*r.NormFloat64()
 					}
+					// x = s⊙z with s from 0.1 to 10; ∇log π(x) = −s⁻¹⊙(P z) with P the AR(1)
+					// precision (1/(1−ρ²))·tridiag(−ρ, 1+ρ², −ρ), corners 1.
 					for i := range x {
-						x[i] *= math.Pow(10, float64(i)/float64(d-1)*2-1)
+						s := math.Pow(10, float64(i)/float64(d-1)*2-1)
+						x[i] = s * z[i]
+						pz := (1 + rho*rho) * z[i]
+						if i == 0 || i == d-1 {
+							pz = z[i]
+						}
+						if i > 0 {
+							pz -= rho * z[i-1]
+						}
+						if i < d-1 {
+							pz -= rho * z[i+1]
+						}
+						g[i] = -c.gradScale * pz / (1 - rho*rho) / s
 					}
-					e.add(x, nil)
+					e.add(x, g)
 				}
 				// With n ≥ 2D the uncorrelated sample correlation matrix has condition number
 				// near the Marchenko–Pastur ratio κ₀ and exceeds 2κ₀ rarely; AR(1) with ρ = 0.7
 				// has κ ≈ 20 at D = 6, above 2κ₀ = 8.4 at n = 50 … 2.9 at n = 500 (at n = 25,
-				// 2κ₀ = 17 is too close to call). 20 replicates of each.
-				if got, want := e.denseHelps(), rho > 0; got != want && (n > 25 || got) {
-					t.Errorf("ρ=%v n=%d rep %d: denseHelps = %v, want %v", rho, n, rep, got, want)
+				// 2κ₀ = 17 is too close to call). Gaussian gradients give λmax(LᵀGL) near
+				// (1+√(D/n))² ≤ 2.4 against the bound 4(1+√(D/n))²; 4 times too large ones give
+				// ≈ 16 against ≤ 9.5. 20 replicates of each.
+				if got := e.denseHelps(); got != c.want && (n > 25 || got) {
+					t.Errorf("ρ=%v gradient scale %v n=%d rep %d: denseHelps = %v, want %v", rho, c.gradScale, n, rep, got, c.want)
 				}
 			}
 		}

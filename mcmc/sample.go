@@ -369,7 +369,7 @@ func (ch *chainRun) warmup(total int) (float64, error) {
 	adaptMetric := cfg.Metric != Unit
 	win := newWindows(cfg.Warmup, cfg.InitBuffer, cfg.TermBuffer, cfg.Window)
 	d := ch.sys.met.d
-	est := newCovEstimator(d, cfg.Metric == Dense || cfg.Metric == Auto && d <= autoMaxDim, cfg.Metric == FisherDiag)
+	est := newCovEstimator(d, cfg.Metric == Dense || cfg.Metric == Auto && d <= autoMaxDim, cfg.Metric == FisherDiag || cfg.Metric == Auto && d <= autoMaxDim)
 	buf := make([]float64, len(est.m2))
 	if cfg.SaveWarmup {
 		ch.out.WarmupDraws = make([]float64, 0, cfg.Warmup*d)
