@@ -1,12 +1,12 @@
 // Package bfvi holds experiments with Bernstein-flow variational inference (BF-VI; Dürr,
 // Hörling, Dold, Kovylov & Sick 2024, "Bernstein flows for flexible posteriors in variational
 // Bayes", AStA Adv. Stat. Anal. 108:375–394) that need the whole stack (families, objectives,
-// the fit loop, zoo models): the paper's k̂ experiments E3–E6 with its aggregation (5 restarts,
-// bootstrap, Rubin-combined 90% interval; Run, BootstrapKHat, Rubin — `vigo bench bfvi` writes
-// bench/results/bfvi.md), the ELBO-step benchmark of the multivariate flow against the
-// full-rank Gaussian and the multivariate fits. The flows themselves are flow.Bernstein and
-// flow.BernsteinAR; the one-dimensional experiments (E1, E2) run on their float64 kernel in
-// package flow's tests.
+// the fit loop, zoo models): the one-dimensional KL experiments E1 and E2 on a float64
+// Bernstein-flow kernel of their own (Flow1D, RunE1, RunE2), the paper's k̂ experiments E3–E6
+// with its aggregation (5 restarts, bootstrap, Rubin-combined 90% interval; Run, BootstrapKHat,
+// Rubin — `vigo bench bfvi` writes bench/results/bfvi.md), the ELBO-step benchmark of the
+// multivariate flow against the full-rank Gaussian and the multivariate fits. The multivariate
+// flows are flow.Bernstein and flow.BernsteinAR.
 //
 // Experimental: nothing here is API. Run the benchmark with
 //

@@ -135,3 +135,34 @@ func TestTargetsValue(t *testing.T) {
 		}
 	}
 }
+
+// TestEightSchoolsNCPMatchesZoo: with the Jacobian, EightSchoolsNCP on (μ, log τ, θ̃) equals
+// zoo.EightSchools on (θ̃, μ, log τ) up to a constant; without it, it differs by exactly −log τ.
+func TestEightSchoolsNCPMatchesZoo(t *testing.T) {
+	zm := zoo.EightSchools()
+	var tp ad.Tape
+	eval := func(tg model.Target, x []float64) float64 {
+		tp.Reset()
+		return tp.Float(tg.LogDensity(&tp, tp.Const(x...)))
+	}
+	var c0 float64
+	for k, s := range []float64{-1.3, 0.4, 2.2} {
+		x := make([]float64, 10)
+		x[0], x[1] = 0.7*s+1, s
+		for j := range 8 {
+			x[2+j] = math.Sin(float64(j) + s)
+		}
+		zx := append(append([]float64(nil), x[2:]...), x[0], x[1])
+		d := eval(bfvi.EightSchoolsNCP{}, x) - eval(zm, zx)
+		if k == 0 {
+			c0 = d
+		}
+		// Sums of ~20 terms of size ≤ 100: rounding ~1e-13.
+		if math.Abs(d-c0) > 1e-10 {
+			t.Errorf("s=%g: difference to zoo %.12g, at the first point %.12g", s, d, c0)
+		}
+		if nj := eval(bfvi.EightSchoolsNCP{NoJacobian: true}, x) - eval(bfvi.EightSchoolsNCP{}, x); math.Abs(nj+s) > 1e-12 {
+			t.Errorf("s=%g: NoJacobian changes log p by %.12g, want %g", s, nj, -s)
+		}
+	}
+}

@@ -5,8 +5,10 @@ import "github.com/vigo-bayes/vigo/ad"
 // EightSchoolsCP is E5's centred eight schools (shared/docs/papers.md §1.2): μ ~ N(0, 5²),
 // τ ~ half-Cauchy(0, 5), θ_j ~ N(μ, τ²), y_j ~ N(θ_j, σ_j²), on z = (μ, log τ, θ_1..θ_8) with
 // the log-Jacobian of τ = e^s included (the paper's code omits it; this is the proper
-// posterior), constants dropped. Cost O(J) per evaluation.
-type EightSchoolsCP struct{}
+// posterior), constants dropped. Cost O(J) per evaluation. With NoJacobian set it is the
+// target of the paper's code: the same density without the term s, improper as s → −∞ (after
+// integrating out θ it tends to a positive constant there).
+type EightSchoolsCP struct{ NoJacobian bool }
 
 var (
 	esY     = []float64{28, 8, -3, 7, -1, 1, 18, 12}
@@ -17,14 +19,38 @@ var (
 func (EightSchoolsCP) Dim() int { return 10 }
 
 // LogDensity is the log posterior density of z up to a constant.
-func (EightSchoolsCP) LogDensity(t *ad.Tape, z ad.Var) ad.Var {
+func (m EightSchoolsCP) LogDensity(t *ad.Tape, z ad.Var) ad.Var {
 	mu, s, th := t.Index(z, 0), t.Index(z, 1), t.Slice(z, 2, 10)
 	lp := t.MulC(t.Square(mu), -1.0/50)
 	lp = t.Sub(lp, t.Log1p(t.Square(t.MulC(t.Exp(s), 0.2)))) // half-Cauchy(0, 5)
-	lp = t.Add(lp, s)                                        // Jacobian of τ = e^s
+	if !m.NoJacobian {
+		lp = t.Add(lp, s) // Jacobian of τ = e^s
+	}
 	ss := t.Sum(t.Square(t.Sub(th, mu)))
 	lp = t.Sub(lp, t.Add(t.MulC(t.Mul(ss, t.Exp(t.MulC(s, -2))), 0.5), t.MulC(s, 8)))
 	r := t.Div(t.Sub(t.ConstRef(esY), th), t.ConstRef(esSigma))
+	return t.Sub(lp, t.MulC(t.Sum(t.Square(r)), 0.5))
+}
+
+// EightSchoolsNCP is E5's non-centred eight schools: μ ~ N(0, 5²), τ ~ half-Cauchy(0, 5),
+// θ̃_j ~ N(0, 1), y_j ~ N(μ + τ·θ̃_j, σ_j²), on z = (μ, log τ, θ̃_1..θ̃_8), constants dropped,
+// with the log-Jacobian of τ = e^s unless NoJacobian (the paper's code: improper as s → −∞).
+// With the Jacobian it equals zoo.EightSchools up to a constant. Cost O(J) per evaluation.
+type EightSchoolsNCP struct{ NoJacobian bool }
+
+// Dim is 10.
+func (EightSchoolsNCP) Dim() int { return 10 }
+
+// LogDensity is the log posterior density of z up to a constant.
+func (m EightSchoolsNCP) LogDensity(t *ad.Tape, z ad.Var) ad.Var {
+	mu, s, th := t.Index(z, 0), t.Index(z, 1), t.Slice(z, 2, 10)
+	lp := t.MulC(t.Square(mu), -1.0/50)
+	lp = t.Sub(lp, t.Log1p(t.Square(t.MulC(t.Exp(s), 0.2)))) // half-Cauchy(0, 5)
+	if !m.NoJacobian {
+		lp = t.Add(lp, s) // Jacobian of τ = e^s
+	}
+	lp = t.Sub(lp, t.MulC(t.Sum(t.Square(th)), 0.5))
+	r := t.Div(t.Sub(t.ConstRef(esY), t.Add(mu, t.Mul(t.Exp(s), th))), t.ConstRef(esSigma))
 	return t.Sub(lp, t.MulC(t.Sum(t.Square(r)), 0.5))
 }
 
