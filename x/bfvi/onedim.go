@@ -307,17 +307,15 @@ func (f *Flow1D) sample(b float64, tg Target1D, grad bool) (z, lq float64) {
 		if !grad {
 			return z, lbase - math.Log(slope) - ldA
 		}
-		{
-			dlp := tg.DLogP(z)
-			if v > 1 {
-				f.accG[M] -= dlp // ∂ϑ_M/∂δ_j = 1 for every j: the suffix sums carry it
-			} else {
-				f.accG[0] -= dlp // ∂ϑ_0 only
-			}
-			f.accE[k] += -dlp*float64(M)*off - 1/f.delta[k]
-			f.affineAcc(-dlp*slope, b)
+		dlp := tg.DLogP(z)
+		if v > 1 {
+			f.accG[M] -= dlp // ∂ϑ_M/∂δ_j = 1 for every j: the suffix sums carry it
+		} else {
+			f.accG[0] -= dlp // ∂ϑ_0 only
 		}
-		return z, lq
+		f.accE[k] += -dlp*float64(M)*off - 1/f.delta[k]
+		f.affineAcc(-dlp*slope, b)
+		return z, 0
 	}
 	f.p.basis(x, y, lx, ly)
 	h, h1, h2 := f.p.eval(f.theta, f.delta)
@@ -325,21 +323,19 @@ func (f *Flow1D) sample(b float64, tg Target1D, grad bool) (z, lq float64) {
 	if !grad {
 		return z, lbase - math.Log(h1) - math.Log(dxdv) - ldA
 	}
-	{
-		dlp := tg.DLogP(z)
-		// loss = log base − log h′(x) − log(dx/dv) − log α − log p(h(x)).
-		for i, bi := range f.p.b[0] {
-			f.accG[i] -= dlp * bi
-		}
-		c := -float64(M) / h1
-		for k, bk := range f.p.b[1] {
-			f.accH[k] += c * bk
-		}
-		if f.Map != MapTruncF2 && f.Map != MapSigmoidF2 {
-			f.affineAcc(-dlp*h1*dxdv-h2/h1*dxdv-dldxdv, b)
-		}
+	dlp := tg.DLogP(z)
+	// loss = log base − log h′(x) − log(dx/dv) − log α − log p(h(x)).
+	for i, bi := range f.p.b[0] {
+		f.accG[i] -= dlp * bi
 	}
-	return z, lq
+	c := -float64(M) / h1
+	for k, bk := range f.p.b[1] {
+		f.accH[k] += c * bk
+	}
+	if f.Map != MapTruncF2 && f.Map != MapSigmoidF2 {
+		f.affineAcc(-dlp*h1*dxdv-h2/h1*dxdv-dldxdv, b)
+	}
+	return z, 0
 }
 
 // affineAcc accumulates the gradient through v = α·u + β: ∂/∂α and ∂/∂β.
