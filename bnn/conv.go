@@ -39,10 +39,10 @@ type ConvSpec struct {
 // B·H_o·W_o rows, k·k·C_in inputs and C_out outputs, so the moment rules of the package
 // documentation carry over: the convolution with kernels μ, σ² and μ²+σ² gives
 // E[f] = conv(M, μ) + μ_b and var[f] = conv(V, μ²+σ²) + conv(M², σ²) + σ_b² (the VBP paper's
-// "replace the sums by convolutions", papers.md §2.1). As for dense layers, every output unit is treated as independent of
-// the others given the layer's input: MonteCarlo draws one noise per output unit and position
-// (local reparameterisation), VBP and DVI propagate the diagonal moments; both ignore the
-// correlation that shared weights induce between positions. The backward pass scatters the
+// "replace the sums by convolutions", papers.md §2.1). As for dense layers, every output unit
+// is treated as independent of the others given the layer's input: MonteCarlo draws one noise
+// per output unit and position (local reparameterisation), VBP and DVI propagate the diagonal
+// moments; both ignore the correlation that shared weights induce between positions. The backward pass scatters the
 // patch gradients back onto the input (col2im). Cost per layer and step: 6 (sampling methods)
 // to 9 (moment methods) GEMMs of B·H_o·W_o × k·k·C_in × C_out (4 and 5 for the first layer,
 // which needs no input gradient).
