@@ -333,3 +333,52 @@ func TestZeroWeightsRemoveDraws(t *testing.T) {
 		}
 	}
 }
+
+// TestPSISResample: resampling by the smoothed weights reproduces the self-normalised PSIS
+// estimate. q = N(0, 1) proposals for p = N(0.5, 1.2²): k̂ is small, so the weights are
+// nearly raw ratios; the mean of 20,000 resampled draws must equal Σ w̃ᵢ xᵢ within 5 Monte
+// Carlo standard errors of the resampling step (sd of a weighted draw / √n), and a draw of
+// weight zero is never picked.
+func TestPSISResample(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	const S, n = 4000, 20000
+	x, lr := make([]float64, S), make([]float64, S)
+	for i := range x {
+		x[i] = r.NormFloat64()
+		z := (x[i] - 0.5) / 1.2
+		lr[i] = -0.5*z*z - math.Log(1.2) + 0.5*x[i]*x[i]
+	}
+	lr[7] = math.Inf(-1)
+	ps, err := PSIS(lr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := ps.Weights()
+	want, m2 := 0.0, 0.0
+	for i := range x {
+		want += w[i] * x[i]
+		m2 += w[i] * x[i] * x[i]
+	}
+	sd := math.Sqrt(m2 - want*want)
+	idx, err := ps.Resample(n, r.Float64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := 0.0
+	for _, i := range idx {
+		if i == 7 {
+			t.Fatal("picked a zero-weight draw")
+		}
+		got += x[i]
+	}
+	got /= n
+	if se := sd / math.Sqrt(n); math.Abs(got-want) > 5*se {
+		t.Errorf("resampled mean %.4f, weighted mean %.4f (se %.4f)", got, want, se)
+	}
+	if math.Abs(want-0.5) > 0.1 { // the PSIS estimate itself: 0.5 within ≈ 4 of its own s.e.
+		t.Errorf("weighted mean %.4f, want ≈ 0.5", want)
+	}
+	if _, err := ps.Resample(-1, r.Float64); err == nil {
+		t.Error("n = -1: no error")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -39,6 +40,7 @@ type fitFlags struct {
 	lr, tol           float64
 	workers           int
 	quiet             bool
+	psisResample      bool
 
 	// flows and auto
 	layers     int
@@ -126,6 +128,7 @@ Exit codes: 0 converged, 3 not converged (iteration cap), 1 error, 130 cancelled
 	fl.DurationVar(&f.budget, "budget", 0, "auto: wall-time budget of the whole search, e.g. 5m (default none)")
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed; the same seed gives byte-identical draws.csv")
 	fl.IntVar(&f.draws, "draws", 1000, "draws written to draws.csv (k̂ uses at least 1000)")
+	fl.BoolVar(&f.psisResample, "psis-resample", false, "write draws resampled (with replacement) by their PSIS weights when k̂ is below its threshold, as Stan's Pathfinder does; the summary then describes the PSIS-corrected approximation")
 	fl.StringVar(&f.out, "out", "vigo_out", "output directory")
 	fl.StringVar(&f.reference, "reference", "", "reference draws (posteriordb draws .json.zip) to compare with")
 	fl.IntVar(&f.iter, "iter", 0, "iteration cap (default 20000)")
@@ -311,6 +314,10 @@ func runFit(ctx context.Context, stdout, stderr io.Writer, name string, f fitFla
 	}
 	cfg := fit.Config{Seed: f.seed, Samples: f.samples, LR: f.lr, Tol: f.tol, MaxIter: f.iter, Workers: f.workers,
 		DiagDraws: max(f.draws, minDiagDraws)}
+	if f.psisResample {
+		// Resample from 4× as many draws as are written, so fewer rows repeat.
+		cfg.DiagDraws = max(4*f.draws, minDiagDraws)
+	}
 	var opts []fit.Option
 	prog := newProgress(stderr, f.quiet)
 	if prog != nil {
@@ -364,9 +371,10 @@ func runFit(ctx context.Context, stdout, stderr io.Writer, name string, f fitFla
 
 // fitOutput is what writeFitOutputs computed for the report.
 type fitOutput struct {
-	summary *diag.Summary
-	dist    *diag.Distance
-	files   []string
+	summary  *diag.Summary
+	dist     *diag.Distance
+	files    []string
+	resample string // what --psis-resample did; "" without it
 }
 
 // drawColumns returns the column names of a draws file for m — the layout's parameters, then
@@ -422,19 +430,28 @@ func writeFitOutputs(m *loadedModel, f fitFlags, cfg fit.Config, res *fit.Result
 	names, fill := drawColumns(m.Model)
 	k := len(names)
 	n := f.draws
+	pick, resampleNote, err := psisPick(res, n, f)
+	if err != nil {
+		return nil, err
+	}
 	vals := make([]float64, n*k)
 	for i := range n {
+		j := pick(i)
 		row := vals[i*k : (i+1)*k]
-		row[0], row[1] = res.LogP[i], res.LogQ[i]
-		fill(row, res.Draws[i*d:(i+1)*d])
+		row[0], row[1] = res.LogP[j], res.LogQ[j]
+		fill(row, res.Draws[j*d:(j+1)*d])
 	}
-	o := &fitOutput{}
+	o := &fitOutput{resample: resampleNote}
 	path := func(name string) string {
 		p := filepath.Join(f.out, name)
 		o.files = append(o.files, p)
 		return p
 	}
-	csvDoc := &model.StanCSV{Config: fitHeader(m, f, cfg, res, auto), Names: names, Draws: vals}
+	header := fitHeader(m, f, cfg, res, auto)
+	if resampleNote != "" {
+		header = append(header, "psis_resample = "+resampleNote)
+	}
+	csvDoc := &model.StanCSV{Config: header, Names: names, Draws: vals}
 	var buf bytes.Buffer
 	if err := model.WriteStanCSV(&buf, csvDoc); err != nil {
 		return nil, err
@@ -455,6 +472,9 @@ func writeFitOutputs(m *loadedModel, f fitFlags, cfg fit.Config, res *fit.Result
 		return nil, fmt.Errorf("summary: %w", err)
 	}
 	sum.Notes = append(sum.Notes, summaryNotes(res)...)
+	if resampleNote != "" {
+		sum.Notes = append(sum.Notes, "PSIS resampling: "+resampleNote)
+	}
 	if auto != nil {
 		sum.Notes = append(sum.Notes, autoNotes(auto)...)
 	}
@@ -613,6 +633,34 @@ func familyDesc(f family.Family) string {
 	return fmt.Sprintf("%T", f)
 }
 
+// psisPick returns which diagnostic draw goes to row i of draws.csv: row i itself, or, with
+// --psis-resample and k̂ below its threshold, draws picked with replacement by their PSIS
+// weights (seeded by --seed, so the output stays reproducible). The note says what was done.
+func psisPick(res *fit.Result, n int, f fitFlags) (func(int) int, string, error) {
+	identity := func(i int) int { return i }
+	if !f.psisResample {
+		return identity, "", nil
+	}
+	lw := make([]float64, len(res.LogQ))
+	for i := range lw {
+		lw[i] = res.LogP[i] - res.LogQ[i]
+	}
+	ps, err := diag.PSIS(lw)
+	if err != nil || !ps.Reliable() {
+		return identity, fmt.Sprintf("not done: k̂ = %s is not below its threshold %.2f, so the weights cannot correct q; the draws are q's own", diag.FormatKhat(res.KHat), res.KHatThreshold), nil
+	}
+	r := rand.New(rand.NewPCG(f.seed, 0x7073697372)) // stream "psisr", apart from the fit's
+	idx, err := ps.Resample(n, r.Float64)
+	if err != nil {
+		return nil, "", fmt.Errorf("--psis-resample: %w", err)
+	}
+	distinct := make(map[int]bool, n)
+	for _, j := range idx {
+		distinct[j] = true
+	}
+	return func(i int) int { return idx[i] }, fmt.Sprintf("%d draws picked with replacement from %d by their PSIS weights (k̂ = %s, PSIS ESS %.0f; %d distinct draws; the summary's ess columns count rows, not independent draws)", n, len(lw), diag.FormatKhat(ps.K), ps.ESS, len(distinct)), nil
+}
+
 func summaryNotes(res *fit.Result) []string {
 	return []string{
 		res.Verdict,
@@ -685,6 +733,9 @@ func printFitReport(w io.Writer, m *loadedModel, f fitFlags, res *fit.Result, o 
 		res.ELBO, res.ELBOSE, len(res.LogP), diag.FormatKhat(res.KHat), len(res.LogP), res.KHatThreshold, res.PSISESS)
 	fmt.Fprintf(w, "stopped: %s: %s\n", res.Status, res.Reason)
 	fmt.Fprintf(w, "verdict: %s\n", res.Verdict)
+	if o.resample != "" {
+		fmt.Fprintf(w, "PSIS resampling: %s\n", o.resample)
+	}
 	if auto != nil {
 		fmt.Fprintln(w, "\nfamily chosen automatically:")
 		for _, s := range auto.Stages {

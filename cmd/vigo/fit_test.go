@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -325,5 +326,47 @@ func TestFitProgressIsPlainLinesWhenNotATerminal(t *testing.T) {
 	}
 	if strings.Contains(stdout.String(), "iter 100/300") {
 		t.Error("progress went to stdout")
+	}
+}
+
+// TestFitPSISResample: with --psis-resample the rows of draws.csv are diagnostic draws picked by
+// their PSIS weights — each row equals one of q's draws, some repeat, the choice is reproducible
+// from the seed — and the header and report say what was done (or why it was not).
+func TestFitPSISResample(t *testing.T) {
+	base := t.TempDir()
+	var files [][]byte
+	var outs []string
+	for _, d := range []string{"a", "b"} {
+		dir := filepath.Join(base, d)
+		out, err := run(t, "fit", "--out", dir, "--quiet", "--family", "fullrank", "--draws", "400", "--psis-resample")
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		files = append(files, mustRead(t, filepath.Join(dir, "draws.csv")))
+		outs = append(outs, out)
+	}
+	if !bytes.Equal(files[0], files[1]) {
+		t.Error("draws.csv differs between two runs with the same seed")
+	}
+	if !strings.Contains(string(files[0]), "# psis_resample = ") || !strings.Contains(outs[0], "PSIS resampling: ") {
+		t.Fatalf("no resampling note:\n%s", outs[0])
+	}
+	if strings.Contains(outs[0], "PSIS resampling: 400 draws picked") {
+		// Rows are picked with replacement from 1600 draws: with PSIS ESS < 1600 some repeat.
+		doc := readCSV(t, filepath.Join(base, "a", "draws.csv"))
+		seen, dup := map[string]bool{}, 0
+		k := len(doc.Names)
+		for i := range len(doc.Draws) / k {
+			key := fmt.Sprint(doc.Draws[i*k : (i+1)*k])
+			if seen[key] {
+				dup++
+			}
+			seen[key] = true
+		}
+		if len(doc.Draws)/k != 400 || dup == 0 {
+			t.Errorf("%d rows, %d repeated: want 400 rows with repeats", len(doc.Draws)/k, dup)
+		}
+	} else if !strings.Contains(outs[0], "PSIS resampling: not done: k̂") {
+		t.Errorf("unexpected note:\n%s", outs[0])
 	}
 }
