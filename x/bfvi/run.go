@@ -19,12 +19,18 @@ import (
 )
 
 // Experiments are the names Config.Experiments accepts: the BF-VI paper's E1–E6
-// (shared/docs/papers.md §1.2) that this package reruns or reports.
-var Experiments = []string{"e1", "e2", "e3", "e4", "e5", "e6"}
+// (shared/docs/papers.md §1.2) and e5p, eight schools on the paper's Jacobian-free target.
+var Experiments = []string{"e1", "e2", "e3", "e4", "e5", "e6", "e5p"}
+
+// DefaultExperiments are the experiments Run runs when Config.Experiments is empty: E1–E6.
+// e5p is left out: that target is improper, its ELBO rises without bound as q spreads
+// towards τ → 0 (measured: +4 nats over 14,000 steps, then a collapse the best-iterate rule
+// had to undo), so its k̂ depends on when the fit stops.
+var DefaultExperiments = []string{"e1", "e2", "e3", "e4", "e5", "e6"}
 
 // Config configures Run. Zero fields take the defaults listed.
 type Config struct {
-	Experiments []string // subset of Experiments; default all
+	Experiments []string // subset of Experiments; default DefaultExperiments
 	Restarts    int      // independent fits per method (the paper: 5); default 5
 	Draws       int      // draws per run for k̂ (the paper: 5,000–50,000); default 10,000
 	Boot        int      // bootstrap resamples per run (the paper: 1,000); default 200
@@ -39,7 +45,7 @@ type Config struct {
 
 func (c Config) withDefaults() Config {
 	if len(c.Experiments) == 0 {
-		c.Experiments = Experiments
+		c.Experiments = DefaultExperiments
 	}
 	if c.Restarts == 0 {
 		c.Restarts = 5
@@ -109,9 +115,9 @@ func kExperiments() []kExperiment {
 			"0.363 (0.171, 0.556)", 0.363, "—", nan, 0, nil},
 		{"e5", "eight schools CP (d=10)", func(string) (model.Target, error) { return EightSchoolsCP{}, nil },
 			"0.534 (0.111, 0.958)", 0.534, "—", nan, 0, nil},
-		{"e5", "eight schools NCP, the paper's target without the τ Jacobian (d=10)", func(string) (model.Target, error) { return EightSchoolsNCP{NoJacobian: true}, nil },
+		{"e5p", "eight schools NCP, the paper's target without the τ Jacobian (d=10)", func(string) (model.Target, error) { return EightSchoolsNCP{NoJacobian: true}, nil },
 			"0.363 (0.171, 0.556)", 0.363, "—", nan, 0, EightSchoolsNCP{}},
-		{"e5", "eight schools CP, the paper's target without the τ Jacobian (d=10)", func(string) (model.Target, error) { return EightSchoolsCP{NoJacobian: true}, nil },
+		{"e5p", "eight schools CP, the paper's target without the τ Jacobian (d=10)", func(string) (model.Target, error) { return EightSchoolsCP{NoJacobian: true}, nil },
 			"0.534 (0.111, 0.958)", 0.534, "—", nan, 0, EightSchoolsCP{}},
 		{"e6", "diamonds (d=26)", func(dir string) (model.Target, error) { return zoo.Load("diamonds", dir) },
 			"5.340 (−2.52, 13.20)", 5.34, "—", nan, 3000, nil},
