@@ -8,8 +8,9 @@
 // State (parameters, optimiser moments, RNG, stopping-rule memory) saves and resumes bit for
 // bit. Fit never prints: progress goes to observer functions.
 //
-// The stopping rule works on a low-noise estimate: every EvalEvery steps the ELBO is estimated
-// with the same EvalSamples base draws (common random numbers), so differences between
+// The stopping rule works on a low-noise estimate: every EvalEvery steps the objective (the
+// ELBO, or the IWELBO for K > 1) is estimated with the same EvalSamples base draws (common
+// random numbers), so differences between
 // estimates reflect parameter changes, not fresh Monte Carlo noise. When the gain over the last
 // Window estimates falls below Tol nats (Config.Stop: the difference of the window's half means,
 // or, for flows, a regression trend judged against its standard error and the iterates' jitter)
@@ -58,7 +59,7 @@ func (s Status) String() string {
 	return fmt.Sprintf("Status(%d)", int(s))
 }
 
-// TracePoint is one tracking estimate of the ELBO.
+// TracePoint is one tracking estimate of the objective (the ELBO; the IWELBO for K > 1).
 type TracePoint struct {
 	Iter int     `json:"iter"`
 	ELBO float64 `json:"elbo"`
@@ -292,7 +293,7 @@ func (r *runner) setup() error {
 		if err != nil {
 			return fmt.Errorf("fit: %w", err)
 		}
-		tr, err := objective.New(r.target, r.fam, objective.Options{})
+		tr, err := objective.New(r.target, r.fam, objective.Options{K: r.obj.K})
 		if err != nil {
 			return fmt.Errorf("fit: %w", err)
 		}
@@ -311,7 +312,7 @@ func (r *runner) setup() error {
 		return fmt.Errorf("fit: resume: %w", err)
 	}
 	r.eps = make([]float64, cfg.Samples*r.noise)
-	r.evalEps = make([]float64, cfg.EvalSamples*r.fam.NoiseDim())
+	r.evalEps = make([]float64, max(cfg.EvalSamples/r.trackK(), 1)*r.trackK()*r.fam.NoiseDim())
 	ev := rng.New(cfg.Seed, 1)
 	for i := range r.evalEps {
 		r.evalEps[i] = ev.NormFloat64()
@@ -360,8 +361,8 @@ func (r *runner) worker(w, W int) {
 // evalOne evaluates draw s on worker w's estimator.
 func (r *runner) evalOne(w, s int, track bool) {
 	if track {
-		nd := r.fam.NoiseDim()
-		r.vals[s] = r.trk[w].Evaluate(r.trackAt, r.evalEps[s*nd:(s+1)*nd], nil)
+		per := r.fam.NoiseDim() * r.trackK()
+		r.vals[s] = r.trk[w].Evaluate(r.trackAt, r.evalEps[s*per:(s+1)*per], nil)
 		return
 	}
 	r.vals[s] = r.ests[w].Evaluate(r.st.Params, r.eps[s*r.noise:(s+1)*r.noise], r.grads[s*r.n:(s+1)*r.n])
@@ -458,12 +459,17 @@ func (r *runner) paramName(i int) string {
 	return fmt.Sprintf("variational parameter %d of %d", i, r.n)
 }
 
-// trackELBO is the common-random-number ELBO estimate at params.
+// trackK is the group size of the tracking estimate: the objective's K (1: the ELBO).
+func (r *runner) trackK() int { return max(r.obj.K, 1) }
+
+// trackELBO is the common-random-number estimate at params of the objective being maximised:
+// the ELBO, or for K > 1 the IWELBO with the same K over ⌊EvalSamples/K⌋ groups.
 func (r *runner) trackELBO(params []float64) float64 {
 	r.trackAt = params
-	r.run(r.cfg.EvalSamples, true)
-	r.st.GradEvals += r.cfg.EvalSamples
-	return mean(r.vals[:r.cfg.EvalSamples])
+	groups := max(r.cfg.EvalSamples/r.trackK(), 1)
+	r.run(groups, true)
+	r.st.GradEvals += groups * r.trackK()
+	return mean(r.vals[:groups])
 }
 
 // track computes the common-random-number ELBO estimate (and that of the averaged parameters)
