@@ -20,11 +20,11 @@ func newBenchNUTSCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "nuts",
 		Short: "Run NUTS on the public posteriordb posteriors and compare with Stan's NUTS",
-		Long: `vigo bench nuts runs NUTS (4 chains × (1000 warmup + 1000 draws) by default) on every
-public posteriordb posterior with seeds 1..N and writes a markdown table: wall time, gradient
-evaluations, minimum bulk ESS per second and per 1000 gradients, W1/sd and the largest
-|Δmean|/MCSE against the reference draws, R̂ and sampler diagnostics, with Stan 2.21's NUTS
-numbers (../shared/docs/targets.md) beside them. Progress goes to stderr, one line per run.
+		Long: `vigo bench nuts runs NUTS (4 chains × (1000 warmup + 1000 draws) by default, mcmc's
+default metric auto_e) on every public posteriordb posterior with seeds 1..N and writes a
+markdown table: wall time, gradient evaluations, minimum bulk ESS per second and per 1000
+gradients, W1/sd and the largest |Δmean|/MCSE against the reference draws, R̂ and sampler
+diagnostics, with Stan 2.21's NUTS numbers (../shared/docs/targets.md) beside them. Progress goes to stderr, one line per run.
 
 "vigo bench posteriordb --methods nuts" runs the same sampler inside the VI benchmark's table.`,
 		Args: cobra.NoArgs,
