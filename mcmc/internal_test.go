@@ -263,12 +263,18 @@ func TestSamplePCovariance(t *testing.T) {
 // TestTransitionAllocs checks that NUTS and static HMC transitions allocate nothing in steady
 // state on a target whose gradient does not.
 func TestTransitionAllocs(t *testing.T) {
-	sys, z := testSystem(t, Diag, nil)
-	r := rng.New(1, 1)
-	for _, k := range []kernel{newNUTS(sys, r, 10, 1000), newStaticHMC(sys, r, 10, 1000)} {
-		k.transition(&z, 0.2)
-		if a := testing.AllocsPerRun(50, func() { k.transition(&z, 0.2) }); a != 0 {
-			t.Errorf("%T: %v allocations per transition", k, a)
+	for _, kind := range []MetricKind{Diag, Dense} {
+		var inv []float64
+		if kind == Dense {
+			inv = denseTestMetric(10)
+		}
+		sys, z := testSystem(t, kind, inv)
+		r := rng.New(1, 1)
+		for _, k := range []kernel{newNUTS(sys, r, 10, 1000), newStaticHMC(sys, r, 10, 1000)} {
+			k.transition(&z, 0.2)
+			if a := testing.AllocsPerRun(50, func() { k.transition(&z, 0.2) }); a != 0 {
+				t.Errorf("%v %T: %v allocations per transition", kind, k, a)
+			}
 		}
 	}
 }
@@ -391,5 +397,13 @@ func TestMetricSwitch(t *testing.T) {
 	}
 	if err := m.setDiag([]float64{1, 0, 1}); err == nil {
 		t.Error("setDiag accepted a zero variance")
+	}
+	// Above autoMaxDim an Auto metric keeps no D×D storage.
+	big, err := newMetric(autoMaxDim+1, Auto, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if big.denseInv != nil || big.dense {
+		t.Errorf("Auto metric of dimension %d has dense storage", autoMaxDim+1)
 	}
 }

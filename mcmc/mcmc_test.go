@@ -132,6 +132,27 @@ func TestAutoIndependent(t *testing.T) {
 	}
 }
 
+// TestAutoLargeDim checks that above 250 dimensions Auto is the diagonal metric (no D×D
+// estimate): a 300-D standard normal with a short run.
+func TestAutoLargeDim(t *testing.T) {
+	const d = 300
+	tg := model.GradFunc{N: d, F: func(x, g []float64) float64 {
+		var lp float64
+		for i, v := range x {
+			g[i] = -v
+			lp -= 0.5 * v * v
+		}
+		return lp
+	}}
+	res, err := mcmc.Sample(context.Background(), tg, mcmc.Config{Seed: 1, Chains: 1, Warmup: 150, Draws: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(res.Chains[0].InvMetric); n != d {
+		t.Errorf("%d inverse metric values, want the diagonal's %d", n, d)
+	}
+}
+
 // TestDualAveraging checks that dual averaging steers the acceptance statistic to the target δ
 // during warmup, and that the final (averaged) step size accepts at least as often, for several δ.
 func TestDualAveraging(t *testing.T) {
