@@ -335,14 +335,11 @@ func (ch *chainRun) adaptMetric(est *covEstimator, buf []float64) error {
 		est.regularised(buf)
 		return met.setDense(buf)
 	case Auto:
-		dense := est.denseHelps()
-		switch {
-		case est.scaled(buf, dense) && dense:
+		if est.denseHelps() && est.scaled(buf, true) {
 			return met.setDense(buf)
-		case dense:
-			est.regularised(buf)
-			return met.setDense(buf)
-		case !est.scaled(buf, false):
+		}
+		if !est.scaled(buf, false) {
+			// A coordinate that did not move in the window: Stan's regularisation.
 			est.regularisedDiag(buf)
 		}
 	case FisherDiag:
