@@ -41,7 +41,9 @@ func (a *dualAveraging) final() float64 { return math.Exp(a.xBar) }
 // buffer (step size only), slow windows of doubling length in which the metric estimator
 // collects draws (the last window stretched to meet the terminal buffer), and a fast terminal
 // buffer. When the three stages do not fit, they are shrunk to 15%/75%/10% of the warmup, as
-// Stan does; with fewer than 20 warmup iterations there is no metric adaptation.
+// Stan documents (Stan 2.21's set_window_params shrinks them but skips the restart that sets
+// the first window's end, so that Stan then adapts no metric at all); with fewer than 20
+// warmup iterations there is no metric adaptation.
 type windows struct {
 	n, initBuf, termBuf, base int
 	counter, size, next       int
