@@ -300,6 +300,8 @@ func (t *Tape) chain(i int) {
 				d[k] += s * p.d[k]
 			}
 		}
+	case opCustom:
+		t.fns[n.b].Backward(Custom{t: t, id: int32(i)})
 	default:
 		panic("ad: internal error: unknown op")
 	}

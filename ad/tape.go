@@ -72,6 +72,7 @@ const (
 	opGather
 	opDense
 	opCumSum
+	opCustom
 )
 
 type node struct {
@@ -97,10 +98,11 @@ type fpart struct {
 type Tape struct {
 	nodes  []node
 	mem    arena
-	args   []int32    // argument lists of n-ary nodes (Concat)
-	parts  []fpart    // partials of fused nodes
-	consts []constMat // constant matrices referenced by MatVecC
-	dirty  bool       // a backward pass has written adjoints since the last Reset
+	args   []int32      // argument lists of n-ary nodes (Concat)
+	parts  []fpart      // partials of fused nodes
+	consts []constMat   // constant matrices referenced by MatVecC
+	fns    []Backwarder // backward rules of Custom nodes
+	dirty  bool         // a backward pass has written adjoints since the last Reset
 }
 
 // constMat is a constant matrix operand held by reference.
@@ -124,6 +126,8 @@ func (t *Tape) Reset() {
 	t.parts = t.parts[:0]
 	clear(t.consts)
 	t.consts = t.consts[:0]
+	clear(t.fns)
+	t.fns = t.fns[:0]
 }
 
 // Len returns the number of nodes on the tape.
@@ -131,15 +135,15 @@ func (t *Tape) Len() int { return len(t.nodes) }
 
 // Mark is a position on the tape; see Tape.Mark.
 type Mark struct {
-	nodes, args, parts, consts int
-	mem                        arenaPos
+	nodes, args, parts, consts, fns int
+	mem                             arenaPos
 }
 
 // Mark returns the current end of the tape. Rewind(m) later discards everything recorded after
 // it, so an inner computation (one Monte-Carlo sample, one inner gradient) can reuse memory.
 // Marks nest: rewinding to an outer mark also discards inner ones.
 func (t *Tape) Mark() Mark {
-	return Mark{len(t.nodes), len(t.args), len(t.parts), len(t.consts), t.mem.pos()}
+	return Mark{len(t.nodes), len(t.args), len(t.parts), len(t.consts), len(t.fns), t.mem.pos()}
 }
 
 // Rewind discards all nodes recorded after m. Vars created after m become invalid.
@@ -151,6 +155,8 @@ func (t *Tape) Rewind(m Mark) {
 	t.parts = t.parts[:m.parts]
 	clear(t.consts[m.consts:])
 	t.consts = t.consts[:m.consts]
+	clear(t.fns[m.fns:])
+	t.fns = t.fns[:m.fns]
 	t.mem.rewind(m.mem)
 }
 
