@@ -35,6 +35,10 @@ type MADE struct {
 	masks  [][]float64 // per layer, in_l × out_l row-major, entries 0 or 1
 	hidden []int
 	direct []float64 // strict d × K·d mask of the direct connections, nil without them
+	// rows[j]: the rows of the output layer's weight matrix (units of the last hidden layer,
+	// or inputs without hidden layers) that the outputs of dimension j see; drows[j]: the
+	// inputs whose direct connections reach dimension j (nil without them).
+	rows, drows [][]int
 }
 
 // MADEOption configures a MADE.
@@ -113,7 +117,26 @@ func NewMADE(d int, hidden []int, k int, opts ...MADEOption) *MADE {
 	if c.direct && len(hidden) > 0 {
 		m.direct = mask(deg, out, true)
 	}
+	m.rows = seenBy(prev, deg)
+	if m.direct != nil {
+		m.drows = seenBy(deg, deg)
+	}
 	return m
+}
+
+// seenBy returns, for each output degree b in out, the indices i with in[i] < b: the units an
+// output of that degree sees through a strict mask.
+func seenBy(in, out []int) [][]int {
+	r := make([][]int, len(out))
+	for j, b := range out {
+		r[j] = []int{}
+		for i, a := range in {
+			if a < b {
+				r[j] = append(r[j], i)
+			}
+		}
+	}
+	return r
 }
 
 // mask returns the in × out mask: 1 where out degree ≥ in degree (> when strict).
@@ -189,6 +212,108 @@ func (m *MADE) Init(params []float64, rnd *rand.Rand) {
 	}
 }
 
+// ForwardHidden records the hidden layers of the network for one input x (a vector of size d)
+// and returns the output of the last hidden layer, or x itself when there are no hidden
+// layers: the input of the output layer. With OutputsByDim and OutputsByDimBack it splits
+// Forward for callers that fuse the output layer into a node of their own (ad.Custom), which
+// saves the K·d-sized output node, its transpose and the masked copy of the output weights.
+func (m *MADE) ForwardHidden(t *ad.Tape, params, x ad.Var) ad.Var {
+	checkLen("MADE.ForwardHidden", "params", t.Size(params), m.NumParams())
+	checkLen("MADE.ForwardHidden", "x", t.Size(x), m.d)
+	mlp := m.mlp
+	if mlp.Layers() == 1 {
+		return x
+	}
+	x = t.AsMatrix(x, 1, m.d)
+	for l := 0; l < mlp.Layers()-1; l++ {
+		W := t.Mul(mlp.weights(t, params, l), t.ConstRef(m.masks[l]))
+		x = t.Dense(x, W, mlp.bias(t, params, l), mlp.activation(l))
+	}
+	return x
+}
+
+// OutputsByDim writes the network's outputs for one input, dimension by dimension:
+// C[j·K + p] = out[p·d + j], the K outputs of dimension j contiguous (the transpose of
+// Forward's parameter-major layout). h is the output of ForwardHidden (its value), x the input
+// (read only with direct connections). Only unmasked weights are read: dimension j sums over
+// the units it sees, so the cost is K·Σ_j (|units seen by j| + |direct inputs of j|)
+// multiply-adds, about half of the dense K·d·H for the default degrees. No allocation.
+func (m *MADE) OutputsByDim(params, h, x, C []float64) {
+	checkLen("MADE.OutputsByDim", "params", len(params), m.NumParams())
+	checkLen("MADE.OutputsByDim", "C", len(C), m.d*m.k)
+	L := m.mlp.Layers() - 1
+	W, b := m.Layer(params, L)
+	checkLen("MADE.OutputsByDim", "h", len(h), m.mlp.sizes[L])
+	d, kd := m.d, m.k*m.d
+	var V []float64
+	if m.direct != nil {
+		checkLen("MADE.OutputsByDim", "x", len(x), d)
+		V = m.Direct(params)
+	}
+	for j := range d {
+		c := C[j*m.k : (j+1)*m.k]
+		for p := range c {
+			c[p] = b[p*d+j]
+		}
+		for _, r := range m.rows[j] {
+			stridedAxpy(h[r], W[r*kd+j:], d, c)
+		}
+		if V != nil {
+			for _, r := range m.drows[j] {
+				stridedAxpy(x[r], V[r*kd+j:], d, c)
+			}
+		}
+	}
+}
+
+// OutputsByDimBack is the pullback of OutputsByDim: for the adjoint G of C (same layout) it
+// adds ∂/∂params into gparams (output layer weights and bias, direct connections), ∂/∂h into
+// gh and, with direct connections, ∂/∂x into gx. Any of gparams, gh, gx may be nil to skip
+// it. Cost: twice that of OutputsByDim.
+func (m *MADE) OutputsByDimBack(params, h, x, G, gparams, gh, gx []float64) {
+	checkLen("MADE.OutputsByDimBack", "params", len(params), m.NumParams())
+	checkLen("MADE.OutputsByDimBack", "G", len(G), m.d*m.k)
+	L := m.mlp.Layers() - 1
+	W, _ := m.Layer(params, L)
+	d, kd := m.d, m.k*m.d
+	var gW, gb, V, gV []float64
+	if gparams != nil {
+		checkLen("MADE.OutputsByDimBack", "gparams", len(gparams), m.NumParams())
+		gW, gb = m.Layer(gparams, L)
+		gV = m.Direct(gparams)
+	}
+	if m.direct != nil {
+		V = m.Direct(params)
+	}
+	for j := range d {
+		g := G[j*m.k : (j+1)*m.k]
+		if gb != nil {
+			for p, v := range g {
+				gb[p*d+j] += v
+			}
+		}
+		for _, r := range m.rows[j] {
+			if gW != nil {
+				scatterAxpy(h[r], g, gW[r*kd+j:], d)
+			}
+			if gh != nil {
+				gh[r] += stridedDot(W[r*kd+j:], d, g)
+			}
+		}
+		if m.drows == nil {
+			continue
+		}
+		for _, r := range m.drows[j] {
+			if gV != nil {
+				scatterAxpy(x[r], g, gV[r*kd+j:], d)
+			}
+			if gx != nil {
+				gx[r] += stridedDot(V[r*kd+j:], d, g)
+			}
+		}
+	}
+}
+
 // Forward records the network on t for x (a vector of size d, or an n × d matrix of rows) and
 // returns the n × K·d output in the parameter-major layout.
 func (m *MADE) Forward(t *ad.Tape, params, x ad.Var) ad.Var {
@@ -206,4 +331,39 @@ func (m *MADE) Forward(t *ad.Tape, params, x ad.Var) ad.Var {
 		x = t.Add(x, t.MatMul(in, t.Mul(V, t.ConstRef(m.direct))))
 	}
 	return x
+}
+
+// stridedAxpy adds a·w[p·s] to c[p] for p < len(c).
+func stridedAxpy(a float64, w []float64, s int, c []float64) {
+	if len(c) == 0 {
+		return
+	}
+	w = w[:(len(c)-1)*s+1]
+	for p := range c {
+		c[p] += a * w[p*s]
+	}
+}
+
+// scatterAxpy adds a·g[p] to dst[p·s] for p < len(g).
+func scatterAxpy(a float64, g, dst []float64, s int) {
+	if len(g) == 0 {
+		return
+	}
+	dst = dst[:(len(g)-1)*s+1]
+	for p, v := range g {
+		dst[p*s] += a * v
+	}
+}
+
+// stridedDot returns Σ_p w[p·s]·g[p].
+func stridedDot(w []float64, s int, g []float64) float64 {
+	if len(g) == 0 {
+		return 0
+	}
+	w = w[:(len(g)-1)*s+1]
+	t := 0.0
+	for p, v := range g {
+		t += w[p*s] * v
+	}
+	return t
 }

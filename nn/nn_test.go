@@ -339,3 +339,79 @@ func BenchmarkMADEForwardBackward(b *testing.B) {
 		tp.Backward(tp.Sum(out))
 	}
 }
+
+// madeOut is an ad.Custom rule for the MADE output layer by dimension (OutputsByDimBack), used
+// to check ForwardHidden + OutputsByDim against Forward on the whole gradient.
+type madeOut struct{ m *MADE }
+
+func (o madeOut) Backward(c ad.Custom) {
+	t := c.Tape()
+	h, p, x := c.Arg(0), c.Arg(1), c.Arg(2)
+	o.m.OutputsByDimBack(t.Value(p), t.Value(h), t.Value(x), c.Grad(), t.Grad(p), t.Grad(h), t.Grad(x))
+}
+
+// TestMADEOutputsByDim: the split forward (ForwardHidden, then the output layer by dimension)
+// gives Forward's outputs transposed, and its pullback gives the AD gradient of Forward, for
+// every MADE case, with all masked weights set to nonzero values (they must be ignored).
+func TestMADEOutputsByDim(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, c := range madeCases {
+		m := c.build()
+		d, k := c.d, c.k
+		p := make([]float64, m.NumParams())
+		for i := range p {
+			p[i] = r.NormFloat64()
+		}
+		x := make([]float64, d)
+		for i := range x {
+			x[i] = r.NormFloat64()
+		}
+		G := make([]float64, d*k) // weights of the scalar Σ G ⊙ C, by dimension
+		for i := range G {
+			G[i] = r.NormFloat64()
+		}
+		var tp ad.Tape
+		// Reference: Forward on the tape and its AD gradient.
+		P, X := tp.Input(p), tp.Input(x)
+		out := tp.Value(m.Forward(&tp, P, X))
+		Gpm := make([]float64, d*k) // G in Forward's parameter-major layout
+		for j := range d {
+			for q := range k {
+				Gpm[q*d+j] = G[j*k+q]
+			}
+		}
+		want := make([]float64, d*k)
+		for j := range d {
+			for q := range k {
+				want[j*k+q] = out[q*d+j]
+			}
+		}
+		tp.Backward(tp.Dot(m.Forward(&tp, P, X), tp.ConstRef(Gpm)))
+		wantP := append([]float64(nil), tp.Grad(P)...)
+		wantX := append([]float64(nil), tp.Grad(X)...)
+
+		tp.Reset()
+		P, X = tp.Input(p), tp.Input(x)
+		h := m.ForwardHidden(&tp, P, X)
+		cu := tp.Custom(madeOut{m}, d*k, 0, h, P, X)
+		m.OutputsByDim(p, tp.Value(h), x, cu.Value())
+		tp.Backward(tp.Dot(cu.Var(), tp.ConstRef(G)))
+		// Same sums in a different order: agreement to a few ulps of the O(10) values.
+		const tol = 1e-12
+		for i, v := range cu.Value() {
+			if math.Abs(v-want[i]) > tol*(1+math.Abs(want[i])) {
+				t.Fatalf("%v: C[%d] = %v, want %v", c, i, v, want[i])
+			}
+		}
+		for i, v := range tp.Grad(P) {
+			if math.Abs(v-wantP[i]) > tol*(1+math.Abs(wantP[i])) {
+				t.Fatalf("%v: ∂/∂params[%d] = %v, want %v", c, i, v, wantP[i])
+			}
+		}
+		for i, v := range tp.Grad(X) {
+			if math.Abs(v-wantX[i]) > tol*(1+math.Abs(wantX[i])) {
+				t.Fatalf("%v: ∂/∂x[%d] = %v, want %v", c, i, v, wantX[i])
+			}
+		}
+	}
+}
