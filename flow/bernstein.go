@@ -123,7 +123,7 @@ func (b *Bernstein) layer(params ad.Var) bernLayer {
 func (b *Bernstein) Forward(t *ad.Tape, params, u ad.Var) (z, logdet ad.Var) {
 	checkLen("Bernstein.Forward", "params", t.Size(params), b.NumParams())
 	checkLen("Bernstein.Forward", "u", t.Size(u), b.d)
-	return b.p.record(t, b.d, b.layer(params), u, true)
+	return b.forwardNode(t, params, u)
 }
 
 // Inverse writes u = T⁻¹(z), coordinate by coordinate by safeguarded Newton iteration (about

@@ -138,7 +138,7 @@ func (b *BernsteinAR) coefs(t *ad.Tape, params, x ad.Var) bernLayer {
 func (b *BernsteinAR) Forward(t *ad.Tape, params, u ad.Var) (z, logdet ad.Var) {
 	checkLen("BernsteinAR.Forward", "params", t.Size(params), b.NumParams())
 	checkLen("BernsteinAR.Forward", "u", t.Size(u), b.d)
-	return b.p.record(t, b.d, b.coefs(t, params, u), u, true)
+	return b.forwardNode(t, params, u)
 }
 
 // Inverse writes u = T⁻¹(z) coordinate by coordinate in the autoregressive order (one MADE

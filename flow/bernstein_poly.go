@@ -175,12 +175,20 @@ func (p *bernPoly) basis(b []float64, n int, x, y, lx, ly float64) {
 
 // at evaluates the map of one coordinate at v = α·u + β after prep: z, the log-derivative
 // ld = log ∂z/∂v, and their derivatives in v (dzdv, dldv). When dz (dl) is not nil it receives
-// ∂z/∂r (∂ld/∂r), len M+1. Cost O(M), one exponential and two logarithms.
+// ∂z/∂r (∂ld/∂r), len M+1. Cost O(M), two exponentials and two logarithms (BoundedTails).
 func (p *bernPoly) at(ws []float64, v float64, dz, dl []float64) (z, ld, dzdv, dldv float64) {
+	P := p.m + 1
+	return p.atSplit(ws[:3*P], ws[3*P:6*P], v, dz, dl)
+}
+
+// atSplit is at with the prepared coefficients (ϑ, δ, σ(r), 3(M+1) values as prep writes
+// them) and the basis scratch (3(M+1) values) in separate slices, so that the prepared
+// coefficients of many coordinates can share one basis scratch.
+func (p *bernPoly) atSplit(tds, bs []float64, v float64, dz, dl []float64) (z, ld, dzdv, dldv float64) {
 	M := p.m
 	P := M + 1
-	theta, delta, sig := ws[:P], ws[P:2*P], ws[2*P:3*P]
-	b0, b1, b2 := ws[3*P:4*P], ws[4*P:4*P+M], ws[5*P:5*P+M-1]
+	theta, delta, sig := tds[:P], tds[P:2*P], tds[2*P:3*P]
+	b0, b1, b2 := bs[:P], bs[P:P+M], bs[2*P:2*P+M-1]
 
 	if math.IsNaN(v) {
 		nan := math.NaN()
@@ -193,11 +201,19 @@ func (p *bernPoly) at(ws []float64, v float64, dz, dl []float64) (z, ld, dzdv, d
 	}
 	var x, y, lx, ly float64
 	if p.tails == BoundedTails {
-		x, y = mathx.Logistic(v), mathx.Logistic(-v)
-		lx, ly = -mathx.Log1pExp(-v), -mathx.Log1pExp(v)
+		// x = σ(v), y = σ(−v) and their logarithms from one exponential and one log1p:
+		// with e = exp(−|v|), σ(|v|) = 1/(1+e), σ(−|v|) = e/(1+e), log σ(|v|) = −log1p(e),
+		// log σ(−|v|) = −|v| − log1p(e).
+		e := math.Exp(-math.Abs(v))
+		l, q := math.Log1p(e), 1/(1+e)
+		if v >= 0 {
+			x, y, lx, ly = q, e*q, -l, -v-l
+		} else {
+			x, y, lx, ly = e*q, q, v-l, -l
+		}
 	} else {
 		if v < 0 || v > 1 {
-			return p.tail(ws, v, dz, dl)
+			return p.tail(tds, v, dz, dl)
 		}
 		x, y = v, 1-v
 		lx, ly = math.Log(x), math.Log1p(-v)

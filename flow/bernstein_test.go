@@ -32,6 +32,7 @@ func bernsteinFlows() []flowCase {
 		{"bernar_d3_M3_nohidden", NewBernsteinAR(made(3, nil, 3, ad.Tanh))},
 		{"bernar_d5_M8_order", NewBernsteinAR(made(5, []int{10}, 8, ad.Tanh, nn.WithOrder([]int{3, 5, 1, 2, 4})))},
 		{"bernar_d4_M20_linear", NewBernsteinAR(made(4, []int{10, 10}, 20, ad.Linear), lin)},
+		{"bernar_d4_M5_direct", NewBernsteinAR(made(4, []int{6}, 5, ad.Tanh, nn.WithDirect()))},
 		{"bernar_d3_M7_frozen", NewBernsteinAR(made(3, []int{6}, 7, ad.Linear), BernsteinFrozenAffine())},
 		{"bernar_d2_M9_frozen_linear", NewBernsteinAR(made(2, []int{6}, 9, ad.Tanh), lin, BernsteinFrozenAffine())},
 	}

@@ -1,0 +1,197 @@
+package flow
+
+import (
+	"math"
+
+	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/internal/kernel"
+)
+
+// The forward pass of Bernstein and BernsteinAR as one ad.Custom node per draw: the node's
+// value is (z_1, …, z_d, log|det ∂z/∂u|), its forward evaluates all d polynomials (the d·M
+// softplus increments in one vectorised pass) and keeps ∂z_j/∂r, ∂ld_j/∂r and the six affine
+// and input partials of every coordinate; its backward combines them with the output adjoint
+// (r̄_j = z̄_j·∂z_j/∂r + l̄·∂ld_j/∂r) and, for BernsteinAR, pulls r̄ back through the MADE's
+// output layer (nn.MADE.OutputsByDimBack). Against one fused node per z_j, a log-determinant
+// node, the coordinate views and a concatenation (and for BernsteinAR the K·d-sized MADE
+// output, its masked weights and its transpose) this records 1 node instead of ≈ 3d + 6.
+
+// bernRec is the number of scalars kept per coordinate after ∂z/∂r and ∂ld/∂r:
+// ∂z/∂(a′, β, u) and ∂ld/∂(a′, β, u).
+const bernRec = 6
+
+// bernRows says where the parameters of d coordinates are in plain slices: the raw
+// coefficients of coordinate j at coef[coefOff + j·coefStride :][:M+1] and (a′_j, β_j) at
+// aff[affOff + j·affStride :][:2].
+type bernRows struct {
+	coef                []float64
+	coefOff, coefStride int
+	aff                 []float64
+	affOff, affStride   int
+}
+
+// recLen returns the length of the per-draw record forwardAll keeps for d coordinates.
+func (p *bernPoly) recLen(d int) int { return d * (2*(p.m+1) + bernRec) }
+
+// wsLen returns the length of the scratch forwardAll needs for d coordinates.
+func (p *bernPoly) wsLen(d int) int { return 3*(d+1)*(p.m+1) + 2*d*p.m }
+
+// pureGoExp is true when internal/kernel runs its pure-Go code, whose Exp is slower than
+// math.Exp (assembly on amd64); its Log1p is not.
+var pureGoExp = kernel.Impl() == "go"
+
+// forwardAll writes z_j = T_j(u_j) into out[j] and Σ_j log T_j′(u_j) into out[d], and the
+// partials of coordinate j into rec[j·(2(M+1)+bernRec):]: ∂z_j/∂r, ∂ld_j/∂r, then
+// ∂z_j/∂(a′, β, u), ∂ld_j/∂(a′, β, u). ws is scratch of wsLen(d). Cost: d·M softplus
+// evaluations as one vectorised exp and log1p, then O(M) and four transcendental functions per
+// coordinate (at), no allocation.
+func (p *bernPoly) forwardAll(ws []float64, d int, L bernRows, u, out, rec []float64) {
+	M := p.m
+	P := M + 1
+	tds := ws[:3*d*P]             // per coordinate ϑ, δ, σ(r) as prep writes them
+	bs := ws[3*d*P : 3*(d+1)*P]   // basis scratch of at, shared
+	E := ws[3*(d+1)*P:][:d*M]     // e^−|r|
+	D := ws[3*(d+1)*P+d*M:][:d*M] // log1p(e^−|r|)
+	for j := range d {
+		r := L.coef[L.coefOff+j*L.coefStride:][:P]
+		e := E[j*M : (j+1)*M]
+		for k, rk := range r[1:] {
+			e[k] = -math.Abs(rk)
+		}
+	}
+	if pureGoExp {
+		for i, x := range E {
+			E[i] = math.Exp(x)
+		}
+	} else {
+		kernel.Exp(E, E)
+	}
+	kernel.Log1p(D, E)
+	sum := 0.0
+	R := 2*P + bernRec
+	for j := range d {
+		r := L.coef[L.coefOff+j*L.coefStride:][:P]
+		w := tds[3*j*P : 3*(j+1)*P]
+		theta, delta, sig := w[:P], w[P:2*P], w[2*P:]
+		e, l := E[j*M:(j+1)*M], D[j*M:(j+1)*M]
+		acc := r[0]
+		theta[0] = acc
+		for k := 1; k < P; k++ { // as prep: softplus(r) = max(r, 0) + log1p(e^−|r|)
+			ek, rk := e[k-1], r[k]
+			num := 1.0
+			if rk < 0 {
+				num = ek
+			}
+			sig[k] = num / (1 + ek)
+			delta[k] = l[k-1] + 0.5*(rk+math.Abs(rk))
+			acc += delta[k]
+			theta[k] = acc
+		}
+		a := L.affOff + j*L.affStride
+		alpha, sa := softplusSig(L.aff[a])
+		uj := u[j]
+		rj := rec[j*R : (j+1)*R]
+		zj, ld, dzdv, dldv := p.atSplit(w, bs, alpha*uj+L.aff[a+1], rj[:P], rj[P:2*P])
+		out[j] = zj
+		sum += ld + math.Log(alpha)
+		s := rj[2*P:]
+		s[0], s[1], s[2] = dzdv*uj*sa, dzdv, dzdv*alpha
+		s[3], s[4], s[5] = dldv*uj*sa+sa/alpha, dldv, dldv*alpha
+	}
+	out[d] = sum
+}
+
+// backwardAll adds the pullback of the adjoints zbar (of z, len d) and lbar (of the
+// log-determinant) through the record of forwardAll: coefficient adjoints into
+// gc[gcOff + j·gcStride :][:M+1], affine adjoints into ga[gaOff + j·gaStride :][:2], input
+// adjoints into gu[j]. Any of gc, ga, gu may be nil to skip it. Cost O(d·M).
+func (p *bernPoly) backwardAll(rec []float64, d int, zbar []float64, lbar float64, gc []float64, gcOff, gcStride int, ga []float64, gaOff, gaStride int, gu []float64) {
+	P := p.m + 1
+	R := 2*P + bernRec
+	for j := range d {
+		rj := rec[j*R : (j+1)*R]
+		zb := zbar[j]
+		if gc != nil {
+			g := gc[gcOff+j*gcStride:][:P]
+			dz, dl := rj[:P], rj[P:2*P]
+			for k := range g {
+				g[k] += zb*dz[k] + lbar*dl[k]
+			}
+		}
+		s := rj[2*P:]
+		if ga != nil {
+			a := gaOff + j*gaStride
+			ga[a] += zb*s[0] + lbar*s[3]
+			ga[a+1] += zb*s[1] + lbar*s[4]
+		}
+		if gu != nil {
+			gu[j] += zb*s[2] + lbar*s[5]
+		}
+	}
+}
+
+// bernElemNode is the ad.Backwarder of Bernstein's forward node (arguments: params, u).
+type bernElemNode Bernstein
+
+// Backward implements ad.Backwarder.
+func (n *bernElemNode) Backward(c ad.Custom) {
+	b := (*Bernstein)(n)
+	t := c.Tape()
+	gp, gu := t.Grad(c.Arg(0)), t.Grad(c.Arg(1))
+	g := c.Grad()
+	B := b.p.m + 3
+	b.p.backwardAll(c.Aux(), b.d, g[:b.d], g[b.d], gp, 0, B, gp, b.p.m+1, B, gu)
+}
+
+// forwardNode records Bernstein's forward node.
+func (b *Bernstein) forwardNode(t *ad.Tape, params, u ad.Var) (z, logdet ad.Var) {
+	d := b.d
+	c := t.Custom((*bernElemNode)(b), d+1, b.p.recLen(d), params, u)
+	pv := t.Value(params)
+	B := b.p.m + 3
+	L := bernRows{coef: pv, coefStride: B, aff: pv, affOff: b.p.m + 1, affStride: B}
+	b.p.forwardAll(t.Scratch(b.p.wsLen(d)), d, L, t.Value(u), c.Value(), c.Aux())
+	out := c.Var()
+	return t.Slice(out, 0, d), t.Index(out, d)
+}
+
+// bernARNode is the ad.Backwarder of BernsteinAR's forward node (arguments: the MADE's last
+// hidden layer h, params, u).
+type bernARNode BernsteinAR
+
+// Backward implements ad.Backwarder.
+func (n *bernARNode) Backward(c ad.Custom) {
+	b := (*BernsteinAR)(n)
+	t := c.Tape()
+	h, params, u := c.Arg(0), c.Arg(1), c.Arg(2)
+	gp, gu, gh := t.Grad(params), t.Grad(u), t.Grad(h)
+	g := c.Grad()
+	d, P := b.d, b.p.m+1
+	G := t.Scratch(d * P)
+	var gm, ga []float64
+	if gp != nil {
+		gm = gp[:b.nm]
+		if b.fixed == nil {
+			ga = gp[b.nm:]
+		}
+	}
+	b.p.backwardAll(c.Aux(), d, g[:d], g[d], G, 0, P, ga, 0, 2, gu)
+	if gm != nil || gh != nil || gu != nil {
+		b.made.OutputsByDimBack(t.Value(params)[:b.nm], t.Value(h), t.Value(u), G, gm, gh, gu)
+	}
+}
+
+// forwardNode records BernsteinAR's forward pass: the MADE's hidden layers as ordinary nodes,
+// then one node for its output layer, the d polynomials and the log-determinant.
+func (b *BernsteinAR) forwardNode(t *ad.Tape, params, u ad.Var) (z, logdet ad.Var) {
+	d, P := b.d, b.p.m+1
+	h := b.made.ForwardHidden(t, t.Slice(params, 0, b.nm), u)
+	c := t.Custom((*bernARNode)(b), d+1, b.p.recLen(d), h, params, u)
+	pv, uv := t.Value(params), t.Value(u)
+	C := t.Scratch(d * P)
+	b.made.OutputsByDim(pv[:b.nm], t.Value(h), uv, C)
+	L := bernRows{coef: C, coefStride: P, aff: b.affine(pv), affStride: 2}
+	b.p.forwardAll(t.Scratch(b.p.wsLen(d)), d, L, uv, c.Value(), c.Aux())
+	out := c.Var()
+	return t.Slice(out, 0, d), t.Index(out, d)
+}
