@@ -36,10 +36,6 @@ func (p *bernPoly) recLen(d int) int { return d * (2*(p.m+1) + bernRec) }
 // wsLen returns the length of the scratch forwardAll needs for d coordinates.
 func (p *bernPoly) wsLen(d int) int { return 3*(d+1)*(p.m+1) + 2*d*p.m }
 
-// pureGoExp is true when internal/kernel runs its pure-Go code, whose Exp is slower than
-// math.Exp (assembly on amd64); its Log1p is not.
-var pureGoExp = kernel.Impl() == "go"
-
 // forwardAll writes z_j = T_j(u_j) into out[j] and Σ_j log T_j′(u_j) into out[d], and the
 // partials of coordinate j into rec[j·(2(M+1)+bernRec):]: ∂z_j/∂r, ∂ld_j/∂r, then
 // ∂z_j/∂(a′, β, u), ∂ld_j/∂(a′, β, u). ws is scratch of wsLen(d). Cost: d·M softplus
@@ -59,13 +55,7 @@ func (p *bernPoly) forwardAll(ws []float64, d int, L bernRows, u, out, rec []flo
 			e[k] = -math.Abs(rk)
 		}
 	}
-	if pureGoExp {
-		for i, x := range E {
-			E[i] = math.Exp(x)
-		}
-	} else {
-		kernel.Exp(E, E)
-	}
+	kernel.Exp(E, E)
 	kernel.Log1p(D, E)
 	sum := 0.0
 	R := 2*P + bernRec

@@ -165,11 +165,11 @@ func (p *bernPoly) basis(b []float64, n int, x, y, lx, ly float64) {
 	const tiny = 1e-300 // below this a term cannot matter; stopping avoids slow subnormals
 	q := x / y
 	for i := k; i < n && b[i] > tiny; i++ {
-		b[i+1] = b[i] * p.up[i] * q
+		b[i+1] = b[i] * (p.up[i] * q) // one multiplication on the dependency chain
 	}
 	q = y / x
 	for i := k; i > 0 && b[i] > tiny; i-- {
-		b[i-1] = b[i] * p.down[i] * q
+		b[i-1] = b[i] * (p.down[i] * q)
 	}
 }
 
@@ -241,29 +241,49 @@ func (p *bernPoly) atSplit(tds, bs []float64, v float64, dz, dl []float64) (z, l
 		hp = delta[1]
 	}
 	hp *= float64(M)
-	prev := 0.0 // b1[i−1]
-	for i := 0; i < M; i++ {
-		bi := b1[i]
-		b0[i] = y*bi + x*prev
-		z += theta[i] * b0[i]
-		prev = bi
-	}
-	b0[M] = x * prev
-	z += theta[M] * b0[M]
-
-	if dz != nil { // ∂z/∂r_0 = Σ b_i = 1; ∂z/∂r_k = σ(r_k)·Σ_{i≥k} b_i
-		tail := 0.0
-		for k := M; k >= 1; k-- {
-			tail += b0[k]
-			dz[k] = sig[k] * tail
-		}
-		dz[0] = 1
-	}
-	if dl != nil { // ∂log h′/∂r_k = M·b_{k−1,M−1}·σ(r_k)/h′
+	if dz != nil && dl != nil {
+		// The forward pass of a tape node wants everything: one downward pass makes b_{k,M}
+		// by elevation, z = Σ ϑ_k b_{k,M}, the tail sums T_k = Σ_{i≥k} b_{i,M} with
+		// ∂z/∂r_k = σ(r_k)·T_k, and ∂log h′/∂r_k = M·b_{k−1,M−1}·σ(r_k)/h′; z and T are two
+		// independent chains of additions.
 		c := float64(M) / hp
-		dl[0] = 0
-		for k := 1; k <= M; k++ {
-			dl[k] = c * b1[k-1] * sig[k]
+		tail := 0.0
+		next := 0.0 // b1[k] (b1[M] = 0)
+		for k := M; k >= 1; k-- {
+			bp := b1[k-1]
+			bk := y*next + x*bp
+			z += theta[k] * bk
+			tail += bk
+			dz[k] = sig[k] * tail
+			dl[k] = c * bp * sig[k]
+			next = bp
+		}
+		z += theta[0] * (y * next)
+		dz[0], dl[0] = 1, 0
+	} else {
+		prev := 0.0 // b1[i−1]
+		for i := 0; i < M; i++ {
+			bi := b1[i]
+			b0[i] = y*bi + x*prev
+			z += theta[i] * b0[i]
+			prev = bi
+		}
+		b0[M] = x * prev
+		z += theta[M] * b0[M]
+		if dz != nil { // ∂z/∂r_0 = Σ b_i = 1; ∂z/∂r_k = σ(r_k)·Σ_{i≥k} b_i
+			tail := 0.0
+			for k := M; k >= 1; k-- {
+				tail += b0[k]
+				dz[k] = sig[k] * tail
+			}
+			dz[0] = 1
+		}
+		if dl != nil { // ∂log h′/∂r_k = M·b_{k−1,M−1}·σ(r_k)/h′
+			c := float64(M) / hp
+			dl[0] = 0
+			for k := 1; k <= M; k++ {
+				dl[k] = c * b1[k-1] * sig[k]
+			}
 		}
 	}
 	ld = math.Log(hp)

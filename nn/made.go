@@ -293,10 +293,12 @@ func (m *MADE) OutputsByDimBack(params, h, x, G, gparams, gh, gx []float64) {
 			}
 		}
 		for _, r := range m.rows[j] {
-			if gW != nil {
+			switch {
+			case gW != nil && gh != nil:
+				gh[r] += dotScatter(W[r*kd+j:], h[r], g, gW[r*kd+j:], d)
+			case gW != nil:
 				scatterAxpy(h[r], g, gW[r*kd+j:], d)
-			}
-			if gh != nil {
+			case gh != nil:
 				gh[r] += stridedDot(W[r*kd+j:], d, g)
 			}
 		}
@@ -363,6 +365,21 @@ func stridedDot(w []float64, s int, g []float64) float64 {
 	w = w[:(len(g)-1)*s+1]
 	t := 0.0
 	for p, v := range g {
+		t += w[p*s] * v
+	}
+	return t
+}
+
+// dotScatter adds a·g[p] to dst[p·s] and returns Σ_p w[p·s]·g[p], in one pass.
+func dotScatter(w []float64, a float64, g, dst []float64, s int) float64 {
+	if len(g) == 0 {
+		return 0
+	}
+	n := (len(g)-1)*s + 1
+	w, dst = w[:n], dst[:n]
+	t := 0.0
+	for p, v := range g {
+		dst[p*s] += a * v
 		t += w[p*s] * v
 	}
 	return t
