@@ -102,6 +102,7 @@ type Tape struct {
 	parts  []fpart      // partials of fused nodes
 	consts []constMat   // constant matrices referenced by MatVecC
 	fns    []Backwarder // backward rules of Custom nodes
+	memos  []memo       // values cached by Memo
 	dirty  bool         // a backward pass has written adjoints since the last Reset
 }
 
@@ -128,6 +129,7 @@ func (t *Tape) Reset() {
 	t.consts = t.consts[:0]
 	clear(t.fns)
 	t.fns = t.fns[:0]
+	t.dropMemos(0)
 }
 
 // Len returns the number of nodes on the tape.
@@ -157,6 +159,9 @@ func (t *Tape) Rewind(m Mark) {
 	t.consts = t.consts[:m.consts]
 	clear(t.fns[m.fns:])
 	t.fns = t.fns[:m.fns]
+	if len(t.memos) > 0 {
+		t.dropMemos(m.nodes)
+	}
 	t.mem.rewind(m.mem)
 }
 

@@ -33,21 +33,20 @@ type bernRows struct {
 // recLen returns the length of the per-draw record forwardAll keeps for d coordinates.
 func (p *bernPoly) recLen(d int) int { return d * (2*(p.m+1) + bernRec) }
 
-// wsLen returns the length of the scratch forwardAll needs for d coordinates.
-func (p *bernPoly) wsLen(d int) int { return 3*(d+1)*(p.m+1) + 2*d*p.m }
+// prepLen returns the length of the prepared coefficients of d coordinates (prepAll).
+func (p *bernPoly) prepLen(d int) int { return 3*d*(p.m+1) + 3*d }
 
-// forwardAll writes z_j = T_j(u_j) into out[j] and Σ_j log T_j′(u_j) into out[d], and the
-// partials of coordinate j into rec[j·(2(M+1)+bernRec):]: ∂z_j/∂r, ∂ld_j/∂r, then
-// ∂z_j/∂(a′, β, u), ∂ld_j/∂(a′, β, u). ws is scratch of wsLen(d). Cost: d·M softplus
-// evaluations as one vectorised exp and log1p, then O(M) and four transcendental functions per
-// coordinate (at), no allocation.
-func (p *bernPoly) forwardAll(ws []float64, d int, L bernRows, u, out, rec []float64) {
+// wsLen returns the length of the scratch forwardAll needs for d coordinates.
+func (p *bernPoly) wsLen(d int) int { return p.prepLen(d) + 3*(p.m+1) + 2*d*p.m }
+
+// prepAll writes the prepared coefficients of d coordinates into pre (prepLen(d)): for
+// coordinate j, ϑ, δ and σ(r) as prep writes them at pre[3(M+1)j:], and α_j, σ(a′_j) and
+// log α_j at pre[3(M+1)d + 3j:]. E is scratch of 2dM. Cost: the d·M softplus increments as
+// one vectorised exp and one vectorised log1p, plus d softplus for α.
+func (p *bernPoly) prepAll(pre, E []float64, d int, L bernRows) {
 	M := p.m
 	P := M + 1
-	tds := ws[:3*d*P]             // per coordinate ϑ, δ, σ(r) as prep writes them
-	bs := ws[3*d*P : 3*(d+1)*P]   // basis scratch of at, shared
-	E := ws[3*(d+1)*P:][:d*M]     // e^−|r|
-	D := ws[3*(d+1)*P+d*M:][:d*M] // log1p(e^−|r|)
+	E, D := E[:d*M], E[d*M:2*d*M] // e^−|r|, then log1p(e^−|r|)
 	for j := range d {
 		r := L.coef[L.coefOff+j*L.coefStride:][:P]
 		e := E[j*M : (j+1)*M]
@@ -57,11 +56,9 @@ func (p *bernPoly) forwardAll(ws []float64, d int, L bernRows, u, out, rec []flo
 	}
 	kernel.Exp(E, E)
 	kernel.Log1p(D, E)
-	sum := 0.0
-	R := 2*P + bernRec
 	for j := range d {
 		r := L.coef[L.coefOff+j*L.coefStride:][:P]
-		w := tds[3*j*P : 3*(j+1)*P]
+		w := pre[3*j*P : 3*(j+1)*P]
 		theta, delta, sig := w[:P], w[P:2*P], w[2*P:]
 		e, l := E[j*M:(j+1)*M], D[j*M:(j+1)*M]
 		acc := r[0]
@@ -77,18 +74,43 @@ func (p *bernPoly) forwardAll(ws []float64, d int, L bernRows, u, out, rec []flo
 			acc += delta[k]
 			theta[k] = acc
 		}
-		a := L.affOff + j*L.affStride
-		alpha, sa := softplusSig(L.aff[a])
+		alpha, sa := softplusSig(L.aff[L.affOff+j*L.affStride])
+		a := pre[3*d*P+3*j:][:3]
+		a[0], a[1], a[2] = alpha, sa, math.Log(alpha)
+	}
+}
+
+// evalAll writes z_j = T_j(u_j) into out[j] and Σ_j log T_j′(u_j) into out[d] from the
+// prepared coefficients pre (prepAll) and the β_j of L, and the partials of coordinate j into
+// rec[j·(2(M+1)+bernRec):]: ∂z_j/∂r, ∂ld_j/∂r, then ∂z_j/∂(a′, β, u), ∂ld_j/∂(a′, β, u).
+// bs is scratch of 3(M+1). Cost O(d·M) and four transcendental functions per coordinate (at).
+func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []float64) {
+	P := p.m + 1
+	R := 2*P + bernRec
+	sum := 0.0
+	for j := range d {
+		w := pre[3*j*P : 3*(j+1)*P]
+		a := pre[3*d*P+3*j:][:3]
+		alpha, sa := a[0], a[1]
 		uj := u[j]
 		rj := rec[j*R : (j+1)*R]
-		zj, ld, dzdv, dldv := p.atSplit(w, bs, alpha*uj+L.aff[a+1], rj[:P], rj[P:2*P])
+		v := alpha*uj + L.aff[L.affOff+j*L.affStride+1]
+		zj, ld, dzdv, dldv := p.atSplit(w, bs, v, rj[:P], rj[P:2*P])
 		out[j] = zj
-		sum += ld + math.Log(alpha)
+		sum += ld + a[2]
 		s := rj[2*P:]
 		s[0], s[1], s[2] = dzdv*uj*sa, dzdv, dzdv*alpha
 		s[3], s[4], s[5] = dldv*uj*sa+sa/alpha, dldv, dldv*alpha
 	}
 	out[d] = sum
+}
+
+// forwardAll is prepAll then evalAll with scratch ws of wsLen(d).
+func (p *bernPoly) forwardAll(ws []float64, d int, L bernRows, u, out, rec []float64) {
+	n := p.prepLen(d)
+	pre, bs, E := ws[:n], ws[n:n+3*(p.m+1)], ws[n+3*(p.m+1):]
+	p.prepAll(pre, E, d, L)
+	p.evalAll(pre, bs, d, L, u, out, rec)
 }
 
 // backwardAll adds the pullback of the adjoints zbar (of z, len d) and lbar (of the
@@ -140,7 +162,13 @@ func (b *Bernstein) forwardNode(t *ad.Tape, params, u ad.Var) (z, logdet ad.Var)
 	pv := t.Value(params)
 	B := b.p.m + 3
 	L := bernRows{coef: pv, coefStride: B, aff: pv, affOff: b.p.m + 1, affStride: B}
-	b.p.forwardAll(t.Scratch(b.p.wsLen(d)), d, L, t.Value(u), c.Value(), c.Aux())
+	// The coefficients do not depend on u: prepare them once per parameter value (once per
+	// gradient step, not once per draw).
+	pre, ok := t.Memo(b, params, b.p.prepLen(d))
+	if !ok {
+		b.p.prepAll(pre, t.Scratch(2*d*b.p.m), d, L)
+	}
+	b.p.evalAll(pre, t.Scratch(3*(b.p.m+1)), d, L, t.Value(u), c.Value(), c.Aux())
 	out := c.Var()
 	return t.Slice(out, 0, d), t.Index(out, d)
 }
