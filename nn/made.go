@@ -35,10 +35,10 @@ type MADE struct {
 	masks  [][]float64 // per layer, in_l × out_l row-major, entries 0 or 1
 	hidden []int
 	direct []float64 // strict d × K·d mask of the direct connections, nil without them
-	// rows[j]: the rows of the output layer's weight matrix (units of the last hidden layer,
-	// or inputs without hidden layers) that the outputs of dimension j see; drows[j]: the
-	// inputs whose direct connections reach dimension j (nil without them).
-	rows, drows [][]int
+	// cols[r]: the dimensions whose outputs see row r of the output layer's weight matrix
+	// (unit r of the last hidden layer, or input r without hidden layers); dcols[r]: the
+	// dimensions that input r reaches by direct connections (nil without them).
+	cols, dcols [][]int
 }
 
 // MADEOption configures a MADE.
@@ -117,22 +117,22 @@ func NewMADE(d int, hidden []int, k int, opts ...MADEOption) *MADE {
 	if c.direct && len(hidden) > 0 {
 		m.direct = mask(deg, out, true)
 	}
-	m.rows = seenBy(prev, deg)
+	m.cols = reach(prev, deg)
 	if m.direct != nil {
-		m.drows = seenBy(deg, deg)
+		m.dcols = reach(deg, deg)
 	}
 	return m
 }
 
-// seenBy returns, for each output degree b in out, the indices i with in[i] < b: the units an
-// output of that degree sees through a strict mask.
-func seenBy(in, out []int) [][]int {
-	r := make([][]int, len(out))
-	for j, b := range out {
-		r[j] = []int{}
-		for i, a := range in {
-			if a < b {
-				r[j] = append(r[j], i)
+// reach returns, for each unit i of degree in[i], the indices j with out[j] > in[i]: the
+// outputs that see the unit through a strict mask.
+func reach(in, out []int) [][]int {
+	r := make([][]int, len(in))
+	for i, a := range in {
+		r[i] = []int{}
+		for j, b := range out {
+			if b > a {
+				r[i] = append(r[i], j)
 			}
 		}
 	}
@@ -235,32 +235,33 @@ func (m *MADE) ForwardHidden(t *ad.Tape, params, x ad.Var) ad.Var {
 // OutputsByDim writes the network's outputs for one input, dimension by dimension:
 // C[j·K + p] = out[p·d + j], the K outputs of dimension j contiguous (the transpose of
 // Forward's parameter-major layout). h is the output of ForwardHidden (its value), x the input
-// (read only with direct connections). Only unmasked weights are read: dimension j sums over
-// the units it sees, so the cost is K·Σ_j (|units seen by j| + |direct inputs of j|)
-// multiply-adds, about half of the dense K·d·H for the default degrees. No allocation.
+// (read only with direct connections). Only unmasked weights are read, row by row of the
+// weight matrix (a row stays in L1 while the dimensions that see it use it): the cost is
+// K·Σ_j (|units seen by j| + |direct inputs of j|) multiply-adds, about half of the dense
+// K·d·H for the default degrees. No allocation.
 func (m *MADE) OutputsByDim(params, h, x, C []float64) {
 	checkLen("MADE.OutputsByDim", "params", len(params), m.NumParams())
 	checkLen("MADE.OutputsByDim", "C", len(C), m.d*m.k)
 	L := m.mlp.Layers() - 1
 	W, b := m.Layer(params, L)
 	checkLen("MADE.OutputsByDim", "h", len(h), m.mlp.sizes[L])
-	d, kd := m.d, m.k*m.d
-	var V []float64
+	d, k, kd := m.d, m.k, m.k*m.d
+	for j := range d {
+		stridedCopy(C[j*k:(j+1)*k], b[j:], d)
+	}
+	for r, js := range m.cols {
+		w := W[r*kd : (r+1)*kd]
+		for _, j := range js {
+			stridedAxpy(h[r], w[j:], d, C[j*k:(j+1)*k])
+		}
+	}
 	if m.direct != nil {
 		checkLen("MADE.OutputsByDim", "x", len(x), d)
-		V = m.Direct(params)
-	}
-	for j := range d {
-		c := C[j*m.k : (j+1)*m.k]
-		for p := range c {
-			c[p] = b[p*d+j]
-		}
-		for _, r := range m.rows[j] {
-			stridedAxpy(h[r], W[r*kd+j:], d, c)
-		}
-		if V != nil {
-			for _, r := range m.drows[j] {
-				stridedAxpy(x[r], V[r*kd+j:], d, c)
+		V := m.Direct(params)
+		for r, js := range m.dcols {
+			w := V[r*kd : (r+1)*kd]
+			for _, j := range js {
+				stridedAxpy(x[r], w[j:], d, C[j*k:(j+1)*k])
 			}
 		}
 	}
@@ -275,43 +276,46 @@ func (m *MADE) OutputsByDimBack(params, h, x, G, gparams, gh, gx []float64) {
 	checkLen("MADE.OutputsByDimBack", "G", len(G), m.d*m.k)
 	L := m.mlp.Layers() - 1
 	W, _ := m.Layer(params, L)
-	d, kd := m.d, m.k*m.d
-	var gW, gb, V, gV []float64
+	d, k := m.d, m.k
+	var gW, gb, gV []float64
 	if gparams != nil {
 		checkLen("MADE.OutputsByDimBack", "gparams", len(gparams), m.NumParams())
 		gW, gb = m.Layer(gparams, L)
 		gV = m.Direct(gparams)
+		for j := range d {
+			scatterAxpy(1, G[j*k:(j+1)*k], gb[j:], d)
+		}
 	}
+	layerBack(W, gW, h, gh, G, m.cols, d, k)
 	if m.direct != nil {
-		V = m.Direct(params)
+		layerBack(m.Direct(params), gV, x, gx, G, m.dcols, d, k)
 	}
-	for j := range d {
-		g := G[j*m.k : (j+1)*m.k]
-		if gb != nil {
-			for p, v := range g {
-				gb[p*d+j] += v
+}
+
+// layerBack adds the pullback of C[j·K + p] += Σ_{r: j ∈ cols[r]} h[r]·W[r·K·d + p·d + j]
+// for the adjoint G: gW (same layout as W) and gh, either of which may be nil.
+func layerBack(W, gW, h, gh, G []float64, cols [][]int, d, k int) {
+	kd := k * d
+	for r, js := range cols {
+		w := W[r*kd : (r+1)*kd]
+		switch {
+		case gW != nil && gh != nil:
+			gw, s := gW[r*kd:(r+1)*kd], 0.0
+			for _, j := range js {
+				s += dotScatter(w[j:], h[r], G[j*k:(j+1)*k], gw[j:], d)
 			}
-		}
-		for _, r := range m.rows[j] {
-			switch {
-			case gW != nil && gh != nil:
-				gh[r] += dotScatter(W[r*kd+j:], h[r], g, gW[r*kd+j:], d)
-			case gW != nil:
-				scatterAxpy(h[r], g, gW[r*kd+j:], d)
-			case gh != nil:
-				gh[r] += stridedDot(W[r*kd+j:], d, g)
+			gh[r] += s
+		case gW != nil:
+			gw := gW[r*kd : (r+1)*kd]
+			for _, j := range js {
+				scatterAxpy(h[r], G[j*k:(j+1)*k], gw[j:], d)
 			}
-		}
-		if m.drows == nil {
-			continue
-		}
-		for _, r := range m.drows[j] {
-			if gV != nil {
-				scatterAxpy(x[r], g, gV[r*kd+j:], d)
+		case gh != nil:
+			s := 0.0
+			for _, j := range js {
+				s += stridedDot(w[j:], d, G[j*k:(j+1)*k])
 			}
-			if gx != nil {
-				gx[r] += stridedDot(V[r*kd+j:], d, g)
-			}
+			gh[r] += s
 		}
 	}
 }
@@ -383,4 +387,15 @@ func dotScatter(w []float64, a float64, g, dst []float64, s int) float64 {
 		t += w[p*s] * v
 	}
 	return t
+}
+
+// stridedCopy sets c[p] = w[p·s] for p < len(c).
+func stridedCopy(c, w []float64, s int) {
+	if len(c) == 0 {
+		return
+	}
+	w = w[:(len(c)-1)*s+1]
+	for p := range c {
+		c[p] = w[p*s]
+	}
 }
