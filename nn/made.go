@@ -361,32 +361,55 @@ func scatterAxpy(a float64, g, dst []float64, s int) {
 	}
 }
 
-// stridedDot returns Σ_p w[p·s]·g[p].
+// stridedDot returns Σ_p w[p·s]·g[p] (four accumulators, as dotScatter).
 func stridedDot(w []float64, s int, g []float64) float64 {
 	if len(g) == 0 {
 		return 0
 	}
 	w = w[:(len(g)-1)*s+1]
-	t := 0.0
-	for p, v := range g {
-		t += w[p*s] * v
+	var t0, t1, t2, t3 float64
+	p := 0
+	for ; p+3 < len(g); p += 4 {
+		i := p * s
+		t0 += w[i] * g[p]
+		t1 += w[i+s] * g[p+1]
+		t2 += w[i+2*s] * g[p+2]
+		t3 += w[i+3*s] * g[p+3]
 	}
-	return t
+	for ; p < len(g); p++ {
+		t0 += w[p*s] * g[p]
+	}
+	return (t0 + t1) + (t2 + t3)
 }
 
-// dotScatter adds a·g[p] to dst[p·s] and returns Σ_p w[p·s]·g[p], in one pass.
+// dotScatter adds a·g[p] to dst[p·s] and returns Σ_p w[p·s]·g[p], in one pass. The sum has
+// four accumulators so that its additions do not wait on each other (a single chain of
+// dependent additions was the cost of the MADE output pullback).
 func dotScatter(w []float64, a float64, g, dst []float64, s int) float64 {
 	if len(g) == 0 {
 		return 0
 	}
 	n := (len(g)-1)*s + 1
 	w, dst = w[:n], dst[:n]
-	t := 0.0
-	for p, v := range g {
-		dst[p*s] += a * v
-		t += w[p*s] * v
+	var t0, t1, t2, t3 float64
+	p := 0
+	for ; p+3 < len(g); p += 4 {
+		g0, g1, g2, g3 := g[p], g[p+1], g[p+2], g[p+3]
+		i := p * s
+		dst[i] += a * g0
+		dst[i+s] += a * g1
+		dst[i+2*s] += a * g2
+		dst[i+3*s] += a * g3
+		t0 += w[i] * g0
+		t1 += w[i+s] * g1
+		t2 += w[i+2*s] * g2
+		t3 += w[i+3*s] * g3
 	}
-	return t
+	for ; p < len(g); p++ {
+		dst[p*s] += a * g[p]
+		t0 += w[p*s] * g[p]
+	}
+	return (t0 + t1) + (t2 + t3)
 }
 
 // stridedCopy sets c[p] = w[p·s] for p < len(c).
