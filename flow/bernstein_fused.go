@@ -195,19 +195,30 @@ func (n *bernARNode) Backward(c ad.Custom) {
 	}
 	b.p.backwardAll(c.Aux(), d, g[:d], g[d], G, 0, P, ga, 0, 2, gu)
 	if gm != nil || gh != nil || gu != nil {
-		b.made.OutputsByDimBack(t.Value(params)[:b.nm], t.Value(h), t.Value(u), G, gm, gh, gu)
+		b.made.OutputsByDimBack(b.packed(t, params), t.Value(h), t.Value(u), G, gm, gh, gu)
 	}
 }
 
+// packed returns the MADE's packed output layer for the value of params, packing it on the
+// first call for that value (once per gradient step; ad.Tape.Memo).
+func (b *BernsteinAR) packed(t *ad.Tape, params ad.Var) []float64 {
+	q, ok := t.Memo(b, params, b.made.PackedLen())
+	if !ok {
+		b.made.PackOutput(t.Value(params)[:b.nm], q)
+	}
+	return q
+}
+
 // forwardNode records BernsteinAR's forward pass: the MADE's hidden layers as ordinary nodes,
-// then one node for its output layer, the d polynomials and the log-determinant.
+// then one node for its output layer (packed once per parameter value), the d polynomials
+// and the log-determinant.
 func (b *BernsteinAR) forwardNode(t *ad.Tape, params, u ad.Var) (z, logdet ad.Var) {
 	d, P := b.d, b.p.m+1
 	h := b.made.ForwardHidden(t, t.Slice(params, 0, b.nm), u)
 	c := t.Custom((*bernARNode)(b), d+1, b.p.recLen(d), h, params, u)
 	pv, uv := t.Value(params), t.Value(u)
 	C := t.Scratch(d * P)
-	b.made.OutputsByDim(pv[:b.nm], t.Value(h), uv, C)
+	b.made.OutputsByDim(b.packed(t, params), t.Value(h), uv, C)
 	L := bernRows{coef: C, coefStride: P, aff: b.affine(pv), affStride: 2}
 	b.p.forwardAll(t.Scratch(b.p.wsLen(d)), d, L, uv, c.Value(), c.Aux())
 	out := c.Var()

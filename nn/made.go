@@ -35,10 +35,12 @@ type MADE struct {
 	masks  [][]float64 // per layer, in_l × out_l row-major, entries 0 or 1
 	hidden []int
 	direct []float64 // strict d × K·d mask of the direct connections, nil without them
-	// cols[r]: the dimensions whose outputs see row r of the output layer's weight matrix
-	// (unit r of the last hidden layer, or input r without hidden layers); dcols[r]: the
-	// dimensions that input r reaches by direct connections (nil without them).
-	cols, dcols [][]int
+	// rows[j]: the rows of the output layer's weight matrix (units of the last hidden layer,
+	// or inputs without hidden layers) that the outputs of dimension j see; drows[j]: the
+	// inputs whose direct connections reach dimension j (empty without them). poff[j]: the
+	// offset of dimension j in the packed output layer (PackOutput), len d+1.
+	rows, drows [][]int
+	poff        []int
 }
 
 // MADEOption configures a MADE.
@@ -117,22 +119,27 @@ func NewMADE(d int, hidden []int, k int, opts ...MADEOption) *MADE {
 	if c.direct && len(hidden) > 0 {
 		m.direct = mask(deg, out, true)
 	}
-	m.cols = reach(prev, deg)
+	m.rows = seenBy(prev, deg)
+	m.drows = make([][]int, d)
 	if m.direct != nil {
-		m.dcols = reach(deg, deg)
+		m.drows = seenBy(deg, deg)
+	}
+	m.poff = make([]int, d+1)
+	for j := range d {
+		m.poff[j+1] = m.poff[j] + k*(1+len(m.rows[j])+len(m.drows[j]))
 	}
 	return m
 }
 
-// reach returns, for each unit i of degree in[i], the indices j with out[j] > in[i]: the
-// outputs that see the unit through a strict mask.
-func reach(in, out []int) [][]int {
-	r := make([][]int, len(in))
-	for i, a := range in {
-		r[i] = []int{}
-		for j, b := range out {
-			if b > a {
-				r[i] = append(r[i], j)
+// seenBy returns, for each output degree b in out, the indices i with in[i] < b: the units an
+// output of that degree sees through a strict mask.
+func seenBy(in, out []int) [][]int {
+	r := make([][]int, len(out))
+	for j, b := range out {
+		r[j] = []int{}
+		for i, a := range in {
+			if a < b {
+				r[j] = append(r[j], i)
 			}
 		}
 	}
@@ -232,90 +239,106 @@ func (m *MADE) ForwardHidden(t *ad.Tape, params, x ad.Var) ad.Var {
 	return x
 }
 
-// OutputsByDim writes the network's outputs for one input, dimension by dimension:
-// C[j·K + p] = out[p·d + j], the K outputs of dimension j contiguous (the transpose of
-// Forward's parameter-major layout). h is the output of ForwardHidden (its value), x the input
-// (read only with direct connections). Only unmasked weights are read, row by row of the
-// weight matrix (a row stays in L1 while the dimensions that see it use it): the cost is
-// K·Σ_j (|units seen by j| + |direct inputs of j|) multiply-adds, about half of the dense
-// K·d·H for the default degrees. No allocation.
-func (m *MADE) OutputsByDim(params, h, x, C []float64) {
-	checkLen("MADE.OutputsByDim", "params", len(params), m.NumParams())
-	checkLen("MADE.OutputsByDim", "C", len(C), m.d*m.k)
+// PackedLen returns the length of the packed output layer (PackOutput).
+func (m *MADE) PackedLen() int { return m.poff[m.d] }
+
+// PackOutput copies the parameters of the output layer that the outputs can see into packed
+// (length PackedLen), dimension by dimension: for dimension j its K biases, then for each unit
+// of the last hidden layer it sees (each input, without hidden layers) its K weights, then for
+// each input it reaches by direct connections its K weights, every run contiguous. Masked
+// weights are left out. This is the layout OutputsByDim reads: pack once per parameter value
+// (once per gradient step), evaluate for many inputs. Cost: one pass over the unmasked
+// weights, about half of the output layer for the default degrees.
+func (m *MADE) PackOutput(params, packed []float64) {
+	checkLen("MADE.PackOutput", "params", len(params), m.NumParams())
+	checkLen("MADE.PackOutput", "packed", len(packed), m.PackedLen())
 	L := m.mlp.Layers() - 1
 	W, b := m.Layer(params, L)
-	checkLen("MADE.OutputsByDim", "h", len(h), m.mlp.sizes[L])
+	V := m.Direct(params)
 	d, k, kd := m.d, m.k, m.k*m.d
 	for j := range d {
-		stridedCopy(C[j*k:(j+1)*k], b[j:], d)
-	}
-	for r, js := range m.cols {
-		w := W[r*kd : (r+1)*kd]
-		for _, j := range js {
-			stridedAxpy(h[r], w[j:], d, C[j*k:(j+1)*k])
+		q := packed[m.poff[j]:m.poff[j+1]]
+		stridedCopy(q[:k], b[j:], d)
+		q = q[k:]
+		for _, r := range m.rows[j] {
+			stridedCopy(q[:k], W[r*kd+j:], d)
+			q = q[k:]
+		}
+		for _, r := range m.drows[j] {
+			stridedCopy(q[:k], V[r*kd+j:], d)
+			q = q[k:]
 		}
 	}
+}
+
+// OutputsByDim writes the network's outputs for one input, dimension by dimension:
+// C[j·K + p] = out[p·d + j], the K outputs of dimension j contiguous (the transpose of
+// Forward's parameter-major layout), from the packed output layer (PackOutput), the output h
+// of ForwardHidden (its value) and the input x (read only with direct connections). Cost:
+// K·Σ_j (|units seen by j| + |direct inputs of j|) multiply-adds in contiguous runs
+// (inlined loops: at K ≈ 50 the call overhead of a BLAS-1 kernel is most of its cost), about half of the dense K·d·H for the default degrees. No allocation.
+func (m *MADE) OutputsByDim(packed, h, x, C []float64) {
+	checkLen("MADE.OutputsByDim", "packed", len(packed), m.PackedLen())
+	checkLen("MADE.OutputsByDim", "C", len(C), m.d*m.k)
+	checkLen("MADE.OutputsByDim", "h", len(h), m.mlp.sizes[m.mlp.Layers()-1])
 	if m.direct != nil {
-		checkLen("MADE.OutputsByDim", "x", len(x), d)
-		V := m.Direct(params)
-		for r, js := range m.dcols {
-			w := V[r*kd : (r+1)*kd]
-			for _, j := range js {
-				stridedAxpy(x[r], w[j:], d, C[j*k:(j+1)*k])
-			}
+		checkLen("MADE.OutputsByDim", "x", len(x), m.d)
+	}
+	k := m.k
+	for j := range m.d {
+		c := C[j*k : (j+1)*k]
+		q := packed[m.poff[j]:m.poff[j+1]]
+		copy(c, q[:k])
+		q = q[k:]
+		for _, r := range m.rows[j] {
+			axpy(h[r], q[:k], c)
+			q = q[k:]
+		}
+		for _, r := range m.drows[j] {
+			axpy(x[r], q[:k], c)
+			q = q[k:]
 		}
 	}
 }
 
 // OutputsByDimBack is the pullback of OutputsByDim: for the adjoint G of C (same layout) it
-// adds ∂/∂params into gparams (output layer weights and bias, direct connections), ∂/∂h into
-// gh and, with direct connections, ∂/∂x into gx. Any of gparams, gh, gx may be nil to skip
-// it. Cost: twice that of OutputsByDim.
-func (m *MADE) OutputsByDimBack(params, h, x, G, gparams, gh, gx []float64) {
-	checkLen("MADE.OutputsByDimBack", "params", len(params), m.NumParams())
+// adds ∂/∂params into gparams (output layer weights and bias, direct connections, in the
+// layout of params), ∂/∂h into gh and, with direct connections, ∂/∂x into gx. Any of gparams,
+// gh, gx may be nil to skip it. Cost: twice that of OutputsByDim.
+func (m *MADE) OutputsByDimBack(packed, h, x, G, gparams, gh, gx []float64) {
+	checkLen("MADE.OutputsByDimBack", "packed", len(packed), m.PackedLen())
 	checkLen("MADE.OutputsByDimBack", "G", len(G), m.d*m.k)
 	L := m.mlp.Layers() - 1
-	W, _ := m.Layer(params, L)
-	d, k := m.d, m.k
+	d, k, kd := m.d, m.k, m.k*m.d
 	var gW, gb, gV []float64
 	if gparams != nil {
 		checkLen("MADE.OutputsByDimBack", "gparams", len(gparams), m.NumParams())
 		gW, gb = m.Layer(gparams, L)
 		gV = m.Direct(gparams)
-		for j := range d {
-			scatterAxpy(1, G[j*k:(j+1)*k], gb[j:], d)
+	}
+	for j := range d {
+		g := G[j*k : (j+1)*k]
+		q := packed[m.poff[j]+k : m.poff[j+1]]
+		if gb != nil {
+			scatterAxpy(1, g, gb[j:], d)
 		}
-	}
-	layerBack(W, gW, h, gh, G, m.cols, d, k)
-	if m.direct != nil {
-		layerBack(m.Direct(params), gV, x, gx, G, m.dcols, d, k)
-	}
-}
-
-// layerBack adds the pullback of C[j·K + p] += Σ_{r: j ∈ cols[r]} h[r]·W[r·K·d + p·d + j]
-// for the adjoint G: gW (same layout as W) and gh, either of which may be nil.
-func layerBack(W, gW, h, gh, G []float64, cols [][]int, d, k int) {
-	kd := k * d
-	for r, js := range cols {
-		w := W[r*kd : (r+1)*kd]
-		switch {
-		case gW != nil && gh != nil:
-			gw, s := gW[r*kd:(r+1)*kd], 0.0
-			for _, j := range js {
-				s += dotScatter(w[j:], h[r], G[j*k:(j+1)*k], gw[j:], d)
+		for _, r := range m.rows[j] {
+			if gW != nil {
+				scatterAxpy(h[r], g, gW[r*kd+j:], d)
 			}
-			gh[r] += s
-		case gW != nil:
-			gw := gW[r*kd : (r+1)*kd]
-			for _, j := range js {
-				scatterAxpy(h[r], G[j*k:(j+1)*k], gw[j:], d)
+			if gh != nil {
+				gh[r] += dot4(q[:k], g)
 			}
-		case gh != nil:
-			s := 0.0
-			for _, j := range js {
-				s += stridedDot(w[j:], d, G[j*k:(j+1)*k])
+			q = q[k:]
+		}
+		for _, r := range m.drows[j] {
+			if gV != nil {
+				scatterAxpy(x[r], g, gV[r*kd+j:], d)
 			}
-			gh[r] += s
+			if gx != nil {
+				gx[r] += dot4(q[:k], g)
+			}
+			q = q[k:]
 		}
 	}
 }
@@ -339,17 +362,6 @@ func (m *MADE) Forward(t *ad.Tape, params, x ad.Var) ad.Var {
 	return x
 }
 
-// stridedAxpy adds a·w[p·s] to c[p] for p < len(c).
-func stridedAxpy(a float64, w []float64, s int, c []float64) {
-	if len(c) == 0 {
-		return
-	}
-	w = w[:(len(c)-1)*s+1]
-	for p := range c {
-		c[p] += a * w[p*s]
-	}
-}
-
 // scatterAxpy adds a·g[p] to dst[p·s] for p < len(g).
 func scatterAxpy(a float64, g, dst []float64, s int) {
 	if len(g) == 0 {
@@ -361,57 +373,6 @@ func scatterAxpy(a float64, g, dst []float64, s int) {
 	}
 }
 
-// stridedDot returns Σ_p w[p·s]·g[p] (four accumulators, as dotScatter).
-func stridedDot(w []float64, s int, g []float64) float64 {
-	if len(g) == 0 {
-		return 0
-	}
-	w = w[:(len(g)-1)*s+1]
-	var t0, t1, t2, t3 float64
-	p := 0
-	for ; p+3 < len(g); p += 4 {
-		i := p * s
-		t0 += w[i] * g[p]
-		t1 += w[i+s] * g[p+1]
-		t2 += w[i+2*s] * g[p+2]
-		t3 += w[i+3*s] * g[p+3]
-	}
-	for ; p < len(g); p++ {
-		t0 += w[p*s] * g[p]
-	}
-	return (t0 + t1) + (t2 + t3)
-}
-
-// dotScatter adds a·g[p] to dst[p·s] and returns Σ_p w[p·s]·g[p], in one pass. The sum has
-// four accumulators so that its additions do not wait on each other (a single chain of
-// dependent additions was the cost of the MADE output pullback).
-func dotScatter(w []float64, a float64, g, dst []float64, s int) float64 {
-	if len(g) == 0 {
-		return 0
-	}
-	n := (len(g)-1)*s + 1
-	w, dst = w[:n], dst[:n]
-	var t0, t1, t2, t3 float64
-	p := 0
-	for ; p+3 < len(g); p += 4 {
-		g0, g1, g2, g3 := g[p], g[p+1], g[p+2], g[p+3]
-		i := p * s
-		dst[i] += a * g0
-		dst[i+s] += a * g1
-		dst[i+2*s] += a * g2
-		dst[i+3*s] += a * g3
-		t0 += w[i] * g0
-		t1 += w[i+s] * g1
-		t2 += w[i+2*s] * g2
-		t3 += w[i+3*s] * g3
-	}
-	for ; p < len(g); p++ {
-		dst[p*s] += a * g[p]
-		t0 += w[p*s] * g[p]
-	}
-	return (t0 + t1) + (t2 + t3)
-}
-
 // stridedCopy sets c[p] = w[p·s] for p < len(c).
 func stridedCopy(c, w []float64, s int) {
 	if len(c) == 0 {
@@ -421,4 +382,30 @@ func stridedCopy(c, w []float64, s int) {
 	for p := range c {
 		c[p] = w[p*s]
 	}
+}
+
+// axpy adds a·x[p] to y[p]; len(y) must be at least len(x).
+func axpy(a float64, x, y []float64) {
+	y = y[:len(x)]
+	for p, v := range x {
+		y[p] += a * v
+	}
+}
+
+// dot4 returns Σ_p x[p]·y[p] with four accumulators, so that the additions do not wait on
+// each other; len(y) must be at least len(x).
+func dot4(x, y []float64) float64 {
+	y = y[:len(x)]
+	var t0, t1, t2, t3 float64
+	p := 0
+	for ; p+3 < len(x); p += 4 {
+		t0 += x[p] * y[p]
+		t1 += x[p+1] * y[p+1]
+		t2 += x[p+2] * y[p+2]
+		t3 += x[p+3] * y[p+3]
+	}
+	for ; p < len(x); p++ {
+		t0 += x[p] * y[p]
+	}
+	return (t0 + t1) + (t2 + t3)
 }

@@ -342,15 +342,18 @@ func BenchmarkMADEForwardBackward(b *testing.B) {
 
 // madeOut is an ad.Custom rule for the MADE output layer by dimension (OutputsByDimBack), used
 // to check ForwardHidden + OutputsByDim against Forward on the whole gradient.
-type madeOut struct{ m *MADE }
+type madeOut struct {
+	m      *MADE
+	packed []float64
+}
 
 func (o madeOut) Backward(c ad.Custom) {
 	t := c.Tape()
 	h, p, x := c.Arg(0), c.Arg(1), c.Arg(2)
-	o.m.OutputsByDimBack(t.Value(p), t.Value(h), t.Value(x), c.Grad(), t.Grad(p), t.Grad(h), t.Grad(x))
+	o.m.OutputsByDimBack(o.packed, t.Value(h), t.Value(x), c.Grad(), t.Grad(p), t.Grad(h), t.Grad(x))
 }
 
-// TestMADEOutputsByDim: the split forward (ForwardHidden, then the output layer by dimension)
+// TestMADEOutputsByDim: the split forward (ForwardHidden, then the packed output layer by dimension)
 // gives Forward's outputs transposed, and its pullback gives the AD gradient of Forward, for
 // every MADE case, with all masked weights set to nonzero values (they must be ignored).
 func TestMADEOutputsByDim(t *testing.T) {
@@ -393,8 +396,10 @@ func TestMADEOutputsByDim(t *testing.T) {
 		tp.Reset()
 		P, X = tp.Input(p), tp.Input(x)
 		h := m.ForwardHidden(&tp, P, X)
-		cu := tp.Custom(madeOut{m}, d*k, 0, h, P, X)
-		m.OutputsByDim(p, tp.Value(h), x, cu.Value())
+		packed := make([]float64, m.PackedLen())
+		m.PackOutput(p, packed)
+		cu := tp.Custom(madeOut{m, packed}, d*k, 0, h, P, X)
+		m.OutputsByDim(packed, tp.Value(h), x, cu.Value())
 		tp.Backward(tp.Dot(cu.Var(), tp.ConstRef(G)))
 		// Same sums in a different order: agreement to a few ulps of the O(10) values.
 		const tol = 1e-12
