@@ -31,9 +31,10 @@ import (
 // increments make it redundant here). The paper's "M" is the degree in its text and 1-D code
 // but the number of coefficients (degree M−1) in its multivariate code.
 //
-// Tape cost of Forward: 2d+1 fused nodes (one per z_j, one for the log-determinant) plus d
-// parameter views and a concatenation, O(d·M) work with d·M softplus evaluations and d
-// exponentials; no per-coefficient nodes.
+// Tape cost of Forward: one ad.Custom node for z and the log-determinant (bernstein_fused.go)
+// and two views, O(d·M) work with four transcendental functions per coordinate. The d·M
+// softplus increments (the coefficients) do not depend on u: they are computed once per
+// parameter value on a tape (ad.Tape.Memo), so the draws of one ELBO step share them.
 type Bernstein struct {
 	d int
 	p bernPoly
