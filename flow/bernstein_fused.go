@@ -173,19 +173,21 @@ func (b *Bernstein) forwardNode(t *ad.Tape, params, u ad.Var) (z, logdet ad.Var)
 	return t.Slice(out, 0, d), t.Index(out, d)
 }
 
-// bernARNode is the ad.Backwarder of BernsteinAR's forward node (arguments: the MADE's last
-// hidden layer h, params, u).
+// bernARNode is the ad.Backwarder of BernsteinAR's forward node (arguments: params, u). The
+// node's aux holds the record of evalAll, then the MADE's hidden activations.
 type bernARNode BernsteinAR
 
 // Backward implements ad.Backwarder.
 func (n *bernARNode) Backward(c ad.Custom) {
 	b := (*BernsteinAR)(n)
 	t := c.Tape()
-	h, params, u := c.Arg(0), c.Arg(1), c.Arg(2)
-	gp, gu, gh := t.Grad(params), t.Grad(u), t.Grad(h)
+	params, u := c.Arg(0), c.Arg(1)
+	gp, gu := t.Grad(params), t.Grad(u)
 	g := c.Grad()
 	d, P := b.d, b.p.m+1
-	G := t.Scratch(d * P)
+	nr, nh := b.p.recLen(d), b.made.HiddenLen()
+	aux := c.Aux()
+	rec, hs := aux[:nr], aux[nr:nr+nh]
 	var gm, ga []float64
 	if gp != nil {
 		gm = gp[:b.nm]
@@ -193,9 +195,21 @@ func (n *bernARNode) Backward(c ad.Custom) {
 			ga = gp[b.nm:]
 		}
 	}
-	b.p.backwardAll(c.Aux(), d, g[:d], g[d], G, 0, P, ga, 0, 2, gu)
-	if gm != nil || gh != nil || gu != nil {
-		b.made.OutputsByDimBack(b.packed(t, params), t.Value(h), t.Value(u), G, gm, gh, gu)
+	G := t.Scratch(d * P)
+	b.p.backwardAll(rec, d, g[:d], g[d], G, 0, P, ga, 0, 2, gu)
+	if gm == nil && gu == nil {
+		return
+	}
+	pv, uv := t.Value(params)[:b.nm], t.Value(u)
+	hl, gh := uv, gu // without hidden layers the output layer reads u
+	if nh > 0 {
+		hid := b.made.Hidden()
+		hl = hs[nh-hid[len(hid)-1]:]
+		gh = t.Scratch(len(hl))
+	}
+	b.made.OutputsByDimBack(b.packed(t, params), hl, uv, G, gm, gh, gu)
+	if nh > 0 {
+		b.made.HiddenBack(pv, uv, hs, gh, gm, gu, t.Scratch(nh))
 	}
 }
 
@@ -209,18 +223,20 @@ func (b *BernsteinAR) packed(t *ad.Tape, params ad.Var) []float64 {
 	return q
 }
 
-// forwardNode records BernsteinAR's forward pass: the MADE's hidden layers as ordinary nodes,
-// then one node for its output layer (packed once per parameter value), the d polynomials
-// and the log-determinant.
+// forwardNode records BernsteinAR's forward pass as one node: the MADE in plain float64 (its
+// hidden layers, then its output layer from the unmasked output weights packed once per
+// parameter value), the d polynomials and the log-determinant.
 func (b *BernsteinAR) forwardNode(t *ad.Tape, params, u ad.Var) (z, logdet ad.Var) {
 	d, P := b.d, b.p.m+1
-	h := b.made.ForwardHidden(t, t.Slice(params, 0, b.nm), u)
-	c := t.Custom((*bernARNode)(b), d+1, b.p.recLen(d), h, params, u)
+	nr, nh := b.p.recLen(d), b.made.HiddenLen()
+	c := t.Custom((*bernARNode)(b), d+1, nr+nh, params, u)
 	pv, uv := t.Value(params), t.Value(u)
+	aux := c.Aux()
+	hl := b.made.HiddenForward(pv[:b.nm], uv, aux[nr:nr+nh])
 	C := t.Scratch(d * P)
-	b.made.OutputsByDim(b.packed(t, params), t.Value(h), uv, C)
+	b.made.OutputsByDim(b.packed(t, params), hl, uv, C)
 	L := bernRows{coef: C, coefStride: P, aff: b.affine(pv), affStride: 2}
-	b.p.forwardAll(t.Scratch(b.p.wsLen(d)), d, L, uv, c.Value(), c.Aux())
+	b.p.forwardAll(t.Scratch(b.p.wsLen(d)), d, L, uv, c.Value(), aux[:nr])
 	out := c.Var()
 	return t.Slice(out, 0, d), t.Index(out, d)
 }

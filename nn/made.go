@@ -2,9 +2,11 @@ package nn
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/internal/mathx"
 )
 
 // MADE is the masked autoencoder for distribution estimation of Germain, Gregor, Murray &
@@ -219,24 +221,142 @@ func (m *MADE) Init(params []float64, rnd *rand.Rand) {
 	}
 }
 
-// ForwardHidden records the hidden layers of the network for one input x (a vector of size d)
-// and returns the output of the last hidden layer, or x itself when there are no hidden
-// layers: the input of the output layer. With OutputsByDim and OutputsByDimBack it splits
-// Forward for callers that fuse the output layer into a node of their own (ad.Custom), which
-// saves the K·d-sized output node, its transpose and the masked copy of the output weights.
-func (m *MADE) ForwardHidden(t *ad.Tape, params, x ad.Var) ad.Var {
-	checkLen("MADE.ForwardHidden", "params", t.Size(params), m.NumParams())
-	checkLen("MADE.ForwardHidden", "x", t.Size(x), m.d)
-	mlp := m.mlp
-	if mlp.Layers() == 1 {
-		return x
+// HiddenLen returns the number of hidden units, Σ of the hidden sizes: the length of the
+// activations HiddenForward keeps.
+func (m *MADE) HiddenLen() int {
+	n := 0
+	for _, h := range m.hidden {
+		n += h
 	}
-	x = t.AsMatrix(x, 1, m.d)
-	for l := 0; l < mlp.Layers()-1; l++ {
-		W := t.Mul(mlp.weights(t, params, l), t.ConstRef(m.masks[l]))
-		x = t.Dense(x, W, mlp.bias(t, params, l), mlp.activation(l))
+	return n
+}
+
+// HiddenForward evaluates the hidden layers for one input x (size d) in plain float64,
+// writing their activations into hs (length HiddenLen, layer after layer), and returns the
+// output of the last hidden layer (a view of hs), or x itself when there are no hidden layers:
+// the input of the output layer. With OutputsByDim and the pullbacks HiddenBack and
+// OutputsByDimBack it is Forward for callers that put the whole network into one node of their
+// own (ad.Custom), which saves the tape nodes of every layer and the masked copies of the
+// weights. Masked weights are never used. Cost: Σ_l in_l·out_l multiply-adds and one
+// activation per hidden unit; no allocation.
+func (m *MADE) HiddenForward(params, x, hs []float64) []float64 {
+	checkLen("MADE.HiddenForward", "params", len(params), m.NumParams())
+	checkLen("MADE.HiddenForward", "x", len(x), m.d)
+	checkLen("MADE.HiddenForward", "hs", len(hs), m.HiddenLen())
+	in := x
+	for l, H := range m.hidden {
+		W, b := m.Layer(params, l)
+		M := m.masks[l]
+		y := hs[:H]
+		hs = hs[H:]
+		copy(y, b)
+		for i, xi := range in {
+			w, mk := W[i*H:(i+1)*H], M[i*H:(i+1)*H]
+			for o := range y {
+				y[o] += xi * (w[o] * mk[o])
+			}
+		}
+		activate(m.mlp.act, y)
+		in = y
 	}
-	return x
+	return in
+}
+
+// HiddenBack is the pullback of HiddenForward at x with activations hs: for the adjoint gLast
+// of its result (the last hidden layer; it is overwritten) it adds ∂/∂params into gparams and
+// ∂/∂x into gx (either may be nil to skip it). ws is scratch of length HiddenLen. Without
+// hidden layers there is nothing to do (the result was x: its adjoint is the caller's).
+// Cost: twice that of HiddenForward.
+func (m *MADE) HiddenBack(params, x, hs, gLast, gparams, gx, ws []float64) {
+	L := len(m.hidden)
+	if L == 0 {
+		return
+	}
+	checkLen("MADE.HiddenBack", "params", len(params), m.NumParams())
+	checkLen("MADE.HiddenBack", "hs", len(hs), m.HiddenLen())
+	checkLen("MADE.HiddenBack", "ws", len(ws), m.HiddenLen())
+	checkLen("MADE.HiddenBack", "gLast", len(gLast), m.hidden[L-1])
+	off := len(hs) - m.hidden[L-1]
+	g := gLast
+	for l := L - 1; l >= 0; l-- {
+		H := m.hidden[l]
+		y := hs[off : off+H]
+		activateBack(m.mlp.act, g, y) // g = ȳ ⊙ act′ at this layer
+		W, _ := m.Layer(params, l)
+		M := m.masks[l]
+		var gW, gb []float64
+		if gparams != nil {
+			gW, gb = m.Layer(gparams, l)
+			for o, v := range g {
+				gb[o] += v
+			}
+		}
+		var in, gin []float64
+		if l == 0 {
+			in, gin = x, gx
+		} else {
+			off -= m.hidden[l-1]
+			in = hs[off : off+m.hidden[l-1]]
+			gin = ws[off : off+m.hidden[l-1]]
+			clear(gin)
+		}
+		for i, xi := range in {
+			w, mk := W[i*H:(i+1)*H], M[i*H:(i+1)*H]
+			if gW != nil {
+				gw := gW[i*H : (i+1)*H]
+				for o, v := range g {
+					gw[o] += mk[o] * (xi * v)
+				}
+			}
+			if gin != nil {
+				s := 0.0
+				for o, v := range g {
+					s += (w[o] * mk[o]) * v
+				}
+				gin[i] += s
+			}
+		}
+		g = gin
+	}
+}
+
+// activate applies the hidden activation in place, as ad.Dense does.
+func activate(act ad.Activation, y []float64) {
+	switch act {
+	case ad.ReLU:
+		for i, z := range y {
+			y[i] = max(z, 0)
+		}
+	case ad.Tanh:
+		for i, z := range y {
+			y[i] = math.Tanh(z)
+		}
+	case ad.Sigmoid:
+		for i, z := range y {
+			y[i] = mathx.Logistic(z)
+		}
+	}
+}
+
+// activateBack multiplies the adjoint g by the activation's derivative, written in terms of
+// the output y, as ad.Dense's backward does.
+func activateBack(act ad.Activation, g, y []float64) {
+	switch act {
+	case ad.ReLU:
+		for i, yi := range y {
+			if yi <= 0 {
+				g[i] = 0
+			}
+		}
+	case ad.Tanh:
+		for i, yi := range y {
+			g[i] *= 1 - yi*yi
+		}
+	case ad.Sigmoid:
+		for i, yi := range y {
+			g[i] *= yi * (1 - yi)
+		}
+	}
 }
 
 // PackedLen returns the length of the packed output layer (PackOutput).
@@ -274,7 +394,7 @@ func (m *MADE) PackOutput(params, packed []float64) {
 // OutputsByDim writes the network's outputs for one input, dimension by dimension:
 // C[j·K + p] = out[p·d + j], the K outputs of dimension j contiguous (the transpose of
 // Forward's parameter-major layout), from the packed output layer (PackOutput), the output h
-// of ForwardHidden (its value) and the input x (read only with direct connections). Cost:
+// of HiddenForward and the input x (read only with direct connections). Cost:
 // K·Σ_j (|units seen by j| + |direct inputs of j|) multiply-adds in contiguous runs
 // (inlined loops: at K ≈ 50 the call overhead of a BLAS-1 kernel is most of its cost), about half of the dense K·d·H for the default degrees. No allocation.
 func (m *MADE) OutputsByDim(packed, h, x, C []float64) {

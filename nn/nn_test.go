@@ -340,8 +340,9 @@ func BenchmarkMADEForwardBackward(b *testing.B) {
 	}
 }
 
-// madeOut is an ad.Custom rule for the MADE output layer by dimension (OutputsByDimBack), used
-// to check ForwardHidden + OutputsByDim against Forward on the whole gradient.
+// madeOut is an ad.Custom rule for the whole MADE in plain float64 (HiddenForward,
+// OutputsByDim and their pullbacks), checked against Forward on the tape. Its aux holds the
+// hidden activations.
 type madeOut struct {
 	m      *MADE
 	packed []float64
@@ -349,13 +350,22 @@ type madeOut struct {
 
 func (o madeOut) Backward(c ad.Custom) {
 	t := c.Tape()
-	h, p, x := c.Arg(0), c.Arg(1), c.Arg(2)
-	o.m.OutputsByDimBack(o.packed, t.Value(h), t.Value(x), c.Grad(), t.Grad(p), t.Grad(h), t.Grad(x))
+	p, x := c.Arg(0), c.Arg(1)
+	m := o.m
+	hs := c.Aux()
+	hl := m.HiddenForward(t.Value(p), t.Value(x), make([]float64, m.HiddenLen()))
+	gh := t.Grad(x) // without hidden layers the output layer reads x
+	if m.HiddenLen() > 0 {
+		gh = make([]float64, len(hl))
+	}
+	m.OutputsByDimBack(o.packed, hl, t.Value(x), c.Grad(), t.Grad(p), gh, t.Grad(x))
+	m.HiddenBack(t.Value(p), t.Value(x), hs, gh, t.Grad(p), t.Grad(x), make([]float64, m.HiddenLen()))
 }
 
-// TestMADEOutputsByDim: the split forward (ForwardHidden, then the packed output layer by dimension)
-// gives Forward's outputs transposed, and its pullback gives the AD gradient of Forward, for
-// every MADE case, with all masked weights set to nonzero values (they must be ignored).
+// TestMADEOutputsByDim: the network in plain float64 (HiddenForward, then the packed output
+// layer by dimension) gives Forward's outputs transposed, and its pullback (OutputsByDimBack,
+// HiddenBack) gives the AD gradient of Forward, for every MADE case, with all masked weights
+// set to nonzero values (they must be ignored).
 func TestMADEOutputsByDim(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, c := range madeCases {
@@ -395,11 +405,11 @@ func TestMADEOutputsByDim(t *testing.T) {
 
 		tp.Reset()
 		P, X = tp.Input(p), tp.Input(x)
-		h := m.ForwardHidden(&tp, P, X)
 		packed := make([]float64, m.PackedLen())
 		m.PackOutput(p, packed)
-		cu := tp.Custom(madeOut{m, packed}, d*k, 0, h, P, X)
-		m.OutputsByDim(packed, tp.Value(h), x, cu.Value())
+		cu := tp.Custom(madeOut{m, packed}, d*k, m.HiddenLen(), P, X)
+		hl := m.HiddenForward(p, x, cu.Aux())
+		m.OutputsByDim(packed, hl, x, cu.Value())
 		tp.Backward(tp.Dot(cu.Var(), tp.ConstRef(G)))
 		// Same sums in a different order: agreement to a few ulps of the O(10) values.
 		const tol = 1e-12
