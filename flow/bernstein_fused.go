@@ -8,13 +8,15 @@ import (
 )
 
 // The forward pass of Bernstein and BernsteinAR as one ad.Custom node per draw: the node's
-// value is (z_1, …, z_d, log|det ∂z/∂u|), its forward evaluates all d polynomials (the d·M
-// softplus increments in one vectorised pass) and keeps ∂z_j/∂r, ∂ld_j/∂r and the six affine
-// and input partials of every coordinate; its backward combines them with the output adjoint
-// (r̄_j = z̄_j·∂z_j/∂r + l̄·∂ld_j/∂r) and, for BernsteinAR, pulls r̄ back through the MADE's
-// output layer (nn.MADE.OutputsByDimBack). Against one fused node per z_j, a log-determinant
-// node, the coordinate views and a concatenation (and for BernsteinAR the K·d-sized MADE
-// output, its masked weights and its transpose) this records 1 node instead of ≈ 3d + 6.
+// value is (z_1, …, z_d, log|det ∂z/∂u|). Its forward evaluates all d polynomials (the d·M
+// softplus increments in one vectorised pass; for Bernstein they depend on the parameters
+// only and are prepared once per parameter value, ad.Tape.Memo) and keeps ∂z_j/∂r, ∂ld_j/∂r
+// and the six affine and input partials of every coordinate; its backward combines them with
+// the output adjoint (r̄_j = z̄_j·∂z_j/∂r + l̄·∂ld_j/∂r) and, for BernsteinAR, pulls r̄ back
+// through the whole MADE in plain float64 (nn.MADE.OutputsByDimBack, HiddenBack). Against one
+// fused node per z_j, a log-determinant node, the coordinate views and a concatenation (and
+// for BernsteinAR the MADE's layer nodes, the masked copies of its weights, its K·d-sized
+// output and that output's transpose) this records 1 node instead of ≈ 3d + 20.
 
 // bernRec is the number of scalars kept per coordinate after ∂z/∂r and ∂ld/∂r:
 // ∂z/∂(a′, β, u) and ∂ld/∂(a′, β, u).
