@@ -753,3 +753,68 @@ func TestBernsteinForwardReuse(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkBernsteinARParts times the parts of one draw of the multivariate Bernstein flow at
+// d = 10, M = 50 (MADE 2 × 10, tanh) in plain float64, without the tape: the d·M softplus
+// increments (one exp and one log1p each), the d polynomial evaluations with their partials,
+// their pullback, the MADE forward (hidden layers and the packed output layer) and backward,
+// and, for scale, a pass that accumulates and clears 5,870 adjoints as objective.Estimator
+// does per draw for this flow's parameter count. Their sum is the floor of one draw of
+// BenchmarkELBOStep's bernstein_ar cases; see bench/results/bfvi_speed.md.
+func BenchmarkBernsteinARParts(b *testing.B) {
+	const d, M = 10, 50
+	P := M + 1
+	p := newBernPoly(M, BoundedTails)
+	r := newRand(9)
+	C := randVec(r, d*P, 1)
+	pre := make([]float64, p.prepLen(d))
+	E := make([]float64, 2*d*M)
+	aff := make([]float64, 2*d)
+	u := randVec(r, d, 1)
+	L := bernRows{coef: C, coefStride: P, aff: aff, affStride: 2}
+	rec := make([]float64, p.recLen(d))
+	out := make([]float64, d+1)
+	bs := make([]float64, 3*P)
+	made := nn.NewMADE(d, []int{10, 10}, P, nn.WithActivation(ad.Tanh))
+	mp := make([]float64, made.NumParams())
+	made.Init(mp, r)
+	packed := make([]float64, made.PackedLen())
+	made.PackOutput(mp, packed)
+	hs := make([]float64, made.HiddenLen())
+	G := randVec(r, d*P, 1)
+	gm := make([]float64, len(mp))
+	gh := make([]float64, 10)
+	ws := make([]float64, made.HiddenLen())
+	acc := make([]float64, 5870)
+	adj := randVec(r, 5870, 1)
+	run := func(name string, f func()) {
+		b.Run(name, func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			t0, n := threadCPU(), 0
+			for b.Loop() {
+				f()
+				n++
+			}
+			b.ReportMetric(float64(threadCPU()-t0)/float64(n), "cpu-ns/op")
+		})
+	}
+	p.prepAll(pre, E, d, L)
+	run("softplus_prep", func() { p.prepAll(pre, E, d, L) })
+	run("polynomials_eval", func() { p.evalAll(pre, bs, d, L, u, out, rec) })
+	run("polynomials_back", func() { p.backwardAll(rec, d, u, 0.5, G, 0, P, aff, 0, 2, nil) })
+	run("made_forward", func() {
+		hl := made.HiddenForward(mp, u, hs)
+		made.OutputsByDim(packed, hl, u, C)
+	})
+	run("made_backward", func() {
+		made.OutputsByDimBack(packed, hs[10:], u, G, gm, gh, nil)
+		made.HiddenBack(mp, u, hs, gh, gm, nil, ws)
+	})
+	run("accumulate_5870", func() {
+		for i, v := range adj {
+			acc[i] += v
+		}
+		clear(adj)
+	})
+}
