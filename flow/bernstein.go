@@ -187,41 +187,16 @@ type bernLayer struct {
 	affOff, affStride   int
 }
 
-// smallVars is the size of the on-stack buffer of Vars record uses before it allocates.
+// smallVars is the size of the on-stack buffer of Vars recordInverse uses before it
+// allocates.
 const smallVars = 96
 
-// record records z_j = T_j(u_j), j = 0..d−1, and Σ_j log T_j′(u_j) on t: the coordinates'
-// coefficient and affine views, one fused node for the log-determinant (partials with respect
-// to the whole coefficient and affine Vars and u), then (when wantZ) one fused node per z_j
-// (partials with respect to the views of coordinate j only) and their concatenation.
-func (p *bernPoly) record(t *ad.Tape, d int, L bernLayer, u ad.Var, wantZ bool) (z, logdet ad.Var) {
+// recordLogDet records Σ_j log T_j′(u_j) for u on the tape as one fused node (partials with
+// respect to the whole coefficient and affine Vars and u): the log-determinant of the tape
+// inverses, whose u is itself a tape value. (The forward direction records z and the
+// log-determinant together in one ad.Custom node, bernstein_fused.go.)
+func (p *bernPoly) recordLogDet(t *ad.Tape, d int, L bernLayer, u ad.Var) ad.Var {
 	P := p.m + 1
-	uConst := t.IsConst(u)
-	var buf [smallVars]ad.Var
-	views := buf[:]
-	if 3*d > len(buf) {
-		views = make([]ad.Var, 3*d)
-	}
-	cv, av, uv := views[:d], views[d:2*d], views[2*d:3*d]
-	if wantZ {
-		for j := range d {
-			c := L.coefOff + j*L.coefStride
-			cv[j] = t.Slice(L.coef, c, c+P)
-			a := L.affOff + j*L.affStride
-			av[j] = t.Slice(L.aff, a, a+2)
-			if !uConst {
-				uv[j] = t.Index(u, j)
-			}
-		}
-	}
-
-	// Everything the z_j nodes need is computed with the log-determinant and kept in scratch:
-	// per coordinate [z, ∂z/∂a′, ∂z/∂β, ∂z/∂u, ∂z/∂r (P)].
-	const hdr = 4
-	var keep []float64
-	if wantZ {
-		keep = t.Scratch(d * (hdr + P))
-	}
 	ws := t.Scratch(p.work())
 	uval, aval := t.Value(u), t.Value(L.aff)
 	cval := t.Value(L.coef)
@@ -245,16 +220,11 @@ func (p *bernPoly) record(t *ad.Tape, d int, L bernLayer, u ad.Var, wantZ bool) 
 		uj := uval[j]
 		v := alpha*uj + beta
 		p.prep(ws, r)
-		var dz, dl []float64
-		var k []float64
-		if wantZ {
-			k = keep[j*(hdr+P) : (j+1)*(hdr+P)]
-			dz = k[hdr:]
-		}
+		var dl []float64
 		if gc != nil {
 			dl = gc[c : c+P]
 		}
-		zj, ld, dzdv, dldv := p.at(ws, v, dz, dl)
+		_, ld, _, dldv := p.at(ws, v, nil, dl)
 		sum += ld + math.Log(alpha)
 		if ga != nil {
 			ga[a] += dldv*uj*sa + sa/alpha
@@ -263,40 +233,13 @@ func (p *bernPoly) record(t *ad.Tape, d int, L bernLayer, u ad.Var, wantZ bool) 
 		if gu != nil {
 			gu[j] = dldv * alpha
 		}
-		if wantZ {
-			k[0], k[1], k[2], k[3] = zj, dzdv*uj*sa, dzdv, dzdv*alpha
-		}
 	}
-	logdet = fb.Done(sum)
-	if !wantZ {
-		return ad.Var{}, logdet
-	}
-
-	for j := range d {
-		k := keep[j*(hdr+P) : (j+1)*(hdr+P)]
-		fz := t.Fused()
-		if g := fz.Partial(cv[j]); g != nil {
-			copy(g, k[hdr:])
-		}
-		if g := fz.Partial(av[j]); g != nil {
-			g[0], g[1] = k[1], k[2]
-		}
-		if !uConst {
-			if g := fz.Partial(uv[j]); g != nil {
-				g[0] = k[3]
-			}
-		}
-		cv[j] = fz.Done(k[0]) // reuse the slot for z_j
-	}
-	if d == 1 {
-		return cv[0], logdet
-	}
-	return t.Concat(cv...), logdet
+	return fb.Done(sum)
 }
 
 // recordInverse records u = T⁻¹(z) coordinatewise (fused nodes with implicit-function
-// partials) and, when wantLD, the forward log-determinant at u (record with wantZ false, u on
-// the tape). guess, when not nil, holds u to rounding (the caller solved already): each
+// partials) and, when wantLD, the forward log-determinant at u (recordLogDet, u on the
+// tape). guess, when not nil, holds u to rounding (the caller solved already): each
 // coordinate then costs one polynomial evaluation and a Newton polish instead of a root
 // search.
 func (p *bernPoly) recordInverse(t *ad.Tape, d int, L bernLayer, z ad.Var, wantLD bool, guess []float64) (u, logdet ad.Var) {
@@ -367,7 +310,7 @@ func (p *bernPoly) recordInverse(t *ad.Tape, d int, L bernLayer, z ad.Var, wantL
 		u = t.Concat(cv...)
 	}
 	if wantLD {
-		_, logdet = p.record(t, d, L, u, false)
+		logdet = p.recordLogDet(t, d, L, u)
 	}
 	return u, logdet
 }
