@@ -76,7 +76,6 @@ type Estimator struct {
 	kidx          []int    // their indices in the group
 	coef          []float64
 	logw, groups  []float64
-	acc           []float64 // gradient summed over groups
 	lastRows      int
 }
 
@@ -124,7 +123,6 @@ func NewEnsemble(target Target, members []Family, opts Options) (*Estimator, err
 	e.terms = make([]ad.Var, k)
 	e.coef = make([]float64, k)
 	e.kidx = make([]int, k)
-	e.acc = make([]float64, e.offs[A])
 	return e, nil
 }
 
@@ -181,7 +179,6 @@ func (e *Estimator) Evaluate(params, eps, grad []float64) float64 {
 		}
 	}
 	m := t.Mark()
-	clear(e.acc)
 	off := 0
 	sum := 0.0
 	for a, fam := range e.members {
@@ -236,21 +233,17 @@ func (e *Estimator) Evaluate(params, eps, grad []float64) float64 {
 					}
 					out = t.Dot(t.Concat(e.terms[:kept]...), t.ConstRef(e.coef[:kept]))
 				}
+				// P was recorded before m, so BackwardSince only adds to its adjoint (views of
+				// P share it and are never cleared): the groups' gradients accumulate there and
+				// are read once, after the last group.
 				t.BackwardSince(m, out)
-				// Collect the group's gradient and clear it: BackwardSince clears the adjoints
-				// of views recorded after m, and views of P alias P's adjoint, so P cannot be
-				// left to accumulate across groups.
-				for i, v := range t.Grad(P) {
-					e.acc[i] += v
-				}
-				t.ZeroGrad(P)
 			}
 			t.Rewind(m)
 		}
 	}
 	val := sum / float64(rows)
 	if grad != nil {
-		for i, v := range e.acc {
+		for i, v := range t.Grad(P) {
 			grad[i] = v / float64(rows)
 		}
 	}
