@@ -39,40 +39,22 @@ func (p *bernPoly) recLen(d int) int { return d * (2*(p.m+1) + bernRec) }
 func (p *bernPoly) prepLen(d int) int { return 3*d*(p.m+1) + 3*d }
 
 // wsLen returns the length of the scratch forwardAll needs for d coordinates.
-func (p *bernPoly) wsLen(d int) int { return p.prepLen(d) + 3*(p.m+1) + 2*d*p.m }
+func (p *bernPoly) wsLen(d int) int { return p.prepLen(d) + 3*(p.m+1) }
 
 // prepAll writes the prepared coefficients of d coordinates into pre (prepLen(d)): for
 // coordinate j, ϑ, δ and σ(r) as prep writes them at pre[3(M+1)j:], and α_j, σ(a′_j) and
-// log α_j at pre[3(M+1)d + 3j:]. E is scratch of 2dM. Cost: the d·M softplus increments as
-// one vectorised exp and one vectorised log1p, plus d softplus for α.
-func (p *bernPoly) prepAll(pre, E []float64, d int, L bernRows) {
-	M := p.m
-	P := M + 1
-	E, D := E[:d*M], E[d*M:2*d*M] // e^−|r|, then log1p(e^−|r|)
-	for j := range d {
-		r := L.coef[L.coefOff+j*L.coefStride:][:P]
-		e := E[j*M : (j+1)*M]
-		for k, rk := range r[1:] {
-			e[k] = -math.Abs(rk)
-		}
-	}
-	kernel.Exp(E, E)
-	kernel.Log1p(D, E)
+// log α_j at pre[3(M+1)d + 3j:]. Cost: the d·M softplus increments and their sigmoids
+// (kernel.Softplus), d cumulative sums, and d softplus for α.
+func (p *bernPoly) prepAll(pre []float64, d int, L bernRows) {
+	P := p.m + 1
 	for j := range d {
 		r := L.coef[L.coefOff+j*L.coefStride:][:P]
 		w := pre[3*j*P : 3*(j+1)*P]
 		theta, delta, sig := w[:P], w[P:2*P], w[2*P:]
-		e, l := E[j*M:(j+1)*M], D[j*M:(j+1)*M]
+		kernel.Softplus(delta[1:], sig[1:], r[1:])
 		acc := r[0]
 		theta[0] = acc
-		for k := 1; k < P; k++ { // as prep: softplus(r) = max(r, 0) + log1p(e^−|r|)
-			ek, rk := e[k-1], r[k]
-			num := 1.0
-			if rk < 0 {
-				num = ek
-			}
-			sig[k] = num / (1 + ek)
-			delta[k] = l[k-1] + 0.5*(rk+math.Abs(rk))
+		for k := 1; k < P; k++ {
 			acc += delta[k]
 			theta[k] = acc
 		}
@@ -110,8 +92,8 @@ func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []f
 // forwardAll is prepAll then evalAll with scratch ws of wsLen(d).
 func (p *bernPoly) forwardAll(ws []float64, d int, L bernRows, u, out, rec []float64) {
 	n := p.prepLen(d)
-	pre, bs, E := ws[:n], ws[n:n+3*(p.m+1)], ws[n+3*(p.m+1):]
-	p.prepAll(pre, E, d, L)
+	pre, bs := ws[:n], ws[n:n+3*(p.m+1)]
+	p.prepAll(pre, d, L)
 	p.evalAll(pre, bs, d, L, u, out, rec)
 }
 
@@ -168,7 +150,7 @@ func (b *Bernstein) forwardNode(t *ad.Tape, params, u ad.Var) (z, logdet ad.Var)
 	// gradient step, not once per draw).
 	pre, ok := t.Memo(b, params, b.p.prepLen(d))
 	if !ok {
-		b.p.prepAll(pre, t.Scratch(2*d*b.p.m), d, L)
+		b.p.prepAll(pre, d, L)
 	}
 	b.p.evalAll(pre, t.Scratch(3*(b.p.m+1)), d, L, t.Value(u), c.Value(), c.Aux())
 	out := c.Var()

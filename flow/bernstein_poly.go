@@ -115,27 +115,12 @@ func softplusInv(y float64) float64 {
 }
 
 // prep writes the cumulative coefficients ϑ, the increments δ and σ(r) (∂δ/∂r) for the raw
-// coefficients r into the scratch ws. Cost M softplus evaluations, as one vectorised exp and
-// one vectorised log1p over the M increments (softplus(r) = max(r, 0) + log1p(e^−|r|),
-// σ(r) = 1/(1 + e^−|r|) or e^−|r|/(1 + e^−|r|)).
+// coefficients r into the scratch ws. Cost M softplus evaluations with their sigmoids
+// (kernel.Softplus) and a cumulative sum.
 func (p *bernPoly) prep(ws, r []float64) {
 	P := p.m + 1
 	theta, delta, sig := ws[:P], ws[P:2*P], ws[2*P:3*P]
-	e := sig[1:]
-	for k, rk := range r[1:P] {
-		e[k] = -math.Abs(rk)
-	}
-	kernel.Exp(e, e)
-	kernel.Log1p(delta[1:], e)
-	for k := 1; k < P; k++ { // branch-free: the signs of r are unpredictable
-		ek, rk := sig[k], r[k]
-		num := 1.0
-		if rk < 0 {
-			num = ek
-		}
-		sig[k] = num / (1 + ek)
-		delta[k] += 0.5 * (rk + math.Abs(rk)) // max(r, 0), exactly
-	}
+	kernel.Softplus(delta[1:], sig[1:], r[1:P])
 	acc := r[0]
 	theta[0] = acc
 	for k := 1; k < P; k++ {

@@ -768,7 +768,6 @@ func BenchmarkBernsteinARParts(b *testing.B) {
 	r := newRand(9)
 	C := randVec(r, d*P, 1)
 	pre := make([]float64, p.prepLen(d))
-	E := make([]float64, 2*d*M)
 	aff := make([]float64, 2*d)
 	u := randVec(r, d, 1)
 	L := bernRows{coef: C, coefStride: P, aff: aff, affStride: 2}
@@ -799,8 +798,8 @@ func BenchmarkBernsteinARParts(b *testing.B) {
 			b.ReportMetric(float64(threadCPU()-t0)/float64(n), "cpu-ns/op")
 		})
 	}
-	p.prepAll(pre, E, d, L)
-	run("softplus_prep", func() { p.prepAll(pre, E, d, L) })
+	p.prepAll(pre, d, L)
+	run("softplus_prep", func() { p.prepAll(pre, d, L) })
 	run("polynomials_eval", func() { p.evalAll(pre, bs, d, L, u, out, rec) })
 	run("polynomials_back", func() { p.backwardAll(rec, d, u, 0.5, G, 0, P, aff, 0, 2, nil) })
 	run("made_forward", func() {
