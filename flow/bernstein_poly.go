@@ -146,15 +146,22 @@ func (p *bernPoly) basis(b []float64, n int, x, y, lx, ly float64) {
 		return
 	}
 	k := min(int(float64(n+1)*x), n)
-	b[k] = math.Exp(p.logC[k] + float64(k)*lx + float64(n-k)*ly)
+	bk := math.Exp(p.logC[k] + float64(k)*lx + float64(n-k)*ly)
+	b[k] = bk
 	const tiny = 1e-300 // below this a term cannot matter; stopping avoids slow subnormals
-	q := x / y
-	for i := k; i < n && b[i] > tiny; i++ {
-		b[i+1] = b[i] * (p.up[i] * q) // one multiplication on the dependency chain
+	// The running term stays in a register: one multiplication on each dependency chain (not
+	// a store and a reload as well), and the two chains are independent.
+	qu, qd := x/y, y/x
+	up, down := p.up[:n], p.down[:n+1]
+	v := bk
+	for i := k; i < n && v > tiny; i++ {
+		v *= up[i] * qu
+		b[i+1] = v
 	}
-	q = y / x
-	for i := k; i > 0 && b[i] > tiny; i-- {
-		b[i-1] = b[i] * (p.down[i] * q)
+	v = bk
+	for i := k; i > 0 && v > tiny; i-- {
+		v *= down[i] * qd
+		b[i-1] = v
 	}
 }
 
