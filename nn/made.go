@@ -410,7 +410,12 @@ func (m *MADE) OutputsByDim(packed, h, x, C []float64) {
 		q := packed[m.poff[j]:m.poff[j+1]]
 		copy(c, q[:k])
 		q = q[k:]
-		for _, r := range m.rows[j] {
+		rows := m.rows[j]
+		for ; len(rows) >= 2; rows = rows[2:] { // two rows per pass over c
+			axpy2(h[rows[0]], h[rows[1]], q[:k], q[k:2*k], c)
+			q = q[2*k:]
+		}
+		for _, r := range rows {
 			axpy(h[r], q[:k], c)
 			q = q[k:]
 		}
@@ -509,6 +514,14 @@ func axpy(a float64, x, y []float64) {
 	y = y[:len(x)]
 	for p, v := range x {
 		y[p] += a * v
+	}
+}
+
+// axpy2 adds a·x[p] + b·y[p] to z[p]; len(y) and len(z) must be at least len(x).
+func axpy2(a, b float64, x, y, z []float64) {
+	y, z = y[:len(x)], z[:len(x)]
+	for p, v := range x {
+		z[p] += a*v + b*y[p]
 	}
 }
 
