@@ -4,6 +4,8 @@ package kernel
 
 func impl() string { return "go" }
 
+func clearUpper() {}
+
 func axpy(a float64, x, y []float64)             { axpyGo(a, x, y) }
 func dot(x, y []float64) float64                 { return dotGo(x, y) }
 func gemvN(A []float64, lda int, x, y []float64) { gemvNGo(A, lda, x, y) }

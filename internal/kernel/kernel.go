@@ -12,6 +12,7 @@ func Axpy(a float64, x, y []float64) {
 		panic(fmt.Sprintf("kernel: Axpy: len(x)=%d, len(y)=%d", len(x), len(y)))
 	}
 	axpy(a, x, y)
+	clearUpper()
 }
 
 // Dot returns Σᵢ x[i]·y[i]. len(x) must equal len(y). Cost: len(x) multiply-adds.
@@ -19,7 +20,9 @@ func Dot(x, y []float64) float64 {
 	if len(x) != len(y) {
 		panic(fmt.Sprintf("kernel: Dot: len(x)=%d, len(y)=%d", len(x), len(y)))
 	}
-	return dot(x, y)
+	r := dot(x, y)
+	clearUpper()
+	return r
 }
 
 // checkMat panics unless a holds a rows×cols row-major matrix with row stride lda.
@@ -37,6 +40,7 @@ func GemvN(A []float64, lda int, x, y []float64) {
 		return
 	}
 	gemvN(A, lda, x, y)
+	clearUpper()
 }
 
 // GemvT sets y += Aᵀ·x, where A is len(x)×len(y), row-major with row stride lda:
@@ -47,6 +51,7 @@ func GemvT(A []float64, lda int, x, y []float64) {
 		return
 	}
 	gemvT(A, lda, x, y)
+	clearUpper()
 }
 
 // Ger sets A += x·yᵀ, where A is len(x)×len(y), row-major with row stride lda:
@@ -57,6 +62,7 @@ func Ger(x, y, A []float64, lda int) {
 		return
 	}
 	ger(x, y, A, lda)
+	clearUpper()
 }
 
 // GemvTGer sets y += Aᵀ·x and B += x·wᵀ in one pass over the rows of A and B, which are both
@@ -83,6 +89,7 @@ func GemvTGer(A []float64, lda int, x, w, y, B []float64) {
 	default:
 		gemvTGer(A, lda, x, w, y, B)
 	}
+	clearUpper()
 }
 
 // Exp sets dst[i] = eˣ for x = x[i]; dst may alias x. Accuracy: below 1 ulp of the exact value
@@ -94,6 +101,7 @@ func Exp(dst, x []float64) {
 		panic(fmt.Sprintf("kernel: Exp: len(dst)=%d, len(x)=%d", len(dst), len(x)))
 	}
 	expv(dst, x)
+	clearUpper()
 }
 
 // Log1p sets dst[i] = log(1 + x) for x = x[i]; dst may alias x. Accuracy: below 1 ulp of the
@@ -105,6 +113,7 @@ func Log1p(dst, x []float64) {
 		panic(fmt.Sprintf("kernel: Log1p: len(dst)=%d, len(x)=%d", len(dst), len(x)))
 	}
 	log1pv(dst, x)
+	clearUpper()
 }
 
 // BernoulliLogit is the per-observation pass of the Bernoulli-logit likelihood. For each
@@ -121,7 +130,9 @@ func BernoulliLogit(eta []float64, y []int) (lp, sum float64, ok bool) {
 	if len(eta) != len(y) {
 		panic(fmt.Sprintf("kernel: BernoulliLogit: len(eta)=%d, len(y)=%d", len(eta), len(y)))
 	}
-	return bernoulliLogit(eta, y)
+	lp, sum, ok = bernoulliLogit(eta, y)
+	clearUpper()
+	return lp, sum, ok
 }
 
 // checkDense validates the operands of the Dense kernels.
@@ -145,6 +156,7 @@ func Dense(Y, X []float64, n, k int, W []float64, m int, b []float64, relu bool)
 		return
 	}
 	dense(Y[:n*m], X[:n*k], n, k, W[:k*m], m, b, relu)
+	clearUpper()
 }
 
 // ReLUBack sets g[i] = adj[i] where y[i] > 0 and 0 elsewhere (NaN y gives 0): the adjoint of a
@@ -154,6 +166,7 @@ func ReLUBack(g, adj, y []float64) {
 		panic(fmt.Sprintf("kernel: ReLUBack: len(g)=%d, len(adj)=%d, len(y)=%d", len(g), len(adj), len(y)))
 	}
 	reluBack(g, adj, y)
+	clearUpper()
 }
 
 // PositiveBits sets bit i of bits (bit i%64 of word i/64) to y[i] > 0 (false for NaN) and
@@ -165,6 +178,7 @@ func PositiveBits(bits []uint64, y []float64) {
 		panic(fmt.Sprintf("kernel: PositiveBits: len(bits)=%d, want ⌈%d/64⌉", len(bits), len(y)))
 	}
 	positiveBits(bits, y)
+	clearUpper()
 }
 
 // ReLUBackBits sets g[i] = adj[i] where bit i of bits is set and 0 elsewhere: ReLUBack with the
@@ -174,6 +188,7 @@ func ReLUBackBits(g, adj []float64, bits []uint64) {
 		panic(fmt.Sprintf("kernel: ReLUBackBits: len(g)=%d, len(adj)=%d, len(bits)=%d", len(g), len(adj), len(bits)))
 	}
 	reluBackBits(g, adj, bits)
+	clearUpper()
 }
 
 // DenseBackW accumulates the weight and bias adjoints of Y = X·W + 1·bᵀ:
@@ -198,6 +213,7 @@ func DenseBackW(Wadj, badj, X []float64, n, k int, G []float64, m int) {
 	if badj != nil {
 		colSums(badj, G[:n*m], n, m)
 	}
+	clearUpper()
 }
 
 // DenseBackX accumulates the input adjoint of Y = X·W + 1·bᵀ: Xadj += G·Wᵀ, with Xadj n×k,
@@ -208,4 +224,5 @@ func DenseBackX(Xadj []float64, n, k int, G []float64, m int, W []float64) {
 		return
 	}
 	denseBackX(Xadj[:n*k], n, k, G[:n*m], m, W[:k*m])
+	clearUpper()
 }
