@@ -17,6 +17,7 @@ func gemvTGer(A []float64, lda int, x, w, y, B []float64) {
 }
 func expv(dst, x []float64)                        { expGo(dst, x) }
 func log1pv(dst, x []float64)                      { log1pGo(dst, x) }
+func softplusv(sp, sg, r []float64)                { softplusGo(sp, sg, r) }
 func positiveBits(bits []uint64, y []float64)      { positiveBitsGo(bits, y) }
 func reluBackBits(g, adj []float64, bits []uint64) { reluBackBitsGo(g, adj, bits) }
 func reluBack(g, adj, y []float64)                 { reluBackGo(g, adj, y) }

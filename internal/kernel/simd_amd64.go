@@ -418,6 +418,42 @@ func log1pv(dst, x []float64) {
 	elementwise(dst, x, log1p4)
 }
 
+// softplus4 returns softplus(r) and σ(r) on four lanes: the algorithm of bernoulli4 (one
+// exp4, one division, one logCore4).
+func softplus4(r f4) (sp, sg f4) {
+	one := cv(&vOne)
+	a := r.AsUint64x4().And(cu(&uAbsMask)).AsFloat64x4() // |r|
+	u := exp4(cv(&vZero).Sub(a))
+	w := u.Add(one)
+	inv := one.Div(w)
+	c := one.Sub(w).Add(u)
+	l := logCore4(w, c.Mul(inv))
+	sg = inv.Mul(u.Merge(one, r.Less(cv(&vZero))))
+	sp = r.Max(cv(&vZero)).Add(l)
+	nan := r.IsNaN()
+	return r.Merge(sp, nan), r.Merge(sg, nan)
+}
+
+func softplusv(sp, sg, r []float64) {
+	if !useAVX2 {
+		softplusGo(sp, sg, r)
+		return
+	}
+	n := len(r)
+	i := 0
+	if n >= 4 {
+		ps, pg, pr := &sp[0], &sg[0], &r[0]
+		for ; i+4 <= n; i += 4 {
+			a, b := softplus4(ld(pr, i))
+			st(a, ps, i)
+			st(b, pg, i)
+		}
+	}
+	if i < n {
+		softplusGo(sp[i:], sg[i:], r[i:])
+	}
+}
+
 // bernoulli4 is one vector of bernoulliLogitGo: it returns ∂log p/∂η and log p for η = e and
 // labels y (0 or 1 as floats).
 func bernoulli4(e, y f4) (g, lp f4) {

@@ -38,26 +38,40 @@ func TestSoftplusVsMath(t *testing.T) {
 	}
 	grid = append(grid, 5e-324, -5e-324, math.SmallestNonzeroFloat64*1e3, 0, math.Copysign(0, -1),
 		math.MaxFloat64, -math.MaxFloat64, 708.3964185322641, -708.3964185322641)
-	sp := make([]float64, len(grid))
-	sg := make([]float64, len(grid))
-	for i := 0; i < len(grid); i += 997 {
-		j := min(i+997, len(grid))
-		Softplus(sp[i:j], sg[i:j], grid[i:j])
-	}
-	var wsp, wsg, asp, asg float64
-	for i, r := range grid {
-		rsp, rsg := softplusRef(r)
-		if d := ulpDiff(sp[i], rsp); d > wsp {
-			wsp, asp = d, r
+	for _, im := range softplusImpls() {
+		sp := make([]float64, len(grid))
+		sg := make([]float64, len(grid))
+		for i := 0; i < len(grid); i += 997 {
+			j := min(i+997, len(grid))
+			im.f(sp[i:j], sg[i:j], grid[i:j])
 		}
-		if d := ulpDiff(sg[i], rsg); d > wsg {
-			wsg, asg = d, r
+		var wsp, wsg, asp, asg float64
+		for i, r := range grid {
+			rsp, rsg := softplusRef(r)
+			if d := ulpDiff(sp[i], rsp); d > wsp {
+				wsp, asp = d, r
+			}
+			if d := ulpDiff(sg[i], rsg); d > wsg {
+				wsg, asg = d, r
+			}
+		}
+		t.Logf("%s: softplus max %g ulp (at r=%v), σ max %g ulp (at r=%v) vs math over %d points", im.name, wsp, asp, wsg, asg, len(grid))
+		if wsp > 3 || wsg > 3 {
+			t.Errorf("%s: softplus %g ulp at r=%v, σ %g ulp at r=%v", im.name, wsp, asp, wsg, asg)
 		}
 	}
-	t.Logf("softplus: max %g ulp (at r=%v), σ: max %g ulp (at r=%v) vs math over %d points", wsp, asp, wsg, asg, len(grid))
-	if wsp > 3 || wsg > 3 {
-		t.Errorf("softplus %g ulp at r=%v, σ %g ulp at r=%v", wsp, asp, wsg, asg)
-	}
+}
+
+// softplusImpls are the exported Softplus (whichever implementation the build selected) and
+// the pure-Go one.
+func softplusImpls() []struct {
+	name string
+	f    func(sp, sg, r []float64)
+} {
+	return []struct {
+		name string
+		f    func(sp, sg, r []float64)
+	}{{"Softplus", Softplus}, {"softplusGo", softplusGo}}
 }
 
 // Against exact values (testdata/gen_softplus.py, mpmath at 240 bits): the bounds stated on
@@ -81,26 +95,28 @@ func TestSoftplusReference(t *testing.T) {
 		}
 		r, sp, spd, sg, sgd = append(r, v[0]), append(sp, v[1]), append(spd, v[2]), append(sg, v[3]), append(sgd, v[4])
 	}
-	gsp := make([]float64, len(r))
-	gsg := make([]float64, len(r))
-	Softplus(gsp, gsg, r)
-	var wsp, wsg float64
-	for i := range r {
-		if sp[i] == 0 || sg[i] == 0 { // exact value below the smallest subnormal: want 0
-			if (sp[i] == 0 && gsp[i] != 0) || (sg[i] == 0 && gsg[i] != 0) {
-				t.Errorf("r=%v: got (%v, %v), want (%v, %v)", r[i], gsp[i], gsg[i], sp[i], sg[i])
+	for _, im := range softplusImpls() {
+		gsp := make([]float64, len(r))
+		gsg := make([]float64, len(r))
+		im.f(gsp, gsg, r)
+		var wsp, wsg float64
+		for i := range r {
+			if sp[i] == 0 || sg[i] == 0 { // exact value below the smallest subnormal: want 0
+				if (sp[i] == 0 && gsp[i] != 0) || (sg[i] == 0 && gsg[i] != 0) {
+					t.Errorf("%s: r=%v: got (%v, %v), want (%v, %v)", im.name, r[i], gsp[i], gsg[i], sp[i], sg[i])
+				}
+			}
+			if sp[i] != 0 {
+				wsp = max(wsp, math.Abs((gsp[i]-sp[i])/ulpOf(sp[i])-spd[i]))
+			}
+			if sg[i] != 0 {
+				wsg = max(wsg, math.Abs((gsg[i]-sg[i])/ulpOf(sg[i])-sgd[i]))
 			}
 		}
-		if sp[i] != 0 {
-			wsp = max(wsp, math.Abs((gsp[i]-sp[i])/ulpOf(sp[i])-spd[i]))
+		t.Logf("%s: max error vs exact over %d points: softplus %.3f ulp, σ %.3f ulp", im.name, len(r), wsp, wsg)
+		if wsp > 1.5 || wsg > 2 {
+			t.Errorf("%s: error softplus %.3f ulp, σ %.3f ulp, want ≤ 1.5 and 2", im.name, wsp, wsg)
 		}
-		if sg[i] != 0 {
-			wsg = max(wsg, math.Abs((gsg[i]-sg[i])/ulpOf(sg[i])-sgd[i]))
-		}
-	}
-	t.Logf("max error vs exact over %d points: softplus %.3f ulp, σ %.3f ulp", len(r), wsp, wsg)
-	if wsp > 1.5 || wsg > 2 {
-		t.Errorf("error softplus %.3f ulp, σ %.3f ulp, want ≤ 1.5 and 2", wsp, wsg)
 	}
 }
 
@@ -119,25 +135,27 @@ func TestSoftplusSpecial(t *testing.T) {
 		{800, 800, 1},
 		{37, 37 + math.Exp(-37), 1 / (1 + math.Exp(-37))},
 	}
-	for _, c := range cases {
-		for _, n := range []int{1, 3} {
-			r := make([]float64, n)
-			for i := range r {
-				r[i] = c.r
-			}
-			sp, sg := make([]float64, n), make([]float64, n)
-			Softplus(sp, sg, r)
-			for i := range n {
-				if ulpDiff(sp[i], c.sp) > 1 || ulpDiff(sg[i], c.sg) > 1 {
-					t.Errorf("Softplus(%v) = (%v, %v), want (%v, %v)", c.r, sp[i], sg[i], c.sp, c.sg)
+	for _, im := range softplusImpls() {
+		for _, c := range cases {
+			for _, n := range []int{1, 3, 4, 7} { // scalar tail and vector lanes
+				r := make([]float64, n)
+				for i := range r {
+					r[i] = c.r
+				}
+				sp, sg := make([]float64, n), make([]float64, n)
+				im.f(sp, sg, r)
+				for i := range n {
+					if ulpDiff(sp[i], c.sp) > 1 || ulpDiff(sg[i], c.sg) > 1 {
+						t.Errorf("%s(%v) = (%v, %v), want (%v, %v)", im.name, c.r, sp[i], sg[i], c.sp, c.sg)
+					}
 				}
 			}
 		}
 	}
 	// Aliasing: outputs may overwrite the input.
-	r := []float64{-3, 0.5, 2}
+	r := []float64{-3, 0.5, 2, -1, 4}
 	sp := append([]float64(nil), r...)
-	sg := make([]float64, 3)
+	sg := make([]float64, len(r))
 	Softplus(sp, sg, sp)
 	for i, v := range r {
 		wsp, wsg := softplusRef(v)
