@@ -448,10 +448,12 @@ func (m *MADE) OutputsByDimBack(packed, h, x, G, gparams, gh, gx []float64) {
 			scatterAxpy(1, g, gb[j:], d)
 		}
 		for _, r := range m.rows[j] {
-			if gW != nil {
+			switch {
+			case gW != nil && gh != nil: // one pass over g
+				gh[r] += scatterAxpyDot(h[r], g, gW[r*kd+j:], d, q[:k])
+			case gW != nil:
 				scatterAxpy(h[r], g, gW[r*kd+j:], d)
-			}
-			if gh != nil {
+			case gh != nil:
 				gh[r] += dot4(q[:k], g)
 			}
 			q = q[k:]
@@ -496,6 +498,29 @@ func scatterAxpy(a float64, g, dst []float64, s int) {
 	for p, v := range g {
 		dst[p*s] += a * v
 	}
+}
+
+// scatterAxpyDot adds a·g[p] to dst[p·s] and returns Σ_p q[p]·g[p] (two accumulators),
+// reading g once; len(q) must be at least len(g).
+func scatterAxpyDot(a float64, g, dst []float64, s int, q []float64) float64 {
+	if len(g) == 0 {
+		return 0
+	}
+	dst, q = dst[:(len(g)-1)*s+1], q[:len(g)]
+	var s0, s1 float64
+	p := 0
+	for ; p+1 < len(g); p += 2 {
+		v0, v1 := g[p], g[p+1]
+		dst[p*s] += a * v0
+		dst[(p+1)*s] += a * v1
+		s0 += q[p] * v0
+		s1 += q[p+1] * v1
+	}
+	if p < len(g) {
+		dst[p*s] += a * g[p]
+		s0 += q[p] * g[p]
+	}
+	return s0 + s1
 }
 
 // stridedCopy sets c[p] = w[p·s] for p < len(c).
