@@ -411,7 +411,11 @@ func (m *MADE) OutputsByDim(packed, h, x, C []float64) {
 		copy(c, q[:k])
 		q = q[k:]
 		rows := m.rows[j]
-		for ; len(rows) >= 2; rows = rows[2:] { // two rows per pass over c
+		for ; len(rows) >= 4; rows = rows[4:] { // four rows per pass over c
+			axpy4(h[rows[0]], h[rows[1]], h[rows[2]], h[rows[3]], q[:4*k], c)
+			q = q[4*k:]
+		}
+		for ; len(rows) >= 2; rows = rows[2:] {
 			axpy2(h[rows[0]], h[rows[1]], q[:k], q[k:2*k], c)
 			q = q[2*k:]
 		}
@@ -547,6 +551,16 @@ func axpy2(a, b float64, x, y, z []float64) {
 	y, z = y[:len(x)], z[:len(x)]
 	for p, v := range x {
 		z[p] += a*v + b*y[p]
+	}
+}
+
+// axpy4 adds a·x₀[p] + b·x₁[p] + c·x₂[p] + e·x₃[p] to z[p], where x holds the four runs
+// x_i = x[i·len(z) : (i+1)·len(z)].
+func axpy4(a, b, c, e float64, x, z []float64) {
+	n := len(z)
+	x0, x1, x2, x3 := x[:n], x[n:2*n], x[2*n:3*n], x[3*n:4*n]
+	for p := range z {
+		z[p] += (a*x0[p] + b*x1[p]) + (c*x2[p] + e*x3[p])
 	}
 }
 
