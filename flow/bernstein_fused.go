@@ -43,9 +43,15 @@ func (p *bernPoly) wsLen(d int) int { return p.prepLen(d) + 3*(p.m+1) }
 
 // prepAll writes the prepared coefficients of d coordinates into pre (prepLen(d)): for
 // coordinate j, ϑ, δ and σ(r) as prep writes them at pre[3(M+1)j:], and α_j, σ(a′_j) and
-// log α_j at pre[3(M+1)d + 3j:]. Cost: the d·M softplus increments and their sigmoids
-// (kernel.Softplus), d cumulative sums, and d softplus for α.
+// log α_j at pre[3(M+1)d + 3j:] (prepAffine). Cost: the d·M softplus increments and their
+// sigmoids (kernel.Softplus), d cumulative sums, and d softplus for α.
 func (p *bernPoly) prepAll(pre []float64, d int, L bernRows) {
+	p.prepCoefs(pre, d, L)
+	p.prepAffine(pre[3*d*(p.m+1):], d, L)
+}
+
+// prepCoefs is the part of prepAll for the polynomial coefficients (ϑ, δ, σ(r)).
+func (p *bernPoly) prepCoefs(pre []float64, d int, L bernRows) {
 	P := p.m + 1
 	for j := range d {
 		r := L.coef[L.coefOff+j*L.coefStride:][:P]
@@ -58,9 +64,14 @@ func (p *bernPoly) prepAll(pre []float64, d int, L bernRows) {
 			acc += delta[k]
 			theta[k] = acc
 		}
+	}
+}
+
+// prepAffine writes α_j, σ(a′_j) and log α_j into a[3j:3j+3] for the d affine pairs of L.
+func (p *bernPoly) prepAffine(a []float64, d int, L bernRows) {
+	for j := range d {
 		alpha, sa := softplusSig(L.aff[L.affOff+j*L.affStride])
-		a := pre[3*d*P+3*j:][:3]
-		a[0], a[1], a[2] = alpha, sa, math.Log(alpha)
+		a[3*j], a[3*j+1], a[3*j+2] = alpha, sa, math.Log(alpha)
 	}
 }
 
@@ -220,7 +231,17 @@ func (b *BernsteinAR) forwardNode(t *ad.Tape, params, u ad.Var) (z, logdet ad.Va
 	C := t.Scratch(d * P)
 	b.made.OutputsByDim(b.packed(t, params), hl, uv, C)
 	L := bernRows{coef: C, coefStride: P, aff: b.affine(pv), affStride: 2}
-	b.p.forwardAll(t.Scratch(b.p.wsLen(d)), d, L, uv, c.Value(), aux[:nr])
+	// The coefficients change with every draw, the affine pairs only with the parameters:
+	// their softplus is prepared once per parameter value (ad.Tape.Memo).
+	n := b.p.prepLen(d)
+	pre := t.Scratch(n)
+	b.p.prepCoefs(pre, d, L)
+	a, ok := t.Memo((*bernARNode)(b), params, 3*d)
+	if !ok {
+		b.p.prepAffine(a, d, L)
+	}
+	copy(pre[3*d*P:], a)
+	b.p.evalAll(pre, t.Scratch(3*P), d, L, uv, c.Value(), aux[:nr])
 	out := c.Var()
 	return t.Slice(out, 0, d), t.Index(out, d)
 }
