@@ -757,10 +757,9 @@ func TestBernsteinForwardReuse(t *testing.T) {
 // BenchmarkBernsteinARParts times the parts of one draw of the multivariate Bernstein flow at
 // d = 10, M = 50 (MADE 2 × 10, tanh) in plain float64, without the tape: the d·M softplus
 // increments (one exp and one log1p each), the d polynomial evaluations with their partials,
-// their pullback, the MADE forward (hidden layers and the packed output layer) and backward,
-// and, for scale, a pass that accumulates and clears 5,870 adjoints as objective.Estimator
-// does per draw for this flow's parameter count. Their sum is the floor of one draw of
-// BenchmarkELBOStep's bernstein_ar cases; see bench/results/bfvi_speed.md.
+// their pullback, and the MADE forward (hidden layers and the packed output layer) and
+// backward. Their sum is the floor of one draw of BenchmarkELBOStep's bernstein_ar cases; see
+// bench/results/bfvi_speed.md.
 func BenchmarkBernsteinARParts(b *testing.B) {
 	const d, M = 10, 50
 	P := M + 1
@@ -784,8 +783,6 @@ func BenchmarkBernsteinARParts(b *testing.B) {
 	gm := make([]float64, len(mp))
 	gh := make([]float64, 10)
 	ws := make([]float64, made.HiddenLen())
-	acc := make([]float64, 5870)
-	adj := randVec(r, 5870, 1)
 	run := func(name string, f func()) {
 		b.Run(name, func(b *testing.B) {
 			runtime.LockOSThread()
@@ -809,11 +806,5 @@ func BenchmarkBernsteinARParts(b *testing.B) {
 	run("made_backward", func() {
 		made.OutputsByDimBack(packed, hs[10:], u, G, gm, gh, nil)
 		made.HiddenBack(mp, u, hs, gh, gm, nil, ws)
-	})
-	run("accumulate_5870", func() {
-		for i, v := range adj {
-			acc[i] += v
-		}
-		clear(adj)
 	})
 }
