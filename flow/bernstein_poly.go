@@ -217,17 +217,33 @@ func (p *bernPoly) atSplit(tds, bs []float64, v float64, dz, dl []float64) (z, l
 	if M >= 2 {
 		n := M - 2
 		p.basis(b2, n, x, y, lx, ly)
+		// Two terms per iteration into two pairs of accumulators: the additions of
+		// consecutive terms do not wait on each other.
+		var hpp1, hp1 float64
 		prev := 0.0 // b2[i−1]
-		for i := 0; i <= n; i++ {
-			bi := b2[i]
-			hpp += (delta[i+2] - delta[i+1]) * bi
-			b1[i] = y*bi + x*prev
-			hp += delta[i+1] * b1[i]
+		i := 0
+		for ; i < n; i += 2 {
+			c0, c1 := b2[i], b2[i+1]
+			d1, d2, d3 := delta[i+1], delta[i+2], delta[i+3]
+			hpp += (d2 - d1) * c0
+			hpp1 += (d3 - d2) * c1
+			e0 := y*c0 + x*prev
+			e1 := y*c1 + x*c0
+			b1[i], b1[i+1] = e0, e1
+			hp += d1 * e0
+			hp1 += d2 * e1
+			prev = c1
+		}
+		if i == n {
+			bi := b2[n]
+			hpp += (delta[n+2] - delta[n+1]) * bi
+			b1[n] = y*bi + x*prev
+			hp += delta[n+1] * b1[n]
 			prev = bi
 		}
 		b1[n+1] = x * prev
-		hp += delta[M] * b1[n+1]
-		hpp *= float64(M * (M - 1))
+		hp += hp1 + delta[M]*b1[n+1]
+		hpp = (hpp + hpp1) * float64(M*(M-1))
 	} else {
 		b1[0] = 1
 		hp = delta[1]
