@@ -23,8 +23,9 @@ import (
 // numbers from targets.md, and the accuracy bar of issue 5: every reported quantity's mean
 // within 5 MCSE of the reference mean, W1/sd ≤ 0.06.
 //
-// Protocol (targets.md's for Stan): 4 chains × (1000 warmup + 1000 draws), diagonal metric,
-// Stan's defaults otherwise. The chains run one after another on one core unless Workers > 1,
+// Protocol (targets.md's for Stan): 4 chains × (1000 warmup + 1000 draws), mcmc's default
+// metric (auto_e; NUTSOptions.Metric selects another, e.g. Stan's diag_e), Stan's defaults
+// otherwise. The chains run one after another on one core unless Workers > 1,
 // so the wall time is comparable with Stan's "chains one after another on one core"; chain c
 // of seed s draws from seed rng.Derive(s, c), so the draws do not depend on Workers.
 
@@ -40,6 +41,8 @@ type NUTSOptions struct {
 	Chains, Warmup, Draws int
 	// Workers is the number of chains run at once. The draws do not depend on it.
 	Workers int
+	// Metric is the form of the inverse metric; the zero value is mcmc's default (auto_e).
+	Metric mcmc.MetricKind
 }
 
 // NUTSRun is one NUTS run on a posterior: the draws of the reported quantities and what
@@ -91,7 +94,7 @@ func (r *NUTSRun) Status() string {
 	return s
 }
 
-// SampleNUTS runs NUTS on m (4 chains × (1000 + 1000) by default, diagonal metric), chain c
+// SampleNUTS runs NUTS on m (4 chains × (1000 + 1000) by default, opt.Metric), chain c
 // with seed rng.Derive(seed, c), up to opt.Workers chains at once, and returns the draws of
 // the reported quantities with their ESS, R̂ and sampler diagnostics. Cost: the gradients
 // (≈ 2^treedepth per iteration) plus O(P·N log N) for the ESS of P quantities over N draws.
@@ -107,7 +110,7 @@ func SampleNUTS(ctx context.Context, m *zoo.Model, seed uint64, opt NUTSOptions)
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			cfg := mcmc.Config{Chains: 1, Warmup: opt.Warmup, Draws: opt.Draws, Seed: rng.Derive(seed, uint64(c))}
+			cfg := mcmc.Config{Chains: 1, Warmup: opt.Warmup, Draws: opt.Draws, Seed: rng.Derive(seed, uint64(c)), Metric: opt.Metric}
 			results[c], errs[c] = mcmc.Sample(ctx, m, cfg)
 		})
 	}
@@ -168,8 +171,8 @@ func (o NUTSOptions) defaults() NUTSOptions {
 // chains (0: 1000 per chain) and RunOptions.Workers chains at once. MaxIter is ignored (the
 // warmup is 1000 iterations). Converged is NUTSRun.Converged; Status carries the ESS numbers.
 func nutsMethod() Method {
-	return Method{Name: "nuts", About: fmt.Sprintf("NUTS (mcmc), %d chains × (%d warmup + %d draws), diagonal metric, chains one after another on one core unless workers > 1",
-		NUTSChains, NUTSWarmup, NUTSDraws),
+	return Method{Name: "nuts", About: fmt.Sprintf("NUTS (mcmc), %d chains × (%d warmup + %d draws), metric %s, chains one after another on one core unless workers > 1",
+		NUTSChains, NUTSWarmup, NUTSDraws, mcmc.MetricKind(0)),
 		Run: func(ctx context.Context, m *zoo.Model, seed uint64, opt RunOptions) (*Outcome, error) {
 			o := NUTSOptions{Workers: opt.Workers}
 			if opt.Draws > 0 {
@@ -330,8 +333,8 @@ func (r *NUTSReport) Markdown(w io.Writer, h Header) error {
 	if h.LoadStart != "" || h.LoadEnd != "" {
 		p("- load average (1, 5, 15 min) at start: %s; at end: %s. The machine is shared: wall times are indicative.\n", h.LoadStart, h.LoadEnd)
 	}
-	p("- NUTS: %d chains × (%d warmup + %d draws), diagonal metric, Stan's adaptation defaults; %d chain(s) at a time; seeds 1..%d\n",
-		o.Chains, o.Warmup, o.Draws, o.Workers, r.Config.Seeds)
+	p("- NUTS: %d chains × (%d warmup + %d draws), metric %s, Stan's adaptation defaults; %d chain(s) at a time; seeds 1..%d\n",
+		o.Chains, o.Warmup, o.Draws, o.Metric, o.Workers, r.Config.Seeds)
 	p("\nColumns: wall s = all chains, warmup included (Stan: the sampling call, chains one after another on one core; ")
 	p("diamonds on 2 cores). min ESS-bulk = smallest rank-normalised bulk ESS over the reported quantities (the one named). ")
 	p("ESS/s and ESS/1000 grads divide it by the wall time and by the gradient evaluations (initialisation and step-size ")
