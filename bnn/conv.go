@@ -191,19 +191,7 @@ func (n *ConvNet) Init(params []float64, r *rand.Rand) {
 	if len(params) != n.NumParams() {
 		panic(fmt.Sprintf("bnn: ConvNet.Init: len(params)=%d, want %d", len(params), n.NumParams()))
 	}
-	for _, L := range n.Layers() {
-		sd := 1 / math.Sqrt(float64(L.In))
-		for i := range L.In * L.Out {
-			params[L.Mu+i] = sd * r.NormFloat64()
-			params[L.Rho+i] = -9 + 0.001*r.NormFloat64()
-		}
-		for j := range L.Out {
-			params[L.MuB+j] = 0
-			if L.RhoB >= 0 {
-				params[L.RhoB+j] = -9 + 0.001*r.NormFloat64()
-			}
-		}
-	}
+	initLayers(n.Layers(), params, r)
 }
 
 // KL returns KL(q‖p) = ½ Σ [α(μ² + σ²) − log σ² − 1 − log α] over every Gaussian weight and bias

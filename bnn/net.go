@@ -142,19 +142,7 @@ func (n *Net) Init(params []float64, r *rand.Rand) {
 	if len(params) != n.NumParams() {
 		panic(fmt.Sprintf("bnn: Init: len(params)=%d, want %d", len(params), n.NumParams()))
 	}
-	for _, L := range n.Layers() {
-		sd := 1 / math.Sqrt(float64(L.In))
-		for i := range L.In * L.Out {
-			params[L.Mu+i] = sd * r.NormFloat64()
-			params[L.Rho+i] = -9 + 0.001*r.NormFloat64()
-		}
-		for j := range L.Out {
-			params[L.MuB+j] = 0
-			if L.RhoB >= 0 {
-				params[L.RhoB+j] = -9 + 0.001*r.NormFloat64()
-			}
-		}
-	}
+	initLayers(n.Layers(), params, r)
 }
 
 // varDropVar returns VarDrop's weight variance σ² = α θ² with log α = clip(ρ − log θ², ±8), and
@@ -237,4 +225,23 @@ func klGauss(mu, rho []float64, a, la float64, dmu, drho []float64) float64 {
 		}
 	}
 	return kl
+}
+
+// initLayers writes the VBP reference initialisation of layers into params: weight means
+// N(0, 1/fan-in), bias means 0, log-variances N(−9, 0.001²) (weights and, where variational,
+// biases), layer by layer in this order (so a seed gives the same parameters everywhere).
+func initLayers(layers []Layer, params []float64, r *rand.Rand) {
+	for _, L := range layers {
+		sd := 1 / math.Sqrt(float64(L.In))
+		for i := range L.In * L.Out {
+			params[L.Mu+i] = sd * r.NormFloat64()
+			params[L.Rho+i] = -9 + 0.001*r.NormFloat64()
+		}
+		for j := range L.Out {
+			params[L.MuB+j] = 0
+			if L.RhoB >= 0 {
+				params[L.RhoB+j] = -9 + 0.001*r.NormFloat64()
+			}
+		}
+	}
 }

@@ -4,8 +4,8 @@ package flow
 // float64 kernel of the Bernstein flow: with one coordinate the coefficients are shared by all
 // draws of a step, so prep runs once per step and a draw costs one O(M) evaluation.
 //
-// The quick versions run with the package tests; the paper-sized runs are behind
-// VIGO_BFVI=1 (go test ./flow -run BFVI -v), and print markdown tables.
+// The quick versions run with the package tests; the paper-sized runs are `vigo bench bfvi
+// --exp e1,e2` (x/bfvi, its own kernel); the tails study below stays behind VIGO_BFVI=1.
 
 import (
 	"fmt"
@@ -318,67 +318,6 @@ func TestBFVIQuick(t *testing.T) {
 		t.Errorf("E1 M=10: KL %.4g, Gauss-VI %.4g", kl, g)
 	}
 	t.Logf("E1 quick: BF-VI M=10 KL %.4g, Gauss-VI KL %.4g", kl, g)
-}
-
-// TestBFVIPaper runs E1 and E2 at the paper's sizes (VIGO_BFVI=1) and prints the tables.
-func TestBFVIPaper(t *testing.T) {
-	if os.Getenv("VIGO_BFVI") == "" {
-		t.Skip("set VIGO_BFVI=1 to run the paper-sized 1-D experiments")
-	}
-	var out strings.Builder
-	e1 := bernoulliBeta()
-	steps1, S1 := 2500, 10000
-	fmt.Fprintf(&out, "E1 Bernoulli–Beta: KL(q‖p), %d steps × %d draws, RMSprop lr 1e-3, seed 2\n\n", steps1, S1)
-	fmt.Fprintf(&out, "| M | F1F2 (paper map) | LinearTails | paper (notebook / CSV) |\n|---|---|---|---|\n")
-	paper1 := map[int]string{1: "0.2239 / 0.1954", 2: "0.0475 / 0.0713", 3: "0.0228 / 0.0355", 5: "0.0203 / 0.0171",
-		10: "0.0140 / 0.0147", 30: "0.0066 / 0.0048", 50: "0.0052 / 0.0032", 100: "0.0037 / 0.0032"}
-	for _, M := range []int{1, 2, 3, 5, 10, 30, 50, 100} {
-		var kls [2]float64
-		for i, mp := range []inputMap{mapF1F2, mapLinear} {
-			c := fit1D{M: M, mp: mp, S: S1, steps: steps1, lr: 1e-3, seed: 2, init: e1Init}
-			if mp == mapLinear {
-				c.init = linearIdentity(M)
-			}
-			kls[i] = c.kl(e1, c.run(e1))
-		}
-		fmt.Fprintf(&out, "| %d | %.4f | %.4f | %s |\n", M, kls[0], kls[1], paper1[M])
-		t.Logf("E1 M=%d: %.4f %.4f", M, kls[0], kls[1])
-	}
-	fmt.Fprintf(&out, "| Gauss-VI | %.4f | | 0.0219 / 0.0226 |\n\n", gaussKL(e1, S1, steps1, 1e-3, 2))
-
-	e2 := cauchyLocation()
-	seeds := 3
-	if s := os.Getenv("VIGO_BFVI_SEEDS"); s != "" {
-		fmt.Sscan(s, &seeds)
-	}
-	steps2, S2 := 1000, 10000
-	fmt.Fprintf(&out, "E2 Cauchy bimodal: KL(q‖p), median (min–max) over %d seeds, %d steps × %d draws, RMSprop lr 0.01\n\n", seeds, steps2, S2)
-	fmt.Fprintf(&out, "| M | F1F2 | SigmoidF2 | TruncF2 | LinearTails | paper F1F2 / SigmoidF2 / TruncF2 (medians) |\n|---|---|---|---|---|---|\n")
-	paper2 := map[int]string{2: "0.124 / 0.145 / 0.208", 3: "0.118 / 0.128 / 0.191", 6: "0.0595 / 0.0769 / 0.152",
-		10: "0.0182 / 0.0415 / 0.111", 20: "0.00709 / 0.0125 / 0.0519", 30: "0.00704 / 0.00621 / 0.0317",
-		50: "0.00221 / 0.00254 / 0.0156", 60: "0.00110 / 0.00192 / 0.0116"}
-	for _, M := range []int{2, 3, 6, 10, 20, 30, 50, 60} {
-		fmt.Fprintf(&out, "| %d |", M)
-		for _, mp := range []inputMap{mapF1F2, mapSigmoidF2, mapTruncF2, mapLinear} {
-			var kls []float64
-			for s := range seeds {
-				c := fit1D{M: M, mp: mp, S: S2, steps: steps2, lr: 0.01, seed: uint64(2 * (s + 1)), init: e2Init}
-				if mp == mapLinear {
-					c.init = linearIdentity(M)
-				}
-				kls = append(kls, c.kl(e2, c.run(e2)))
-			}
-			fmt.Fprintf(&out, " %s |", medianRange(kls))
-		}
-		fmt.Fprintf(&out, " %s |\n", paper2[M])
-		t.Logf("E2 M=%d done", M)
-	}
-	var gk []float64
-	for s := range seeds {
-		gk = append(gk, gaussKL(e2, S2, steps2, 0.01, uint64(2*(s+1))))
-	}
-	fmt.Fprintf(&out, "| Gauss-VI | %s | | | | 0.387 |\n", medianRange(gk))
-	t.Log("\n" + out.String())
 }
 
 func medianRange(x []float64) string {
