@@ -30,12 +30,29 @@ import (
 //
 // Entropy: a flow has no closed-form entropy, so Flow is not an EntropyFamily; fit it with the
 // plain or STL ELBO (objective.Options.Entropy = false).
+//
+// Student-t base (FlowBaseDF(ν)): the base is d independent t_ν marginals instead of N(0, I),
+// the tail-adaptive flows of Jaini, Kobyzev, Yu & Brubaker (2020, ICML, "Tails of Lipschitz
+// triangular flows") with ν fixed. A flow with linear tails (MAF, RealNVP, linear-tail
+// Bernstein) keeps the tail class of its base, so with a Gaussian base q has Gaussian tails
+// however it is trained; a t base gives polynomial ones, and a q heavier-tailed than p is the
+// safe side for importance sampling. The noise stays standard normal (NoiseDim d, the same
+// streams): a draw uses ε_t = F_ν⁻¹(Φ(ε)) elementwise, a fixed map without parameters, and
+//
+//	z = μ + exp(ω) ⊙ T(ε_t; θ)
+//	log q(z) = Σ_i log t_ν(ε_t,i) − log|det ∂T/∂ε_t| − Σ ω,   ε_t = T⁻¹((z − μ)⊙exp(−ω)).
+//
+// The map costs a few incomplete-beta evaluations per coordinate per draw (see
+// tBase.fromNormal). Init and SetMoments scale ω so that each base coordinate has unit
+// variance (the factor √((ν−2)/ν); for ν ≤ 2 the variance is infinite and the t's own scale is
+// used).
 type Flow struct {
 	f     flow.Flow
 	inner *flow.Composed // Compose(f, A)
 	aff   *flow.Affine
 	d     int
 	seed  uint64
+	base  tBase
 }
 
 // FlowOption configures a Flow family.
@@ -45,7 +62,16 @@ type FlowOption func(*Flow)
 // (default 0; different seeds give the independent restarts of a multi-start fit).
 func FlowSeed(seed uint64) FlowOption { return func(f *Flow) { f.seed = seed } }
 
-// NewFlow returns the family N(0, I) pushed through f and an elementwise affine layer.
+// FlowBaseDF sets the base to independent Student-t marginals with ν degrees of freedom,
+// MinBaseDF ≤ ν ≤ MaxBaseDF; ν = +Inf (the default) is the standard-normal base. It panics
+// for other ν.
+func FlowBaseDF(nu float64) FlowOption {
+	b := newTBase(nu)
+	return func(f *Flow) { f.base = b }
+}
+
+// NewFlow returns the family N(0, I) (or the FlowBaseDF base) pushed through f and an
+// elementwise affine layer.
 func NewFlow(f flow.Flow, opts ...FlowOption) *Flow {
 	d := f.Dim()
 	if d < 1 {
@@ -57,6 +83,14 @@ func NewFlow(f flow.Flow, opts ...FlowOption) *Flow {
 		o(q)
 	}
 	return q
+}
+
+// BaseDF returns the degrees of freedom ν of the Student-t base, or +Inf for the Gaussian base.
+func (q *Flow) BaseDF() float64 {
+	if q.base.gaussian() {
+		return math.Inf(1)
+	}
+	return q.base.nu
 }
 
 // Flow returns the flow T (without the affine output layer).
@@ -78,19 +112,21 @@ func (q *Flow) split(params []float64) (theta, aff []float64) {
 }
 
 // Init sets T to its initial (near-)identity, drawing conditioner weights from the FlowSeed
-// stream, and the affine layer to μ = loc (0 when nil), exp(ω) = scale.
+// stream, and the affine layer to μ = loc (0 when nil), exp(ω) = scale (with a t base,
+// scale/√(ν/(ν−2)), so that the standard deviation is scale when T is the identity).
 func (q *Flow) Init(params, loc []float64, scale float64) {
 	checkLen("Flow.Init", "params", len(params), q.NumParams())
 	theta, aff := q.split(params)
 	q.f.Init(theta, rand.New(rand.NewPCG(q.seed, 0x666c6f77)))
 	setLoc(aff[:q.d], loc)
-	ls := math.Log(scale)
+	ls := math.Log(scale / q.base.sdFactor())
 	for i := range q.d {
 		aff[q.d+i] = ls
 	}
 }
 
-// SetMoments resets T to its initial state and sets μ = mean, exp(ω_i)² = cov_ii: the
+// SetMoments resets T to its initial state and sets μ = mean, exp(ω_i)² = cov_ii (with a t
+// base divided by the base variance ν/(ν−2) when ν > 2): the
 // mean-field projection (off-diagonal covariance is dropped, as in MeanField; inside fit.Affine
 // the whitening carries the correlations). Exact for the mean and the variances when Init
 // makes T the identity (MAF, RealNVP, Affine). It fails if a variance is not positive and
@@ -108,7 +144,7 @@ func (q *Flow) SetMoments(params, mean, cov []float64) error {
 	q.Init(params, mean, 1)
 	_, aff := q.split(params)
 	for i := range d {
-		aff[d+i] = 0.5 * math.Log(cov[i*d+i])
+		aff[d+i] = 0.5*math.Log(cov[i*d+i]) - math.Log(q.base.sdFactor())
 	}
 	return nil
 }
@@ -167,12 +203,19 @@ func (q *Flow) Moments(params, mean, cov []float64) {
 	}
 }
 
-// Draw records z = A(T(ε)) and log q(z) = −½‖ε‖² − d/2·log 2π − log|det| on t.
+// Draw records z = A(T(ε)) and log q(z) = −½‖ε‖² − d/2·log 2π − log|det| on t (with a t base:
+// z = A(T(ε_t)), ε_t = F_ν⁻¹(Φ(ε)) in tape scratch memory, and Σ log t_ν(ε_t) for the first two
+// terms).
 func (q *Flow) Draw(t *ad.Tape, params ad.Var, eps []float64) (z, logq ad.Var) {
 	checkLen("Flow.Draw", "params", t.Size(params), q.NumParams())
 	checkLen("Flow.Draw", "eps", len(eps), q.d)
-	z, ld := q.inner.Forward(t, params, t.ConstRef(eps))
-	return z, t.AddC(t.Neg(ld), -halfSq(eps)-logNormConst(q.d))
+	u := eps
+	if !q.base.gaussian() {
+		u = t.Scratch(q.d)
+		q.base.transform(eps, u)
+	}
+	z, ld := q.inner.Forward(t, params, t.ConstRef(u))
+	return z, t.AddC(t.Neg(ld), q.base.logDensity(u))
 }
 
 // LogDensity records log q(z) for z on the tape by inverting the flow on the tape. It panics if
@@ -185,7 +228,7 @@ func (q *Flow) LogDensity(t *ad.Tape, params, z ad.Var) ad.Var {
 		panic(fmt.Sprintf("family: Flow.LogDensity: flow %T cannot be inverted on a tape (needed for STL gradients and mixtures; use the plain ELBO)", q.f))
 	}
 	u, ld := q.inner.InverseTape(t, params, z)
-	return t.AddC(t.Neg(t.Add(t.MulC(t.Dot(u, u), 0.5), ld)), -logNormConst(q.d))
+	return t.Sub(q.base.tapeLogDensity(t, u), ld)
 }
 
 // LogProb returns log q(z) by the flow's float64 inverse, or −Inf when z is outside the range
@@ -200,19 +243,25 @@ func (q *Flow) LogProb(params, z []float64) float64 {
 	if err != nil {
 		return math.Inf(-1)
 	}
-	return -halfSq(u) - ld - logNormConst(q.d)
+	return q.base.logDensity(u) - ld
 }
 
-// Sample writes z = A(T(ε)) and returns log q(z) (one Forward on a pooled scratch tape).
+// Sample writes z = A(T(ε)) (with a t base A(T(ε_t))) and returns log q(z) (one Forward on a
+// pooled scratch tape).
 func (q *Flow) Sample(params, eps, z []float64) float64 {
 	checkLen("Flow.Sample", "params", len(params), q.NumParams())
 	checkLen("Flow.Sample", "eps", len(eps), q.d)
 	checkLen("Flow.Sample", "z", len(z), q.d)
 	t := flow.GetTape()
 	defer flow.PutTape(t)
-	zv, ld := q.inner.Forward(t, t.ConstRef(params), t.ConstRef(eps))
+	u := eps
+	if !q.base.gaussian() {
+		u = t.Scratch(q.d)
+		q.base.transform(eps, u)
+	}
+	zv, ld := q.inner.Forward(t, t.ConstRef(params), t.ConstRef(u))
 	copy(z, t.Value(zv))
-	return -t.Float(ld) - halfSq(eps) - logNormConst(q.d)
+	return q.base.logDensity(u) - t.Float(ld)
 }
 
 var _ Family = (*Flow)(nil)
