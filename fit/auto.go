@@ -46,6 +46,11 @@ type FlowOptions struct {
 	Bounded bool
 	// Seed seeds the conditioners' random initial weights (family.FlowSeed).
 	Seed uint64
+	// BaseDF is the degrees of freedom ν of a Student-t base (family.FlowBaseDF: independent
+	// t_ν marginals, heavier tails than the posterior is the safe side for importance
+	// sampling); 0 or +Inf is the standard-normal base. Any kind; family.MinBaseDF ≤ ν ≤
+	// family.MaxBaseDF.
+	BaseDF float64
 }
 
 // maxFlowLayers caps FlowOptions.Layers.
@@ -95,6 +100,14 @@ func NewFlowFamily(kind string, d int, o FlowOptions) (*family.Flow, error) {
 	if o.Bounded && kind != KindBernstein {
 		return nil, fmt.Errorf("fit: NewFlowFamily: bounded tails are for %s only (kind=%s)", KindBernstein, kind)
 	}
+	fopts := []family.FlowOption{family.FlowSeed(o.Seed)}
+	switch nu := o.BaseDF; {
+	case nu == 0 || math.IsInf(nu, 1):
+	case nu >= family.MinBaseDF && nu <= family.MaxBaseDF:
+		fopts = append(fopts, family.FlowBaseDF(nu))
+	default:
+		return nil, fmt.Errorf("fit: NewFlowFamily: base degrees of freedom %g, want %d to %d (0: Gaussian base)", nu, family.MinBaseDF, family.MaxBaseDF)
+	}
 	layers := func(def int) int {
 		if o.Layers == 0 {
 			return def
@@ -142,7 +155,7 @@ func NewFlowFamily(kind string, d int, o FlowOptions) (*family.Flow, error) {
 	default:
 		return nil, fmt.Errorf("fit: NewFlowFamily: unknown flow kind %q (want %s, %s or %s)", kind, KindMAF, KindRealNVP, KindBernstein)
 	}
-	return family.NewFlow(f, family.FlowSeed(o.Seed)), nil
+	return family.NewFlow(f, fopts...), nil
 }
 
 // FlowObjective is the gradient estimator used with a standard flow kind: the STL

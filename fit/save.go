@@ -86,6 +86,9 @@ type FamilySpec struct {
 	// its structure, for KindFlow.
 	Name string    `json:"name,omitempty"`
 	Flow *FlowSpec `json:"flow,omitempty"`
+	// BaseDF is a flow's Student-t base degrees of freedom (family.FlowBaseDF); absent (0):
+	// the standard-normal base, as in files written before it existed.
+	BaseDF float64 `json:"base_df,omitempty"`
 }
 
 // Diagnostics are the end-of-fit numbers of a Result. Non-finite values are written as JSON
@@ -211,6 +214,9 @@ func NewSaved(res *Result, info SaveInfo) (*Saved, error) {
 			return nil, fmt.Errorf("fit: NewSaved: %w", err)
 		}
 		spec.Kind, spec.Name, spec.Flow = KindFlow, FlowName(b.Flow()), &fs
+		if nu := b.BaseDF(); !math.IsInf(nu, 1) {
+			spec.BaseDF = nu
+		}
 	default:
 		return nil, fmt.Errorf("fit: NewSaved: family %T cannot be saved", aff.Base)
 	}

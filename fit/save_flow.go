@@ -398,7 +398,8 @@ func buildMADE(m *MADESpec) *nn.MADE {
 }
 
 // flowFamily checks the flow spec of a saved family against the number of saved parameters
-// and rebuilds the family.
+// and rebuilds the family, with its Student-t base when base_df is set (files without it
+// load with the Gaussian base).
 func flowFamily(fs FamilySpec, nparams int) (family.Family, error) {
 	d := fs.Dim
 	n, err := flowParams(fs.Flow, d, 0, "family.flow")
@@ -408,7 +409,15 @@ func flowFamily(fs FamilySpec, nparams int) (family.Family, error) {
 	if n+2*d != nparams {
 		return nil, fmt.Errorf("field \"params\": %d values, the flow in d=%d needs %d", nparams, d, n+2*d)
 	}
-	q := family.NewFlow(buildFlow(fs.Flow))
+	var opts []family.FlowOption
+	switch nu := fs.BaseDF; {
+	case nu == 0:
+	case nu >= family.MinBaseDF && nu <= family.MaxBaseDF:
+		opts = append(opts, family.FlowBaseDF(nu))
+	default:
+		return nil, fmt.Errorf("field \"family.base_df\": %g, want %d to %d (absent: Gaussian base)", nu, family.MinBaseDF, family.MaxBaseDF)
+	}
+	q := family.NewFlow(buildFlow(fs.Flow), opts...)
 	if q.NumParams() != nparams {
 		panic(fmt.Sprintf("fit: flowFamily: rebuilt flow has %d parameters, spec says %d", q.NumParams(), nparams))
 	}
