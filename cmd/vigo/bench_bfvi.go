@@ -71,6 +71,8 @@ markdown to --out (default bench/results/bfvi.md); "-" writes to stdout.`,
 	f.IntVar(&cfg.MaxIter, "max-iter", 0, "iteration cap per fit stage (0: 20000, diamonds 3000)")
 	f.IntVar(&cfg.Degree, "degree", 49, "Bernstein degree M of the flow (the paper: 49)")
 	f.IntVar(&cfg.K, "iwelbo-k", 0, "train the flows on the IWELBO with this many importance samples per group (0: the ELBO, as the paper)")
+	f.Float64Var(&cfg.BaseDF, "base-df", 0, "Student-t base with this many degrees of freedom for vigo's default Bernstein flow (0: standard normal)")
+	f.BoolVar(&cfg.SkipPaper, "skip-paper", false, "fit only the full-rank Gaussian and vigo's default flow (not the paper's bounded flow; e5p ignores it)")
 	f.IntVar(&cfg.Workers, "workers", 0, "independent jobs (E1, E2, restarts) run at a time (0: GOMAXPROCS); results do not depend on it")
 	f.IntVar(&cfg.Draws1D, "draws-1d", 10000, "e1/e2: draws per gradient step (the paper: 10000)")
 	f.IntVar(&cfg.Seeds1D, "seeds-1d", 3, "e2: seeds 2, 4, … (the paper: 20)")
