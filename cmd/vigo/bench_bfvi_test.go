@@ -32,3 +32,25 @@ func TestBenchBFVITiny(t *testing.T) {
 		t.Error("unknown experiment accepted")
 	}
 }
+
+// TestBenchBFVITBaseSkipPaper: --skip-paper leaves two rows per target (full-rank Gaussian and
+// vigo's default flow) and --base-df names the t base in the default flow's row.
+func TestBenchBFVITBaseSkipPaper(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "bfvi.md")
+	log, err := run(t, "bench", "bfvi", "--exp", "e3", "--restarts", "1", "--draws", "500", "--boot", "5", "--max-iter", "200",
+		"--skip-paper", "--base-df", "5", "--out", file)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	if !strings.Contains(s, "| E3 | toy regression (d=4) | full-rank Gaussian |") || !strings.Contains(s, "Student-t base ν=5)") {
+		t.Errorf("report lacks the Gaussian or the t-base row:\n%s", s)
+	}
+	if strings.Contains(s, "| BF-VI paper (M=") {
+		t.Errorf("--skip-paper still fitted the paper's flow:\n%s", s)
+	}
+}
