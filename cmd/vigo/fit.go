@@ -634,7 +634,11 @@ func familyDesc(f family.Family) string {
 	case *family.LowRank:
 		return fmt.Sprintf("%s (rank %d)", fit.KindLowRank, b.Rank())
 	case *family.Flow:
-		return fmt.Sprintf("%s (flow, %d parameters)", fit.FlowName(b.Flow()), b.NumParams())
+		base := "normal base"
+		if df := b.BaseDF(); !math.IsInf(df, 1) {
+			base = fmt.Sprintf("Student-t base, ν = %g", df)
+		}
+		return fmt.Sprintf("%s (flow, %s, %d parameters)", fit.FlowName(b.Flow()), base, b.NumParams())
 	}
 	return fmt.Sprintf("%T", f)
 }
