@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/vigo-bayes/vigo/ad"
@@ -78,35 +77,11 @@ func SampleMixture(ctx context.Context, target model.Target, mix Mixture, cfg Co
 	if !(mix.Prob > 0 && mix.Prob < 1) {
 		return nil, fmt.Errorf("mcmc: SampleMixture: Prob must be in (0, 1) (prob=%v)", mix.Prob)
 	}
-	start := time.Now()
 	res := &MixtureResult{Result: &Result{Config: cfg, Dim: d, Chains: make([]Chain, cfg.Chains)},
 		AltStepSize: make([]float64, cfg.Chains), AltFraction: make([]float64, cfg.Chains)}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	errs := make([]error, cfg.Chains)
-	var wg sync.WaitGroup
-	for c := range cfg.Chains {
-		wg.Go(func() {
-			errs[c] = runMixtureChain(ctx, target, mix, cfg, c, res, &res.Chains[c])
-			if errs[c] != nil && !errors.Is(errs[c], context.Canceled) && !errors.Is(errs[c], context.DeadlineExceeded) {
-				cancel(errs[c])
-			}
-		})
-	}
-	wg.Wait()
-	res.Wall = time.Since(start)
-	for c := range res.Chains {
-		res.GradEvals += res.Chains[c].GradEvals
-	}
-	for _, err := range errs {
-		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-			return res, err
-		}
-	}
-	if err := context.Cause(ctx); err != nil {
-		return res, err
-	}
-	return res, nil
+	return res, runChains(ctx, res.Result, func(ctx context.Context, c int) error {
+		return runMixtureChain(ctx, target, mix, cfg, c, res, &res.Chains[c])
+	})
 }
 
 // mixtureChain is one chain of SampleMixture: a chainRun per coordinate system sharing the

@@ -138,16 +138,28 @@ func Sample(ctx context.Context, target model.Target, cfg Config) (*Result, erro
 	if err := cfg.validate(d); err != nil {
 		return nil, err
 	}
-	start := time.Now()
 	res := &Result{Config: cfg, Dim: d, Chains: make([]Chain, cfg.Chains)}
+	return res, runChains(ctx, res, func(ctx context.Context, c int) error {
+		return runChain(ctx, target, cfg, c, &res.Chains[c])
+	})
+}
+
+// runChains runs chain(ctx, c) for every chain of res at once, then fills res.Wall and
+// res.GradEvals. The first chain to fail with an error other than a cancellation cancels the
+// others and is returned; otherwise the cause of ctx's cancellation, if any.
+func runChains(ctx context.Context, res *Result, chain func(ctx context.Context, c int) error) error {
+	start := time.Now()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	errs := make([]error, cfg.Chains)
+	cancelled := func(err error) bool {
+		return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+	}
+	errs := make([]error, len(res.Chains))
 	var wg sync.WaitGroup
-	for c := range cfg.Chains {
+	for c := range res.Chains {
 		wg.Go(func() {
-			errs[c] = runChain(ctx, target, cfg, c, &res.Chains[c])
-			if errs[c] != nil && !errors.Is(errs[c], context.Canceled) && !errors.Is(errs[c], context.DeadlineExceeded) {
+			errs[c] = chain(ctx, c)
+			if errs[c] != nil && !cancelled(errs[c]) {
 				cancel(errs[c])
 			}
 		})
@@ -158,14 +170,11 @@ func Sample(ctx context.Context, target model.Target, cfg Config) (*Result, erro
 		res.GradEvals += res.Chains[c].GradEvals
 	}
 	for _, err := range errs {
-		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-			return res, err
+		if err != nil && !cancelled(err) {
+			return err
 		}
 	}
-	if err := context.Cause(ctx); err != nil {
-		return res, err
-	}
-	return res, nil
+	return context.Cause(ctx)
 }
 
 // chainRun is the state of one chain during Sample.
