@@ -261,23 +261,7 @@ func (ws *ConvWorkspace) prepare(n *ConvNet, rows int) {
 				w.gVp = grow(w.gVp, rp*k)
 			}
 		}
-		w.M2 = grow(w.M2, rp*k)
-		w.Mf = grow(w.Mf, rp*m)
-		w.Vf = grow(w.Vf, rp*m)
-		w.ja = grow(w.ja, rp*m)
-		w.jb = grow(w.jb, rp*m)
-		w.jc = grow(w.jc, rp*m)
-		w.jd = grow(w.jd, rp*m)
-		w.eps = grow(w.eps, rp*m)
-		w.gM = grow(w.gM, rp*m)
-		w.gV = grow(w.gV, rp*m)
-		w.s2 = grow(w.s2, k*m)
-		w.mu2s2 = grow(w.mu2s2, k*m)
-		w.s2b = grow(w.s2b, m)
-		w.dth = grow(w.dth, k*m)
-		w.drho = grow(w.drho, k*m)
-		w.T1 = grow(w.T1, k*m)
-		w.T2 = grow(w.T2, k*m)
+		w.size(rp, k, m)
 	}
 }
 

@@ -35,6 +35,19 @@ type wsLayer struct {
 	hasV           bool // V holds input variances (moment methods, layers after the first)
 }
 
+// size grows the layer's buffers for rows input rows (for a convolution: patch rows), k inputs
+// and m outputs; M and V are the caller's (they alias data or the previous layer).
+func (w *wsLayer) size(rows, k, m int) {
+	w.M2 = grow(w.M2, rows*k)
+	for _, b := range []*[]float64{&w.Mf, &w.Vf, &w.ja, &w.jb, &w.jc, &w.jd, &w.eps, &w.gM, &w.gV} {
+		*b = grow(*b, rows*m)
+	}
+	for _, b := range []*[]float64{&w.s2, &w.mu2s2, &w.dth, &w.drho, &w.T1, &w.T2} {
+		*b = grow(*b, k*m)
+	}
+	w.s2b = grow(w.s2b, m)
+}
+
 func grow(s []float64, n int) []float64 {
 	if cap(s) < n {
 		return make([]float64, n)
@@ -63,23 +76,7 @@ func (ws *Workspace) prepare(n *Net, rows int) {
 			w.M = grow(w.M, rows*k)
 			w.V = grow(w.V, rows*k)
 		}
-		w.M2 = grow(w.M2, rows*k)
-		w.Mf = grow(w.Mf, rows*m)
-		w.Vf = grow(w.Vf, rows*m)
-		w.ja = grow(w.ja, rows*m)
-		w.jb = grow(w.jb, rows*m)
-		w.jc = grow(w.jc, rows*m)
-		w.jd = grow(w.jd, rows*m)
-		w.eps = grow(w.eps, rows*m)
-		w.gM = grow(w.gM, rows*m)
-		w.gV = grow(w.gV, rows*m)
-		w.s2 = grow(w.s2, k*m)
-		w.mu2s2 = grow(w.mu2s2, k*m)
-		w.s2b = grow(w.s2b, m)
-		w.dth = grow(w.dth, k*m)
-		w.drho = grow(w.drho, k*m)
-		w.T1 = grow(w.T1, k*m)
-		w.T2 = grow(w.T2, k*m)
+		w.size(rows, k, m)
 	}
 }
 
