@@ -1023,17 +1023,18 @@ func fitUCISemi(cmd *cobra.Command, d *uciData, lin []int, split, epochs, degree
 			return nil, fmt.Errorf("bench uci-semi: split %d: %w", split, err)
 		}
 		D := len(lin)
-		prec := mat.NewSymDense(D, slices.Clone(cc))
-		var inv mat.SymDense
+		// Marginal sd √Σ_jj and conditional sd 1/√(Σ⁻¹)_jj of each coefficient, original units.
 		var ch mat.Cholesky
+		var precision mat.SymDense
+		if !ch.Factorize(mat.NewSymDense(D, slices.Clone(cc))) || ch.InverseTo(&precision) != nil {
+			return nil, fmt.Errorf("bench uci-semi: split %d: conditional covariance of γ is not positive definite", split)
+		}
 		condSD := make([]float64, 2*D) // marginal, conditional per column
-		if ch.Factorize(prec) && ch.InverseTo(&inv) == nil {
-			for k, j := range linCols {
-				u := sy / sx[j]
-				cm[k] *= u
-				condSD[2*k] = math.Sqrt(cc[k*D+k]) * u
-				condSD[2*k+1] = u / math.Sqrt(inv.At(k, k))
-			}
+		for k, j := range linCols {
+			u := sy / sx[j]
+			cm[k] *= u
+			condSD[2*k] = math.Sqrt(cc[k*D+k]) * u
+			condSD[2*k+1] = u / math.Sqrt(precision.At(k, k))
 		}
 		g := fit.Coefficients(4000, seed+1)
 		for i := range 4000 { // to original units: Δy per unit of the column
