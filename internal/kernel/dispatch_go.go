@@ -1,4 +1,4 @@
-//go:build !(goexperiment.simd && amd64)
+//go:build !amd64 || (purego && !goexperiment.simd)
 
 package kernel
 
@@ -33,4 +33,9 @@ func denseBackW(Wadj, X []float64, n, k int, G []float64, m int) {
 }
 func denseBackX(Xadj []float64, n, k int, G []float64, m int, W []float64) {
 	denseBackXGo(Xadj, n, k, G, m, W)
+}
+func axpy4(a0, a1, a2, a3 float64, x, y []float64) { axpy4Go(a0, a1, a2, a3, x, y) }
+func axpy2(a0, a1 float64, x, y []float64)         { axpy2Go(a0, a1, x, y) }
+func scatterAxpyDot(a float64, g, dst []float64, s int, q []float64) float64 {
+	return scatterAxpyDotGo(a, g, dst, s, q)
 }

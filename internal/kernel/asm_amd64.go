@@ -1,0 +1,196 @@
+//go:build amd64 && !goexperiment.simd && !purego
+
+package kernel
+
+import "math"
+
+// The default amd64 build carries AVX2+FMA kernels in Go assembly (asm_amd64.s) for Softplus,
+// Axpy, Dot and the MADE output-layer kernels (Axpy4, Axpy2, ScatterAxpyDot), used when the
+// CPU and the operating system support AVX2 and FMA (useAsm, fixed at start-up); every other
+// kernel, and every kernel on other CPUs, runs the pure-Go code. Build with -tags purego for
+// pure Go throughout. Each assembly kernel ends with VZEROUPPER, so clearUpper has nothing
+// left to do.
+
+// cpuid executes CPUID with EAX = leaf, ECX = sub (cpu_amd64.s).
+func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
+
+// xgetbv0 returns the low word of XCR0 (XGETBV with ECX = 0); call only if OSXSAVE is set.
+func xgetbv0() (eax uint32)
+
+// hasAVX2FMA reports whether the CPU has AVX2 and FMA and the operating system saves the
+// YMM registers on context switches (OSXSAVE set and XCR0 bits 1 and 2, SSE and AVX state).
+func hasAVX2FMA() bool {
+	maxLeaf, _, _, _ := cpuid(0, 0)
+	if maxLeaf < 7 {
+		return false
+	}
+	_, _, ecx1, _ := cpuid(1, 0)
+	const fma, osxsave, avx = 1 << 12, 1 << 27, 1 << 28
+	if ecx1&(fma|osxsave|avx) != fma|osxsave|avx {
+		return false
+	}
+	if xgetbv0()&6 != 6 {
+		return false
+	}
+	_, ebx7, _, _ := cpuid(7, 0)
+	return ebx7&(1<<5) != 0 // AVX2
+}
+
+// useAsm is fixed at start-up: whether the assembly kernels may run.
+var useAsm = hasAVX2FMA()
+
+func impl() string {
+	if useAsm {
+		return "avx2+fma asm"
+	}
+	return "go"
+}
+
+// clearUpper does nothing: the assembly kernels clear the upper halves of the vector
+// registers themselves (VZEROUPPER) before they return.
+func clearUpper() {}
+
+func axpy(a float64, x, y []float64) {
+	if useAsm {
+		axpyAsm(a, x, y)
+		return
+	}
+	axpyGo(a, x, y)
+}
+
+func dot(x, y []float64) float64 {
+	if useAsm {
+		return dotAsm(x, y)
+	}
+	return dotGo(x, y)
+}
+
+func axpy4(a0, a1, a2, a3 float64, x, y []float64) {
+	if useAsm {
+		axpy4Asm(a0, a1, a2, a3, x, y)
+		return
+	}
+	axpy4Go(a0, a1, a2, a3, x, y)
+}
+
+func axpy2(a0, a1 float64, x, y []float64) {
+	if useAsm {
+		axpy2Asm(a0, a1, x, y)
+		return
+	}
+	axpy2Go(a0, a1, x, y)
+}
+
+func scatterAxpyDot(a float64, g, dst []float64, s int, q []float64) float64 {
+	if useAsm {
+		return scatterAxpyDotAsm(a, g, dst, s, q)
+	}
+	return scatterAxpyDotGo(a, g, dst, s, q)
+}
+
+func softplusv(sp, sg, r []float64) {
+	if useAsm {
+		softplusAsm(sp, sg, r)
+		return
+	}
+	softplusGo(sp, sg, r)
+}
+
+func gemvN(A []float64, lda int, x, y []float64) { gemvNGo(A, lda, x, y) }
+func gemvT(A []float64, lda int, x, y []float64) { gemvTGo(A, lda, x, y) }
+func ger(x, y, A []float64, lda int)             { gerGo(x, y, A, lda) }
+func gemvTGer(A []float64, lda int, x, w, y, B []float64) {
+	gemvTGo(A, lda, x, y)
+	gerGo(x, w, B, lda)
+}
+func expv(dst, x []float64)                        { expGo(dst, x) }
+func log1pv(dst, x []float64)                      { log1pGo(dst, x) }
+func positiveBits(bits []uint64, y []float64)      { positiveBitsGo(bits, y) }
+func reluBackBits(g, adj []float64, bits []uint64) { reluBackBitsGo(g, adj, bits) }
+func reluBack(g, adj, y []float64)                 { reluBackGo(g, adj, y) }
+func colSums(s, G []float64, n, m int)             { colSumsGo(s, G, n, m) }
+func bernoulliLogit(eta []float64, y []int) (lp, sum float64, ok bool) {
+	return bernoulliLogitGo(eta, y)
+}
+func dense(Y, X []float64, n, k int, W []float64, m int, b []float64, relu bool) {
+	denseGo(Y, X, n, k, W, m, b, relu)
+}
+func denseBackW(Wadj, X []float64, n, k int, G []float64, m int) {
+	denseBackWGo(Wadj, X, n, k, G, m)
+}
+func denseBackX(Xadj []float64, n, k int, G []float64, m int, W []float64) {
+	denseBackXGo(Xadj, n, k, G, m, W)
+}
+
+// Assembly kernels (asm_amd64.s). They need AVX2 and FMA (useAsm) and lengths the exported
+// functions have checked: len(y) = len(x) for axpyAsm and dotAsm; len(x) = 4·len(y) for
+// axpy4Asm and 2·len(y) for axpy2Asm; len(q) ≥ len(g) and len(dst) > (len(g)−1)·s for
+// scatterAxpyDotAsm; len(sp) = len(sg) = len(r) for softplusAsm.
+
+//go:noescape
+func axpyAsm(a float64, x, y []float64)
+
+//go:noescape
+func dotAsm(x, y []float64) float64
+
+//go:noescape
+func axpy4Asm(a0, a1, a2, a3 float64, x, y []float64)
+
+//go:noescape
+func axpy2Asm(a0, a1 float64, x, y []float64)
+
+//go:noescape
+func scatterAxpyDotAsm(a float64, g, dst []float64, s int, q []float64) float64
+
+//go:noescape
+func softplusAsm(sp, sg, r []float64)
+
+// q4 returns four lanes holding the bits of v; u4 four lanes holding b.
+func q4(v float64) [4]uint64 { b := math.Float64bits(v); return [4]uint64{b, b, b, b} }
+func u4(b uint64) [4]uint64  { return [4]uint64{b, b, b, b} }
+
+// spConst holds the vector constants of softplusAsm, four lanes each, at the offsets the
+// assembly names (SP_* in asm_amd64.s, 32 bytes apart; TestAsmConstLayout checks them).
+var spConst = [...][4]uint64{
+	u4(1 << 63), // 0 sign bit
+	q4(1),       // 1
+	q4(expLo),   // 2
+	q4(log2e),   // 3
+	q4(roundMagic),
+	q4(-ln2Hi), // 5
+	q4(-ln2Lo),
+	q4(e2), // 7
+	q4(e3),
+	q4(e4),
+	q4(e5),
+	q4(e6),
+	q4(e7),
+	q4(e8),
+	q4(e9),
+	q4(e10),
+	q4(e11),
+	q4(e12),
+	q4(e13),                    // 18
+	q4(0.5),                    // 19
+	q4(1<<52 + 1023),           // 20
+	u4(oneBits - sqrtHalfBits), // 21
+	u4(twoTo52Bits),            // 22
+	u4(mantMask),               // 23
+	u4(sqrtHalfBits),           // 24
+	q4(2),                      // 25
+	q4(l1),                     // 26
+	q4(l2),
+	q4(l3),
+	q4(l4),
+	q4(l5),
+	q4(l6),
+	q4(l7),
+	q4(l8),
+	q4(l9),
+	q4(l10),   // 35
+	q4(ln2Lo), // 36
+	q4(ln2Hi), // 37
+}
+
+// laneMask[w] selects the first w of four lanes (VMASKMOVPD), for the tails.
+var laneMask = [5][4]uint64{{}, {1<<64 - 1}, {1<<64 - 1, 1<<64 - 1}, {1<<64 - 1, 1<<64 - 1, 1<<64 - 1}, u4(1<<64 - 1)}

@@ -1,0 +1,512 @@
+//go:build amd64 && !goexperiment.simd && !purego
+
+#include "textflag.h"
+
+// AVX2+FMA kernels of the default amd64 build (asm_amd64.go says when they run). Every kernel
+// ends with VZEROUPPER: SSE code the compiler emits for the caller runs 2–3× slower with the
+// upper halves of the vector registers dirty (BenchmarkScalarAfterExp). Tails shorter than
+// four lanes use masked loads and stores (VMASKMOVPD with ·laneMask), which never touch the
+// memory of the masked-out lanes.
+
+// Vector constants of softplusAsm: ·spConst, 32 bytes per entry (asm_amd64.go).
+#define SIGN ·spConst+0(SB)
+#define ONE ·spConst+32(SB)
+#define EXPLO ·spConst+64(SB)
+#define LOG2E ·spConst+96(SB)
+#define MAGIC ·spConst+128(SB)
+#define NLN2HI ·spConst+160(SB)
+#define NLN2LO ·spConst+192(SB)
+#define E2 ·spConst+224(SB)
+#define E3 ·spConst+256(SB)
+#define E4 ·spConst+288(SB)
+#define E5 ·spConst+320(SB)
+#define E6 ·spConst+352(SB)
+#define E7 ·spConst+384(SB)
+#define E8 ·spConst+416(SB)
+#define E9 ·spConst+448(SB)
+#define E10 ·spConst+480(SB)
+#define E11 ·spConst+512(SB)
+#define E12 ·spConst+544(SB)
+#define E13 ·spConst+576(SB)
+#define HALF ·spConst+608(SB)
+#define T52P1023 ·spConst+640(SB)
+#define LOGOFF ·spConst+672(SB)
+#define T52BITS ·spConst+704(SB)
+#define MANT ·spConst+736(SB)
+#define SQRTHALF ·spConst+768(SB)
+#define TWO ·spConst+800(SB)
+#define L1 ·spConst+832(SB)
+#define L2 ·spConst+864(SB)
+#define L3 ·spConst+896(SB)
+#define L4 ·spConst+928(SB)
+#define L5 ·spConst+960(SB)
+#define L6 ·spConst+992(SB)
+#define L7 ·spConst+1024(SB)
+#define L8 ·spConst+1056(SB)
+#define L9 ·spConst+1088(SB)
+#define L10 ·spConst+1120(SB)
+#define LN2LO ·spConst+1152(SB)
+#define LN2HI ·spConst+1184(SB)
+
+// EXPBODY computes u = e^−|r| into Y3 for r in Y0 (using Y0–Y13); LOGBODY then computes
+// softplus(r) into Y4 and σ(r) into Y2 from r in Y0 and u in Y3 (using Y0–Y15). No general
+// register is used. The algorithm of softplus4 in simd_amd64.go (exp of x = −|r| by
+// Cody–Waite reduction and a degree-13 polynomial, 2ⁿ applied in two normal factors;
+// log(w) for w = 1 + u by exponent split and the atanh series, with the rounding error of
+// 1 + u carried as c/w), step by step:
+//   x = r | sign, x = max(x, −746); n = round(x/log 2); rHi = x − n·ln2Hi (exact);
+//   rLo = −n·ln2Lo; r = rHi + rLo; q = Estrin(r); p = 1 + (rHi + (rLo + r²·q));
+//   u = p·2^⌊n/2⌋·2^(n−⌊n/2⌋); w = 1 + u; inv = 1/w; corr = ((1 − w) + u)·inv;
+//   t = bits(w) + (bits(1) − bits(√½)); k = exponent of t; f = mantissa of t scaled to
+//   [√½, √2) minus 1; s = f/(2 + f); z = s²; R = z·Estrin(z); hfsq = f²/2;
+//   c = s·(hfsq + R) + (k·ln2Lo + corr); l = k·ln2Hi + (f − (hfsq − c));
+//   σ = inv·(u if r's sign bit is set, else 1); softplus = max(r, 0) + l; NaN r gives r.
+#define EXPBODY \
+	VORPD SIGN, Y0, Y1; \
+	VMAXPD EXPLO, Y1, Y1; \
+	VMOVUPD LOG2E, Y2; \
+	VFMADD213PD MAGIC, Y1, Y2; \
+	VSUBPD MAGIC, Y2, Y2; \
+	VFMADD231PD NLN2HI, Y2, Y1; \
+	VMULPD NLN2LO, Y2, Y3; \
+	VADDPD Y3, Y1, Y4; \
+	VMULPD Y4, Y4, Y5; \
+	VMULPD Y5, Y5, Y6; \
+	VMULPD Y6, Y6, Y7; \
+	VMOVUPD E3, Y8; \
+	VFMADD213PD E2, Y4, Y8; \
+	VMOVUPD E5, Y9; \
+	VFMADD213PD E4, Y4, Y9; \
+	VMOVUPD E7, Y10; \
+	VFMADD213PD E6, Y4, Y10; \
+	VMOVUPD E9, Y11; \
+	VFMADD213PD E8, Y4, Y11; \
+	VMOVUPD E11, Y12; \
+	VFMADD213PD E10, Y4, Y12; \
+	VMOVUPD E13, Y13; \
+	VFMADD213PD E12, Y4, Y13; \
+	VFMADD231PD Y9, Y5, Y8; \
+	VFMADD231PD Y11, Y5, Y10; \
+	VFMADD231PD Y13, Y5, Y12; \
+	VFMADD231PD Y10, Y6, Y8; \
+	VFMADD231PD Y12, Y7, Y8; \
+	VFMADD231PD Y8, Y5, Y3; \
+	VADDPD Y3, Y1, Y3; \
+	VADDPD ONE, Y3, Y3; \
+	VMULPD HALF, Y2, Y4; \
+	VROUNDPD $1, Y4, Y4; \
+	VSUBPD Y4, Y2, Y2; \
+	VADDPD T52P1023, Y4, Y4; \
+	VPSLLQ $52, Y4, Y4; \
+	VADDPD T52P1023, Y2, Y2; \
+	VPSLLQ $52, Y2, Y2; \
+	VMULPD Y4, Y3, Y3; \
+	VMULPD Y2, Y3, Y3
+
+#define LOGBODY \
+	VADDPD ONE, Y3, Y4; \
+	VMOVUPD ONE, Y5; \
+	VDIVPD Y4, Y5, Y5; \
+	VMOVUPD ONE, Y6; \
+	VSUBPD Y4, Y6, Y6; \
+	VADDPD Y3, Y6, Y6; \
+	VMULPD Y5, Y6, Y6; \
+	VPADDQ LOGOFF, Y4, Y7; \
+	VPSRLQ $52, Y7, Y8; \
+	VPOR T52BITS, Y8, Y8; \
+	VSUBPD T52P1023, Y8, Y8; \
+	VPAND MANT, Y7, Y7; \
+	VPADDQ SQRTHALF, Y7, Y7; \
+	VSUBPD ONE, Y7, Y7; \
+	VADDPD TWO, Y7, Y9; \
+	VDIVPD Y9, Y7, Y9; \
+	VMULPD Y9, Y9, Y10; \
+	VMULPD Y10, Y10, Y11; \
+	VMULPD Y11, Y11, Y12; \
+	VMULPD Y12, Y12, Y13; \
+	VMOVUPD L2, Y14; \
+	VFMADD213PD L1, Y10, Y14; \
+	VMOVUPD L4, Y15; \
+	VFMADD213PD L3, Y10, Y15; \
+	VFMADD231PD Y15, Y11, Y14; \
+	VMOVUPD L6, Y15; \
+	VFMADD213PD L5, Y10, Y15; \
+	VMOVUPD L8, Y1; \
+	VFMADD213PD L7, Y10, Y1; \
+	VFMADD231PD Y1, Y11, Y15; \
+	VMOVUPD L10, Y1; \
+	VFMADD213PD L9, Y10, Y1; \
+	VFMADD231PD Y15, Y12, Y14; \
+	VFMADD231PD Y1, Y13, Y14; \
+	VMULPD Y10, Y14, Y14; \
+	VMULPD Y7, Y7, Y1; \
+	VMULPD HALF, Y1, Y1; \
+	VFMADD231PD LN2LO, Y8, Y6; \
+	VADDPD Y14, Y1, Y2; \
+	VFMADD231PD Y2, Y9, Y6; \
+	VSUBPD Y6, Y1, Y1; \
+	VSUBPD Y1, Y7, Y7; \
+	VFMADD231PD LN2HI, Y8, Y7; \
+	VMOVUPD ONE, Y2; \
+	VBLENDVPD Y0, Y3, Y2, Y2; \
+	VMULPD Y5, Y2, Y2; \
+	VXORPD Y1, Y1, Y1; \
+	VMAXPD Y1, Y0, Y4; \
+	VADDPD Y7, Y4, Y4; \
+	VCMPPD $3, Y0, Y0, Y1; \
+	VBLENDVPD Y1, Y0, Y4, Y4; \
+	VBLENDVPD Y1, Y0, Y2, Y2
+
+// func softplusAsm(sp, sg, r []float64)
+// Blocks of up to 64 elements in two passes, as softplusGo: u = e^−|r| into a buffer on
+// the stack (EXPBODY), then the rest (LOGBODY). Each pass is a chain of ≈ 70 cycles per
+// vector, short enough for the processor to overlap several vectors; one pass per vector
+// (≈ 150 cycles of latency) was 1.6× slower.
+TEXT ·softplusAsm(SB), 0, $512-72
+	MOVQ sp_base+0(FP), DI
+	MOVQ sg_base+24(FP), DX
+	MOVQ r_base+48(FP), SI
+	MOVQ r_len+56(FP), CX
+	LEAQ buf-512(SP), R12
+
+spblock:
+	TESTQ CX, CX
+	JZ    spdone
+	MOVQ  $64, R9
+	CMPQ  CX, R9
+	CMOVQLT CX, R9
+	XORQ  BX, BX
+	MOVQ  R9, R10
+
+sppassa:
+	CMPQ R10, $4
+	JB   sptaila
+	VMOVUPD (SI)(BX*1), Y0
+	EXPBODY
+	VMOVUPD Y3, (R12)(BX*1)
+	ADDQ    $32, BX
+	SUBQ    $4, R10
+	JMP     sppassa
+
+sptaila:
+	TESTQ R10, R10
+	JZ    sppassb0
+	SHLQ  $5, R10
+	LEAQ  ·laneMask(SB), AX
+	VMOVUPD    (AX)(R10*1), Y15
+	VMASKMOVPD (SI)(BX*1), Y15, Y0
+	EXPBODY
+	VMOVUPD    Y3, (R12)(BX*1)
+
+sppassb0:
+	XORQ BX, BX
+	MOVQ R9, R10
+
+sppassb:
+	CMPQ R10, $4
+	JB   sptailb
+	VMOVUPD (SI)(BX*1), Y0
+	VMOVUPD (R12)(BX*1), Y3
+	LOGBODY
+	VMOVUPD Y4, (DI)(BX*1)
+	VMOVUPD Y2, (DX)(BX*1)
+	ADDQ    $32, BX
+	SUBQ    $4, R10
+	JMP     sppassb
+
+sptailb:
+	TESTQ R10, R10
+	JZ    spnext
+	SHLQ  $5, R10
+	LEAQ  ·laneMask(SB), AX
+	VMOVUPD    (AX)(R10*1), Y15
+	VMASKMOVPD (SI)(BX*1), Y15, Y0
+	VMOVUPD    (R12)(BX*1), Y3
+	LOGBODY
+	VMOVUPD    (AX)(R10*1), Y15
+	VMASKMOVPD Y4, Y15, (DI)(BX*1)
+	VMASKMOVPD Y2, Y15, (DX)(BX*1)
+
+spnext:
+	SUBQ R9, CX
+	SHLQ $3, R9
+	ADDQ R9, SI
+	ADDQ R9, DI
+	ADDQ R9, DX
+	JMP  spblock
+
+spdone:
+	VZEROUPPER
+	RET
+
+// func axpyAsm(a float64, x, y []float64)
+// y[i] += a·x[i] (one fused multiply-add per element), eight then four lanes per step.
+TEXT ·axpyAsm(SB), NOSPLIT, $0-56
+	VBROADCASTSD a+0(FP), Y0
+	MOVQ x_base+8(FP), SI
+	MOVQ y_base+32(FP), DI
+	MOVQ y_len+40(FP), CX
+	XORQ BX, BX
+	CMPQ CX, $8
+	JB   axpy4s
+
+axpy8:
+	VMOVUPD     (DI)(BX*1), Y1
+	VMOVUPD     32(DI)(BX*1), Y2
+	VFMADD231PD (SI)(BX*1), Y0, Y1
+	VFMADD231PD 32(SI)(BX*1), Y0, Y2
+	VMOVUPD     Y1, (DI)(BX*1)
+	VMOVUPD     Y2, 32(DI)(BX*1)
+	ADDQ        $64, BX
+	SUBQ        $8, CX
+	CMPQ        CX, $8
+	JAE         axpy8
+
+axpy4s:
+	CMPQ CX, $4
+	JB   axpytail
+	VMOVUPD     (DI)(BX*1), Y1
+	VFMADD231PD (SI)(BX*1), Y0, Y1
+	VMOVUPD     Y1, (DI)(BX*1)
+	ADDQ        $32, BX
+	SUBQ        $4, CX
+
+axpytail:
+	TESTQ CX, CX
+	JZ    axpydone
+	SHLQ  $5, CX
+	LEAQ  ·laneMask(SB), AX
+	VMOVUPD     (AX)(CX*1), Y15
+	VMASKMOVPD  (SI)(BX*1), Y15, Y2
+	VMASKMOVPD  (DI)(BX*1), Y15, Y1
+	VFMADD231PD Y2, Y0, Y1
+	VMASKMOVPD  Y1, Y15, (DI)(BX*1)
+
+axpydone:
+	VZEROUPPER
+	RET
+
+// func dotAsm(x, y []float64) float64
+// Σ x[i]·y[i] with four vector accumulators (sixteen lanes per step), then four lanes, then
+// the masked tail; the lanes are summed pairwise at the end.
+TEXT ·dotAsm(SB), NOSPLIT, $0-56
+	MOVQ   x_base+0(FP), SI
+	MOVQ   y_base+24(FP), DI
+	MOVQ   x_len+8(FP), CX
+	XORQ   BX, BX
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	CMPQ   CX, $16
+	JB     dot4s
+
+dot16:
+	VMOVUPD     (SI)(BX*1), Y4
+	VMOVUPD     32(SI)(BX*1), Y5
+	VMOVUPD     64(SI)(BX*1), Y6
+	VMOVUPD     96(SI)(BX*1), Y7
+	VFMADD231PD (DI)(BX*1), Y4, Y0
+	VFMADD231PD 32(DI)(BX*1), Y5, Y1
+	VFMADD231PD 64(DI)(BX*1), Y6, Y2
+	VFMADD231PD 96(DI)(BX*1), Y7, Y3
+	ADDQ        $128, BX
+	SUBQ        $16, CX
+	CMPQ        CX, $16
+	JAE         dot16
+
+dot4s:
+	CMPQ CX, $4
+	JB   dottail
+	VMOVUPD     (SI)(BX*1), Y4
+	VFMADD231PD (DI)(BX*1), Y4, Y0
+	ADDQ        $32, BX
+	SUBQ        $4, CX
+	JMP         dot4s
+
+dottail:
+	TESTQ CX, CX
+	JZ    dotsum
+	SHLQ  $5, CX
+	LEAQ  ·laneMask(SB), AX
+	VMOVUPD     (AX)(CX*1), Y15
+	VMASKMOVPD  (SI)(BX*1), Y15, Y4
+	VMASKMOVPD  (DI)(BX*1), Y15, Y5
+	VFMADD231PD Y5, Y4, Y1
+
+dotsum:
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y3, Y2, Y2
+	VADDPD       Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $1, X0, X1
+	VADDSD       X1, X0, X0
+	VMOVSD       X0, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func axpy4Asm(a0, a1, a2, a3 float64, x, y []float64)
+// y[p] += (a0·x[p] + a1·x[n+p]) + (a2·x[2n+p] + a3·x[3n+p]), n = len(y).
+TEXT ·axpy4Asm(SB), NOSPLIT, $0-80
+	VBROADCASTSD a0+0(FP), Y0
+	VBROADCASTSD a1+8(FP), Y1
+	VBROADCASTSD a2+16(FP), Y2
+	VBROADCASTSD a3+24(FP), Y3
+	MOVQ x_base+32(FP), SI
+	MOVQ y_base+56(FP), DI
+	MOVQ y_len+64(FP), CX
+	MOVQ CX, R8
+	SHLQ $3, R8
+	LEAQ (SI)(R8*1), R9
+	LEAQ (R9)(R8*1), R10
+	LEAQ (R10)(R8*1), R11
+	XORQ BX, BX
+	CMPQ CX, $4
+	JB   ax4tail
+
+ax4loop:
+	VMULPD      (SI)(BX*1), Y0, Y4
+	VFMADD231PD (R9)(BX*1), Y1, Y4
+	VMULPD      (R10)(BX*1), Y2, Y5
+	VFMADD231PD (R11)(BX*1), Y3, Y5
+	VADDPD      Y5, Y4, Y4
+	VADDPD      (DI)(BX*1), Y4, Y4
+	VMOVUPD     Y4, (DI)(BX*1)
+	ADDQ        $32, BX
+	SUBQ        $4, CX
+	CMPQ        CX, $4
+	JAE         ax4loop
+
+ax4tail:
+	TESTQ CX, CX
+	JZ    ax4done
+	SHLQ  $5, CX
+	LEAQ  ·laneMask(SB), AX
+	VMOVUPD     (AX)(CX*1), Y15
+	VMASKMOVPD  (SI)(BX*1), Y15, Y6
+	VMASKMOVPD  (R9)(BX*1), Y15, Y7
+	VMASKMOVPD  (R10)(BX*1), Y15, Y8
+	VMASKMOVPD  (R11)(BX*1), Y15, Y9
+	VMASKMOVPD  (DI)(BX*1), Y15, Y10
+	VMULPD      Y6, Y0, Y4
+	VFMADD231PD Y7, Y1, Y4
+	VMULPD      Y8, Y2, Y5
+	VFMADD231PD Y9, Y3, Y5
+	VADDPD      Y5, Y4, Y4
+	VADDPD      Y10, Y4, Y4
+	VMASKMOVPD  Y4, Y15, (DI)(BX*1)
+
+ax4done:
+	VZEROUPPER
+	RET
+
+// func axpy2Asm(a0, a1 float64, x, y []float64)
+// y[p] += a0·x[p] + a1·x[n+p], n = len(y).
+TEXT ·axpy2Asm(SB), NOSPLIT, $0-64
+	VBROADCASTSD a0+0(FP), Y0
+	VBROADCASTSD a1+8(FP), Y1
+	MOVQ x_base+16(FP), SI
+	MOVQ y_base+40(FP), DI
+	MOVQ y_len+48(FP), CX
+	MOVQ CX, R8
+	SHLQ $3, R8
+	LEAQ (SI)(R8*1), R9
+	XORQ BX, BX
+	CMPQ CX, $4
+	JB   ax2tail
+
+ax2loop:
+	VMULPD      (SI)(BX*1), Y0, Y4
+	VFMADD231PD (R9)(BX*1), Y1, Y4
+	VADDPD      (DI)(BX*1), Y4, Y4
+	VMOVUPD     Y4, (DI)(BX*1)
+	ADDQ        $32, BX
+	SUBQ        $4, CX
+	CMPQ        CX, $4
+	JAE         ax2loop
+
+ax2tail:
+	TESTQ CX, CX
+	JZ    ax2done
+	SHLQ  $5, CX
+	LEAQ  ·laneMask(SB), AX
+	VMOVUPD     (AX)(CX*1), Y15
+	VMASKMOVPD  (SI)(BX*1), Y15, Y6
+	VMASKMOVPD  (R9)(BX*1), Y15, Y7
+	VMASKMOVPD  (DI)(BX*1), Y15, Y10
+	VMULPD      Y6, Y0, Y4
+	VFMADD231PD Y7, Y1, Y4
+	VADDPD      Y10, Y4, Y4
+	VMASKMOVPD  Y4, Y15, (DI)(BX*1)
+
+ax2done:
+	VZEROUPPER
+	RET
+
+// func scatterAxpyDotAsm(a float64, g, dst []float64, s int, q []float64) float64
+// dst[p·s] += a·g[p] (the product rounded, then the sum: as the Go loop) and returns
+// Σ q[p]·g[p]; four elements of g per step: one vector product a·g, its lanes added into
+// dst one by one (scalar VEX loads and stores), one fused multiply-add into the dot.
+TEXT ·scatterAxpyDotAsm(SB), NOSPLIT, $0-96
+	VBROADCASTSD a+0(FP), Y0
+	MOVQ   g_base+8(FP), SI
+	MOVQ   g_len+16(FP), CX
+	MOVQ   dst_base+32(FP), DI
+	MOVQ   s+56(FP), R8
+	SHLQ   $3, R8
+	MOVQ   q_base+64(FP), DX
+	XORQ   BX, BX
+	VXORPD Y2, Y2, Y2
+	VXORPD X7, X7, X7
+	CMPQ   CX, $4
+	JB     sadtail
+
+sadloop:
+	VMOVUPD      (SI)(BX*1), Y1
+	VFMADD231PD  (DX)(BX*1), Y1, Y2
+	VMULPD       Y0, Y1, Y1
+	VADDSD       (DI), X1, X3
+	VMOVSD       X3, (DI)
+	ADDQ         R8, DI
+	VPERMILPD    $1, X1, X4
+	VADDSD       (DI), X4, X4
+	VMOVSD       X4, (DI)
+	ADDQ         R8, DI
+	VEXTRACTF128 $1, Y1, X5
+	VADDSD       (DI), X5, X6
+	VMOVSD       X6, (DI)
+	ADDQ         R8, DI
+	VPERMILPD    $1, X5, X5
+	VADDSD       (DI), X5, X5
+	VMOVSD       X5, (DI)
+	ADDQ         R8, DI
+	ADDQ         $32, BX
+	SUBQ         $4, CX
+	CMPQ         CX, $4
+	JAE          sadloop
+
+sadtail:
+	TESTQ CX, CX
+	JZ    sadsum
+
+sadscalar:
+	VMOVSD      (SI)(BX*1), X1
+	VFMADD231SD (DX)(BX*1), X1, X7
+	VMULSD      X0, X1, X1
+	VADDSD      (DI), X1, X1
+	VMOVSD      X1, (DI)
+	ADDQ        R8, DI
+	ADDQ        $8, BX
+	DECQ        CX
+	JNZ         sadscalar
+
+sadsum:
+	VEXTRACTF128 $1, Y2, X3
+	VADDPD       X3, X2, X2
+	VPERMILPD    $1, X2, X3
+	VADDSD       X3, X2, X2
+	VADDSD       X7, X2, X2
+	VMOVSD       X2, ret+88(FP)
+	VZEROUPPER
+	RET

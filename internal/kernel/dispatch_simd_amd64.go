@@ -1,0 +1,12 @@
+//go:build goexperiment.simd
+
+package kernel
+
+// The output-layer kernels of MADE run the pure-Go loops in the GOEXPERIMENT=simd build (as
+// before they moved here from package nn); the assembly versions are in asm_amd64.s.
+
+func axpy4(a0, a1, a2, a3 float64, x, y []float64) { axpy4Go(a0, a1, a2, a3, x, y) }
+func axpy2(a0, a1 float64, x, y []float64)         { axpy2Go(a0, a1, x, y) }
+func scatterAxpyDot(a float64, g, dst []float64, s int, q []float64) float64 {
+	return scatterAxpyDotGo(a, g, dst, s, q)
+}

@@ -1,0 +1,87 @@
+package kernel
+
+import "fmt"
+
+// Axpy4 sets y[p] += (a0·x[p] + a1·x[n+p]) + (a2·x[2n+p] + a3·x[3n+p]) for p < n = len(y):
+// four axpys over the four consecutive runs of x in one pass over y (a layer's output block
+// accumulated four inputs at a time, as nn.MADE.OutputsByDim does over its packed weights).
+// len(x) must be 4·len(y). Cost: 4·len(y) multiply-adds, y read and written once.
+func Axpy4(a0, a1, a2, a3 float64, x, y []float64) {
+	if len(x) != 4*len(y) {
+		panic(fmt.Sprintf("kernel: Axpy4: len(x)=%d, want 4·len(y)=%d", len(x), 4*len(y)))
+	}
+	if len(y) == 0 {
+		return
+	}
+	axpy4(a0, a1, a2, a3, x, y)
+	clearUpper()
+}
+
+// Axpy2 sets y[p] += a0·x[p] + a1·x[n+p] for p < n = len(y): Axpy4 with two runs. len(x)
+// must be 2·len(y). Cost: 2·len(y) multiply-adds.
+func Axpy2(a0, a1 float64, x, y []float64) {
+	if len(x) != 2*len(y) {
+		panic(fmt.Sprintf("kernel: Axpy2: len(x)=%d, want 2·len(y)=%d", len(x), 2*len(y)))
+	}
+	if len(y) == 0 {
+		return
+	}
+	axpy2(a0, a1, x, y)
+	clearUpper()
+}
+
+// ScatterAxpyDot sets dst[p·s] += a·g[p] for p < len(g) and returns Σ_p q[p]·g[p], reading g
+// once: the pullback of one weight run of a layer whose weight adjoints are strided
+// (nn.MADE.OutputsByDimBack: ∂W[r, p·d + j] += h_r·ḡ_j[p] and ∂h_r += ⟨w_rj, ḡ_j⟩). Each
+// a·g[p] is rounded, then added to dst[p·s], as the plain loop does; the dot product's
+// summation order depends on the implementation. len(q) must equal len(g), s ≥ 1 and, for
+// len(g) > 0, len(dst) > (len(g)−1)·s. Cost: 2·len(g) multiply-adds and len(g) strided
+// read-modify-writes.
+func ScatterAxpyDot(a float64, g, dst []float64, s int, q []float64) float64 {
+	if len(q) != len(g) || s < 1 || (len(g) > 0 && len(dst) <= (len(g)-1)*s) {
+		panic(fmt.Sprintf("kernel: ScatterAxpyDot: len(g)=%d, len(q)=%d, len(dst)=%d, s=%d", len(g), len(q), len(dst), s))
+	}
+	if len(g) == 0 {
+		return 0
+	}
+	r := scatterAxpyDot(a, g, dst, s, q)
+	clearUpper()
+	return r
+}
+
+// axpy4Go is Axpy4 in pure Go.
+func axpy4Go(a0, a1, a2, a3 float64, x, y []float64) {
+	n := len(y)
+	x0, x1, x2, x3 := x[:n], x[n:2*n], x[2*n:3*n], x[3*n:4*n]
+	for p := range y {
+		y[p] += (a0*x0[p] + a1*x1[p]) + (a2*x2[p] + a3*x3[p])
+	}
+}
+
+// axpy2Go is Axpy2 in pure Go.
+func axpy2Go(a0, a1 float64, x, y []float64) {
+	n := len(y)
+	x0, x1 := x[:n], x[n:2*n]
+	for p := range y {
+		y[p] += a0*x0[p] + a1*x1[p]
+	}
+}
+
+// scatterAxpyDotGo is ScatterAxpyDot in pure Go (two accumulators for the dot product).
+func scatterAxpyDotGo(a float64, g, dst []float64, s int, q []float64) float64 {
+	dst, q = dst[:(len(g)-1)*s+1], q[:len(g)]
+	var s0, s1 float64
+	p := 0
+	for ; p+1 < len(g); p += 2 {
+		v0, v1 := g[p], g[p+1]
+		dst[p*s] += a * v0
+		dst[(p+1)*s] += a * v1
+		s0 += q[p] * v0
+		s1 += q[p+1] * v1
+	}
+	if p < len(g) {
+		dst[p*s] += a * g[p]
+		s0 += q[p] * g[p]
+	}
+	return s0 + s1
+}
