@@ -69,6 +69,9 @@ func axpy2Go(a0, a1 float64, x, y []float64) {
 
 // scatterAxpyDotGo is ScatterAxpyDot in pure Go (two accumulators for the dot product).
 func scatterAxpyDotGo(a float64, g, dst []float64, s int, q []float64) float64 {
+	if len(g) == 0 {
+		return 0
+	}
 	dst, q = dst[:(len(g)-1)*s+1], q[:len(g)]
 	var s0, s1 float64
 	p := 0

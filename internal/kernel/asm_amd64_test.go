@@ -1,0 +1,117 @@
+//go:build amd64 && !goexperiment.simd && !purego
+
+package kernel
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// The assembly kernels are called directly here, next to the exported functions (which use
+// them on an AVX2 machine) and the pure-Go ones, so that one test run on such a machine
+// exercises both paths.
+func init() {
+	if useAsm {
+		runImpls = append(runImpls, runImpl{"asm", axpyAsm, dotAsm, axpy4Asm, axpy2Asm, scatterAxpyDotAsm})
+	}
+}
+
+// TestAsmConstLayout checks ·spConst at the offsets asm_amd64.s names (index·32 bytes).
+func TestAsmConstLayout(t *testing.T) {
+	want := map[int]float64{1: 1, 2: expLo, 3: log2e, 4: roundMagic, 5: -ln2Hi, 6: -ln2Lo, 7: e2,
+		18: e13, 19: 0.5, 20: 1<<52 + 1023, 25: 2, 26: l1, 35: l10, 36: ln2Lo, 37: ln2Hi}
+	for i, v := range want {
+		for _, b := range spConst[i] {
+			if b != math.Float64bits(v) {
+				t.Errorf("spConst[%d] = %#x, want %v", i, b, v)
+			}
+		}
+	}
+	wantU := map[int]uint64{0: 1 << 63, 21: oneBits - sqrtHalfBits, 22: twoTo52Bits, 23: mantMask, 24: sqrtHalfBits}
+	for i, v := range wantU {
+		if spConst[i] != u4(v) {
+			t.Errorf("spConst[%d] = %#x, want %#x", i, spConst[i], v)
+		}
+	}
+	if len(spConst) != 38 {
+		t.Errorf("len(spConst) = %d, want 38", len(spConst))
+	}
+}
+
+func TestCPUDetection(t *testing.T) {
+	t.Logf("AVX2 and FMA usable: %v (Impl %q)", useAsm, Impl())
+	if useAsm != hasAVX2FMA() {
+		t.Error("useAsm differs from a fresh detection")
+	}
+}
+
+// softplusAsm against softplusGo at every tail length and unaligned starts, with the memory
+// around the outputs checked for stray writes (masked tail stores), and aliased outputs.
+// Each is within 1.5 ulp (softplus) and 2 ulp (σ) of the exact value
+// (TestSoftplusReference), so they agree within 3 and 4 ulp.
+func TestSoftplusAsm(t *testing.T) {
+	if !useAsm {
+		t.Skip("no AVX2+FMA")
+	}
+	rng := rand.New(rand.NewPCG(23, 24))
+	lengths := append(kernelLengths, 200, 255, 256, 257, 1000)
+	for _, n := range lengths {
+		for off := range 4 {
+			r, _ := guarded(rng, n, (off+3)%4)
+			for i := range r {
+				r[i] *= 20
+			}
+			if n > 5 {
+				r[n/2], r[n-1] = math.Inf(-1), math.NaN()
+			}
+			sp, spIntact := guarded(rng, n, off)
+			sg, sgIntact := guarded(rng, n, (off+1)%4)
+			softplusAsm(sp, sg, r)
+			wsp, wsg := make([]float64, n), make([]float64, n)
+			softplusGo(wsp, wsg, r)
+			for i := range r {
+				if ulpDiff(sp[i], wsp[i]) > 3 || ulpDiff(sg[i], wsg[i]) > 4 {
+					t.Errorf("n=%d off=%d r=%v: asm (%v, %v), go (%v, %v)", n, off, r[i], sp[i], sg[i], wsp[i], wsg[i])
+					break
+				}
+			}
+			if !spIntact() || !sgIntact() {
+				t.Errorf("n=%d off=%d: softplusAsm wrote outside its outputs", n, off)
+			}
+			// Aliased: sp = r, then sg = r.
+			a := append([]float64(nil), r...)
+			softplusAsm(a, sg, a)
+			b := append([]float64(nil), r...)
+			softplusAsm(sp, b, b)
+			for i := range r {
+				if ulpDiff(a[i], wsp[i]) > 3 || ulpDiff(b[i], wsg[i]) > 4 {
+					t.Errorf("n=%d aliased r=%v: (%v, %v), want (%v, %v)", n, r[i], a[i], b[i], wsp[i], wsg[i])
+					break
+				}
+			}
+		}
+	}
+}
+
+// The assembly gives the exact references' accuracy on its own (the exported Softplus is
+// checked in TestSoftplusReference; this names the assembly so a fallback cannot hide it).
+func TestSoftplusAsmReference(t *testing.T) {
+	if !useAsm {
+		t.Skip("no AVX2+FMA")
+	}
+	var rs []float64
+	for r := -760.0; r <= 760; r += 0.37 {
+		rs = append(rs, r)
+	}
+	sp, sg := make([]float64, len(rs)), make([]float64, len(rs))
+	softplusAsm(sp, sg, rs)
+	for i, r := range rs {
+		wsp, wsg := softplusRef(r)
+		// softplusRef (math.Exp, math.Log1p, a division) is within ≈ 1.5 ulp itself.
+		if ulpDiff(sp[i], wsp) > 3 || ulpDiff(sg[i], wsg) > 3 {
+			t.Fatal(fmt.Sprintf("softplusAsm(%v) = (%v, %v), want (%v, %v)", r, sp[i], sg[i], wsp, wsg))
+		}
+	}
+}
