@@ -368,7 +368,12 @@ func (o madeOut) Backward(c ad.Custom) {
 // set to nonzero values (they must be ignored).
 func TestMADEOutputsByDim(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	for _, c := range madeCases {
+	// Beyond madeCases: the BernsteinAR shape (K = 51 runs: the vector loops and tails of the
+	// kernels, four dimensions per pass), and an order and direct connections with d ≥ 4.
+	cases := append(append([]madeCase(nil), madeCases...),
+		madeCase{d: 10, k: 51, hidden: []int{10, 10}, act: ad.Linear},
+		madeCase{d: 7, k: 9, hidden: []int{11}, act: ad.Tanh, order: []int{4, 1, 7, 2, 6, 3, 5}, direct: true})
+	for _, c := range cases {
 		m := c.build()
 		d, k := c.d, c.k
 		p := make([]float64, m.NumParams())
@@ -428,5 +433,66 @@ func TestMADEOutputsByDim(t *testing.T) {
 				t.Fatalf("%v: ∂/∂x[%d] = %v, want %v", c, i, v, wantX[i])
 			}
 		}
+		// The pullback's parts one at a time (the other adjoints nil) agree with all at once:
+		// the parameter adjoint exactly (each entry receives the same rounded products), the
+		// hidden and input adjoints to a few ulps (the dot products are grouped differently).
+		gp, gh, gx := make([]float64, len(p)), make([]float64, len(hl)), make([]float64, d)
+		m.OutputsByDimBack(packed, hl, x, G, gp, gh, gx)
+		gp1, gh1, gx1 := make([]float64, len(p)), make([]float64, len(hl)), make([]float64, d)
+		m.OutputsByDimBack(packed, hl, x, G, gp1, nil, nil)
+		m.OutputsByDimBack(packed, hl, x, G, nil, gh1, gx1)
+		for i := range gp {
+			if gp1[i] != gp[i] {
+				t.Fatalf("%v: ∂/∂params[%d] alone = %v, with the rest %v", c, i, gp1[i], gp[i])
+			}
+		}
+		for i := range gh {
+			if math.Abs(gh1[i]-gh[i]) > tol*(1+math.Abs(gh[i])) {
+				t.Fatalf("%v: ∂/∂h[%d] alone = %v, with the rest %v", c, i, gh1[i], gh[i])
+			}
+		}
+		for i := range gx {
+			if math.Abs(gx1[i]-gx[i]) > tol*(1+math.Abs(gx[i])) {
+				t.Fatalf("%v: ∂/∂x[%d] alone = %v, with the rest %v", c, i, gx1[i], gx[i])
+			}
+		}
 	}
+}
+
+// BenchmarkMADEByDim times the plain-float64 network of a BernsteinAR flow (d = 10, 2 × 10
+// tanh hidden units, K = 51 outputs per dimension) part by part, as one draw runs it.
+func BenchmarkMADEByDim(b *testing.B) {
+	const d, K = 10, 51
+	m := NewMADE(d, []int{10, 10}, K, WithActivation(ad.Tanh))
+	p := make([]float64, m.NumParams())
+	m.Init(p, newRand(8))
+	packed := make([]float64, m.PackedLen())
+	m.PackOutput(p, packed)
+	x := randVec(newRand(9), d, 1)
+	hs := make([]float64, m.HiddenLen())
+	ws := make([]float64, m.HiddenLen())
+	C := make([]float64, d*K)
+	G := randVec(newRand(10), d*K, 1)
+	gp, gh := make([]float64, len(p)), make([]float64, 10)
+	hl := m.HiddenForward(p, x, hs)
+	b.Run("hidden_forward", func(b *testing.B) {
+		for b.Loop() {
+			m.HiddenForward(p, x, hs)
+		}
+	})
+	b.Run("outputs", func(b *testing.B) {
+		for b.Loop() {
+			m.OutputsByDim(packed, hl, x, C)
+		}
+	})
+	b.Run("outputs_back", func(b *testing.B) {
+		for b.Loop() {
+			m.OutputsByDimBack(packed, hl, x, G, gp, gh, nil)
+		}
+	})
+	b.Run("hidden_back", func(b *testing.B) {
+		for b.Loop() {
+			m.HiddenBack(p, x, hs, gh, gp, nil, ws)
+		}
+	})
 }

@@ -5,7 +5,8 @@ package kernel
 import "math"
 
 // The default amd64 build carries AVX2+FMA kernels in Go assembly (asm_amd64.s) for Softplus,
-// Axpy, Dot and the MADE output-layer kernels (Axpy4, Axpy2, ScatterAxpyDot), used when the
+// Axpy, Dot and the MADE output-layer kernels (Axpy4, Axpy2, ScatterAxpyDot,
+// ScatterAxpyDot4), used when the
 // CPU and the operating system support AVX2 and FMA (useAsm, fixed at start-up); every other
 // kernel, and every kernel on other CPUs, runs the pure-Go code. Build with -tags purego for
 // pure Go throughout. Each assembly kernel ends with VZEROUPPER, so clearUpper has nothing
@@ -88,6 +89,13 @@ func scatterAxpyDot(a float64, g, dst []float64, s int, q []float64) float64 {
 	return scatterAxpyDotGo(a, g, dst, s, q)
 }
 
+func scatterAxpyDot4(a float64, g, dst []float64, s int, q []float64, o [4]int) float64 {
+	if useAsm {
+		return scatterAxpyDot4Asm(a, g, dst, s, q, o[0], o[1], o[2], o[3])
+	}
+	return scatterAxpyDot4Go(a, g, dst, s, q, o)
+}
+
 func softplusv(sp, sg, r []float64) {
 	if useAsm {
 		softplusAsm(sp, sg, r)
@@ -125,7 +133,8 @@ func denseBackX(Xadj []float64, n, k int, G []float64, m int, W []float64) {
 // Assembly kernels (asm_amd64.s). They need AVX2 and FMA (useAsm) and lengths the exported
 // functions have checked: len(y) = len(x) for axpyAsm and dotAsm; len(x) = 4·len(y) for
 // axpy4Asm and 2·len(y) for axpy2Asm; len(q) ≥ len(g) and len(dst) > (len(g)−1)·s for
-// scatterAxpyDotAsm; len(sp) = len(sg) = len(r) for softplusAsm.
+// scatterAxpyDotAsm; len(g) = 4n, len(dst) > (n−1)·s + 3 and o_i + n ≤ len(q) for
+// scatterAxpyDot4Asm; len(sp) = len(sg) = len(r) for softplusAsm.
 
 //go:noescape
 func axpyAsm(a float64, x, y []float64)
@@ -141,6 +150,9 @@ func axpy2Asm(a0, a1 float64, x, y []float64)
 
 //go:noescape
 func scatterAxpyDotAsm(a float64, g, dst []float64, s int, q []float64) float64
+
+//go:noescape
+func scatterAxpyDot4Asm(a float64, g, dst []float64, s int, q []float64, o0, o1, o2, o3 int) float64
 
 //go:noescape
 func softplusAsm(sp, sg, r []float64)

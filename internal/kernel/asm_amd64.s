@@ -510,3 +510,115 @@ sadsum:
 	VMOVSD       X2, ret+88(FP)
 	VZEROUPPER
 	RET
+
+// func scatterAxpyDot4Asm(a float64, g, dst []float64, s int, q []float64, o0, o1, o2, o3 int) float64
+// Four runs g_i = g[i·n:(i+1)·n], n = len(g)/4: dst[p·s + i] += a·g_i[p] (the product
+// rounded, then the sum, as the Go loop) and returns Σ_i Σ_p q[o_i + p]·g_i[p]. Four
+// elements of each run per step: the 4 × 4 block of products is transposed in registers
+// (VUNPCKLPD/VUNPCKHPD, VPERM2F128), so that each dst[p·s : p·s+4] takes one vector
+// read-modify-write; the remaining n mod 4 elements one by one.
+TEXT ·scatterAxpyDot4Asm(SB), NOSPLIT, $0-128
+	VBROADCASTSD a+0(FP), Y0
+	MOVQ   g_base+8(FP), SI
+	MOVQ   g_len+16(FP), CX
+	SHRQ   $2, CX
+	MOVQ   CX, R11
+	SHLQ   $3, R11
+	LEAQ   (SI)(R11*1), R9
+	LEAQ   (R9)(R11*1), R10
+	ADDQ   R10, R11
+	MOVQ   dst_base+32(FP), DI
+	MOVQ   s+56(FP), R8
+	SHLQ   $3, R8
+	MOVQ   q_base+64(FP), DX
+	MOVQ   o0+88(FP), R12
+	LEAQ   (DX)(R12*8), R12
+	MOVQ   o1+96(FP), R13
+	LEAQ   (DX)(R13*8), R13
+	MOVQ   o2+104(FP), AX
+	LEAQ   (DX)(AX*8), AX
+	MOVQ   o3+112(FP), BX
+	LEAQ   (DX)(BX*8), DX
+	XORQ   BX, BX
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD X11, X11, X11
+	CMPQ   CX, $4
+	JB     sd4tail
+
+sd4loop:
+	VMOVUPD     (SI)(BX*1), Y1
+	VMOVUPD     (R9)(BX*1), Y2
+	VMOVUPD     (R10)(BX*1), Y3
+	VMOVUPD     (R11)(BX*1), Y4
+	VFMADD231PD (R12)(BX*1), Y1, Y5
+	VFMADD231PD (R13)(BX*1), Y2, Y6
+	VFMADD231PD (AX)(BX*1), Y3, Y5
+	VFMADD231PD (DX)(BX*1), Y4, Y6
+	VMULPD      Y0, Y1, Y1
+	VMULPD      Y0, Y2, Y2
+	VMULPD      Y0, Y3, Y3
+	VMULPD      Y0, Y4, Y4
+	VUNPCKLPD   Y2, Y1, Y7
+	VUNPCKHPD   Y2, Y1, Y8
+	VUNPCKLPD   Y4, Y3, Y9
+	VUNPCKHPD   Y4, Y3, Y10
+	VPERM2F128  $0x20, Y9, Y7, Y1
+	VPERM2F128  $0x20, Y10, Y8, Y2
+	VPERM2F128  $0x31, Y9, Y7, Y3
+	VPERM2F128  $0x31, Y10, Y8, Y4
+	VADDPD      (DI), Y1, Y1
+	VMOVUPD     Y1, (DI)
+	VADDPD      (DI)(R8*1), Y2, Y2
+	VMOVUPD     Y2, (DI)(R8*1)
+	LEAQ        (DI)(R8*2), DI
+	VADDPD      (DI), Y3, Y3
+	VMOVUPD     Y3, (DI)
+	VADDPD      (DI)(R8*1), Y4, Y4
+	VMOVUPD     Y4, (DI)(R8*1)
+	LEAQ        (DI)(R8*2), DI
+	ADDQ        $32, BX
+	SUBQ        $4, CX
+	CMPQ        CX, $4
+	JAE         sd4loop
+
+sd4tail:
+	TESTQ CX, CX
+	JZ    sd4sum
+
+sd4scalar:
+	VMOVSD      (SI)(BX*1), X1
+	VFMADD231SD (R12)(BX*1), X1, X11
+	VMULSD      X0, X1, X1
+	VADDSD      (DI), X1, X1
+	VMOVSD      X1, (DI)
+	VMOVSD      (R9)(BX*1), X2
+	VFMADD231SD (R13)(BX*1), X2, X11
+	VMULSD      X0, X2, X2
+	VADDSD      8(DI), X2, X2
+	VMOVSD      X2, 8(DI)
+	VMOVSD      (R10)(BX*1), X3
+	VFMADD231SD (AX)(BX*1), X3, X11
+	VMULSD      X0, X3, X3
+	VADDSD      16(DI), X3, X3
+	VMOVSD      X3, 16(DI)
+	VMOVSD      (R11)(BX*1), X4
+	VFMADD231SD (DX)(BX*1), X4, X11
+	VMULSD      X0, X4, X4
+	VADDSD      24(DI), X4, X4
+	VMOVSD      X4, 24(DI)
+	ADDQ        R8, DI
+	ADDQ        $8, BX
+	DECQ        CX
+	JNZ         sd4scalar
+
+sd4sum:
+	VADDPD       Y6, Y5, Y5
+	VEXTRACTF128 $1, Y5, X3
+	VADDPD       X3, X5, X5
+	VPERMILPD    $1, X5, X3
+	VADDSD       X3, X5, X5
+	VADDSD       X11, X5, X5
+	VMOVSD       X5, ret+120(FP)
+	VZEROUPPER
+	RET

@@ -14,7 +14,10 @@ import (
 // exercises both paths.
 func init() {
 	if useAsm {
-		runImpls = append(runImpls, runImpl{"asm", axpyAsm, dotAsm, axpy4Asm, axpy2Asm, scatterAxpyDotAsm})
+		runImpls = append(runImpls, runImpl{"asm", axpyAsm, dotAsm, axpy4Asm, axpy2Asm, scatterAxpyDotAsm,
+			func(a float64, g, dst []float64, s int, q []float64, o [4]int) float64 {
+				return scatterAxpyDot4Asm(a, g, dst, s, q, o[0], o[1], o[2], o[3])
+			}})
 	}
 }
 

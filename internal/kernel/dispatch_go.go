@@ -39,3 +39,6 @@ func axpy2(a0, a1 float64, x, y []float64)         { axpy2Go(a0, a1, x, y) }
 func scatterAxpyDot(a float64, g, dst []float64, s int, q []float64) float64 {
 	return scatterAxpyDotGo(a, g, dst, s, q)
 }
+func scatterAxpyDot4(a float64, g, dst []float64, s int, q []float64, o [4]int) float64 {
+	return scatterAxpyDot4Go(a, g, dst, s, q, o)
+}

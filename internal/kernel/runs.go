@@ -88,3 +88,43 @@ func scatterAxpyDotGo(a float64, g, dst []float64, s int, q []float64) float64 {
 	}
 	return s0 + s1
 }
+
+// ScatterAxpyDot4 is ScatterAxpyDot for four runs at once into four adjacent strided
+// columns: with n = len(g)/4 and the runs g_i = g[i·n : (i+1)·n], it sets
+// dst[p·s + i] += a·g_i[p] for i < 4, p < n and returns Σ_i Σ_p q[o[i] + p]·g_i[p]. This is
+// the pullback of four dimensions j..j+3 that see the same weight row in nn.MADE's output
+// layer (G's rows j..j+3 are the runs, dst the row's adjoint from column j). The assembly
+// transposes 4 × 4 blocks in registers so that each dst[p·s : p·s+4] takes one vector
+// read-modify-write. The products and sums into dst are rounded as in ScatterAxpyDot; the
+// dot product's summation order depends on the implementation. len(g) must be a multiple
+// of 4, s ≥ 4, len(dst) > (n−1)·s + 3 for n > 0, and 0 ≤ o[i] ≤ len(q) − n. Cost: 8n
+// multiply-adds.
+func ScatterAxpyDot4(a float64, g, dst []float64, s int, q []float64, o [4]int) float64 {
+	n := len(g) / 4
+	bad := len(g)%4 != 0 || s < 4 || (n > 0 && len(dst) <= (n-1)*s+3)
+	for _, oi := range o {
+		bad = bad || oi < 0 || oi > len(q)-n
+	}
+	if bad {
+		panic(fmt.Sprintf("kernel: ScatterAxpyDot4: len(g)=%d, len(dst)=%d, s=%d, len(q)=%d, o=%v", len(g), len(dst), s, len(q), o))
+	}
+	if n == 0 {
+		return 0
+	}
+	r := scatterAxpyDot4(a, g, dst, s, q, o)
+	clearUpper()
+	return r
+}
+
+// scatterAxpyDot4Go is ScatterAxpyDot4 in pure Go.
+func scatterAxpyDot4Go(a float64, g, dst []float64, s int, q []float64, o [4]int) float64 {
+	n := len(g) / 4
+	if n == 0 {
+		return 0
+	}
+	var t float64
+	for i := range 4 {
+		t += scatterAxpyDotGo(a, g[i*n:(i+1)*n], dst[i:], s, q[o[i]:o[i]+n])
+	}
+	return t
+}

@@ -48,11 +48,12 @@ type runImpl struct {
 	axpy4  func(a0, a1, a2, a3 float64, x, y []float64)
 	axpy2  func(a0, a1 float64, x, y []float64)
 	sadDot func(a float64, g, dst []float64, s int, q []float64) float64
+	sad4   func(a float64, g, dst []float64, s int, q []float64, o [4]int) float64
 }
 
 var runImpls = []runImpl{
-	{"exported", Axpy, Dot, Axpy4, Axpy2, ScatterAxpyDot},
-	{"go", axpyGo, dotGo, axpy4Go, axpy2Go, scatterAxpyDotGo},
+	{"exported", Axpy, Dot, Axpy4, Axpy2, ScatterAxpyDot, ScatterAxpyDot4},
+	{"go", axpyGo, dotGo, axpy4Go, axpy2Go, scatterAxpyDotGo, scatterAxpyDot4Go},
 }
 
 // The run kernels against plain loops at every tail length, unaligned starts, and with the
@@ -129,6 +130,51 @@ func TestRunKernels(t *testing.T) {
 	}
 }
 
+// ScatterAxpyDot4 against plain loops: four runs into four adjacent strided columns (strides
+// 4, 5 and 10), the weight runs at scattered offsets of q; dst exactly (each entry receives
+// one rounded product), the dot to closeTo's tolerance.
+func TestScatterAxpyDot4(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	for _, im := range runImpls {
+		for _, n := range kernelLengths {
+			for _, s := range []int{4, 5, 10} {
+				off := (n + s) % 4
+				what := fmt.Sprintf("%s n=%d s=%d off=%d", im.name, n, s, off)
+				g, _ := guarded(rng, 4*n, off)
+				q, _ := guarded(rng, 7*n+3, (off+1)%4)
+				o := [4]int{3 * n, 0, 6*n + 3, n + 1}
+				m := 0
+				if n > 0 {
+					m = (n-1)*s + 4
+				}
+				dst, intact := guarded(rng, m, (off+2)%4)
+				want := append([]float64(nil), dst...)
+				wd := 0.0
+				for i := range 4 {
+					for p := range n {
+						v := g[i*n+p]
+						want[p*s+i] += 1.7 * v
+						wd += q[o[i]+p] * v
+					}
+				}
+				d := im.sad4(1.7, g, dst, s, q, o)
+				for i := range dst {
+					if dst[i] != want[i] {
+						t.Errorf("%s: dst[%d] = %v, want %v", what, i, dst[i], want[i])
+						break
+					}
+				}
+				if !closeTo(d, wd, float64(4*n)) {
+					t.Errorf("%s: dot = %v, want %v", what, d, wd)
+				}
+				if !intact() {
+					t.Errorf("%s: wrote outside dst", what)
+				}
+			}
+		}
+	}
+}
+
 // Non-finite values pass through the run kernels as through the plain loops.
 func TestRunKernelsSpecial(t *testing.T) {
 	inf, nan := math.Inf(1), math.NaN()
@@ -160,6 +206,18 @@ func TestRunPanics(t *testing.T) {
 		"ScatterAxpyDot q": func() {
 			ScatterAxpyDot(1, make([]float64, 3), make([]float64, 9), 3, make([]float64, 2))
 		},
+		"ScatterAxpyDot4 g": func() {
+			ScatterAxpyDot4(1, make([]float64, 7), make([]float64, 40), 10, make([]float64, 8), [4]int{})
+		},
+		"ScatterAxpyDot4 dst": func() {
+			ScatterAxpyDot4(1, make([]float64, 8), make([]float64, 13), 10, make([]float64, 8), [4]int{})
+		},
+		"ScatterAxpyDot4 o": func() {
+			ScatterAxpyDot4(1, make([]float64, 8), make([]float64, 14), 10, make([]float64, 8), [4]int{0, 7, 0, 0})
+		},
+		"ScatterAxpyDot4 s": func() {
+			ScatterAxpyDot4(1, make([]float64, 8), make([]float64, 14), 3, make([]float64, 8), [4]int{})
+		},
 		"ScatterAxpyDot s": func() { ScatterAxpyDot(1, make([]float64, 3), make([]float64, 9), 0, make([]float64, 3)) },
 	} {
 		func() {
@@ -184,10 +242,11 @@ func TestRunNoAllocs(t *testing.T) {
 	dst := make([]float64, 510)
 	sp, sg := make([]float64, 50), make([]float64, 50)
 	for name, f := range map[string]func(){
-		"Axpy4":          func() { Axpy4(1, 2, 3, 4, x, y) },
-		"Axpy2":          func() { Axpy2(1, 2, x[:102], y) },
-		"ScatterAxpyDot": func() { ScatterAxpyDot(2, y, dst, 10, x[:51]) },
-		"Softplus":       func() { Softplus(sp, sg, x[:50]) },
+		"Axpy4":           func() { Axpy4(1, 2, 3, 4, x, y) },
+		"Axpy2":           func() { Axpy2(1, 2, x[:102], y) },
+		"ScatterAxpyDot":  func() { ScatterAxpyDot(2, y, dst, 10, x[:51]) },
+		"ScatterAxpyDot4": func() { ScatterAxpyDot4(2, x, dst, 10, y, [4]int{}) },
+		"Softplus":        func() { Softplus(sp, sg, x[:50]) },
 	} {
 		if a := testing.AllocsPerRun(10, f); a != 0 {
 			t.Errorf("%s: %v allocations per call", name, a)
@@ -199,6 +258,11 @@ func TestRunNoAllocs(t *testing.T) {
 func BenchmarkAxpy4K51(b *testing.B) {
 	x, y := make([]float64, 4*51), make([]float64, 51)
 	benchCPU(b, func() { Axpy4(1e-3, 2e-3, 3e-3, 4e-3, x, y) })
+}
+
+func BenchmarkScatterAxpyDot4K51(b *testing.B) {
+	g, q, dst := make([]float64, 4*51), make([]float64, 4*51), make([]float64, 510)
+	benchCPU(b, func() { ScatterAxpyDot4(1e-3, g, dst, 10, q, [4]int{0, 51, 102, 153}) })
 }
 
 func BenchmarkScatterAxpyDotK51(b *testing.B) {
