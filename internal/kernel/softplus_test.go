@@ -193,3 +193,11 @@ func BenchmarkSoftplusExpLog1p(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkSoftplus50 is one call on 50 elements, a Bernstein flow's increments of one
+// coordinate at M = 50.
+func BenchmarkSoftplus50(b *testing.B) {
+	x, sp := benchArgs(-5, 5)
+	sg := make([]float64, len(x))
+	benchCPU(b, func() { Softplus(sp[:50], sg[:50], x[:50]) })
+}
