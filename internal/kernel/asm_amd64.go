@@ -199,9 +199,11 @@ var spConst = [...][4]uint64{
 	q4(l7),
 	q4(l8),
 	q4(l9),
-	q4(l10),   // 35
-	q4(ln2Lo), // 36
-	q4(ln2Hi), // 37
+	q4(l10),               // 35
+	q4(ln2Lo),             // 36
+	q4(ln2Hi),             // 37
+	q4(1<<52 + 1023 + 54), // 38
+	q4(0x1p-54),           // 39
 }
 
 // laneMask[w] selects the first w of four lanes (VMASKMOVPD), for the tails.

@@ -47,16 +47,19 @@
 #define L10 ·spConst+1120(SB)
 #define LN2LO ·spConst+1152(SB)
 #define LN2HI ·spConst+1184(SB)
+#define T52P1077 ·spConst+1216(SB)
+#define TWOM54 ·spConst+1248(SB)
 
 // EXPBODY computes u = e^−|r| into Y3 for r in Y0 (using Y0–Y13); LOGBODY then computes
 // softplus(r) into Y4 and σ(r) into Y2 from r in Y0 and u in Y3 (using Y0–Y15). No general
 // register is used. The algorithm of softplus4 in simd_amd64.go (exp of x = −|r| by
-// Cody–Waite reduction and a degree-13 polynomial, 2ⁿ applied in two normal factors;
+// Cody–Waite reduction and a degree-13 polynomial, 2ⁿ applied in two steps;
 // log(w) for w = 1 + u by exponent split and the atanh series, with the rounding error of
 // 1 + u carried as c/w), step by step:
 //   x = r | sign, x = max(x, −746); n = round(x/log 2); rHi = x − n·ln2Hi (exact);
 //   rLo = −n·ln2Lo; r = rHi + rLo; q = Estrin(r); p = 1 + (rHi + (rLo + r²·q));
-//   u = p·2^⌊n/2⌋·2^(n−⌊n/2⌋); w = 1 + u; inv = 1/w; corr = ((1 − w) + u)·inv;
+//   u = (p·2ⁿ⁺⁵⁴)·2⁻⁵⁴ (n ≥ −1076: the first product is exact, the second rounds once,
+//   also to a subnormal); w = 1 + u; inv = 1/w; corr = ((1 − w) + u)·inv;
 //   t = bits(w) + (bits(1) − bits(√½)); k = exponent of t; f = mantissa of t scaled to
 //   [√½, √2) minus 1; s = f/(2 + f); z = s²; R = z·Estrin(z); hfsq = f²/2;
 //   c = s·(hfsq + R) + (k·ln2Lo + corr); l = k·ln2Hi + (f − (hfsq − c));
@@ -93,15 +96,10 @@
 	VFMADD231PD Y8, Y5, Y3; \
 	VADDPD Y3, Y1, Y3; \
 	VADDPD ONE, Y3, Y3; \
-	VMULPD HALF, Y2, Y4; \
-	VROUNDPD $1, Y4, Y4; \
-	VSUBPD Y4, Y2, Y2; \
-	VADDPD T52P1023, Y4, Y4; \
-	VPSLLQ $52, Y4, Y4; \
-	VADDPD T52P1023, Y2, Y2; \
+	VADDPD T52P1077, Y2, Y2; \
 	VPSLLQ $52, Y2, Y2; \
-	VMULPD Y4, Y3, Y3; \
-	VMULPD Y2, Y3, Y3
+	VMULPD Y2, Y3, Y3; \
+	VMULPD TWOM54, Y3, Y3
 
 #define LOGBODY \
 	VADDPD ONE, Y3, Y4; \

@@ -24,7 +24,8 @@ func init() {
 // TestAsmConstLayout checks ·spConst at the offsets asm_amd64.s names (index·32 bytes).
 func TestAsmConstLayout(t *testing.T) {
 	want := map[int]float64{1: 1, 2: expLo, 3: log2e, 4: roundMagic, 5: -ln2Hi, 6: -ln2Lo, 7: e2,
-		18: e13, 19: 0.5, 20: 1<<52 + 1023, 25: 2, 26: l1, 35: l10, 36: ln2Lo, 37: ln2Hi}
+		18: e13, 19: 0.5, 20: 1<<52 + 1023, 25: 2, 26: l1, 35: l10, 36: ln2Lo, 37: ln2Hi,
+		38: 1<<52 + 1023 + 54, 39: 0x1p-54}
 	for i, v := range want {
 		for _, b := range spConst[i] {
 			if b != math.Float64bits(v) {
@@ -38,8 +39,8 @@ func TestAsmConstLayout(t *testing.T) {
 			t.Errorf("spConst[%d] = %#x, want %#x", i, spConst[i], v)
 		}
 	}
-	if len(spConst) != 38 {
-		t.Errorf("len(spConst) = %d, want 38", len(spConst))
+	if len(spConst) != 40 {
+		t.Errorf("len(spConst) = %d, want 40", len(spConst))
 	}
 }
 
