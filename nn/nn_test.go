@@ -496,3 +496,15 @@ func BenchmarkMADEByDim(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkMADEPackOutput is the once-per-step copy of the output layer into the packed
+// layout (d = 10, 2 × 10 hidden units, K = 51).
+func BenchmarkMADEPackOutput(b *testing.B) {
+	m := NewMADE(10, []int{10, 10}, 51)
+	p := make([]float64, m.NumParams())
+	m.Init(p, newRand(11))
+	packed := make([]float64, m.PackedLen())
+	for b.Loop() {
+		m.PackOutput(p, packed)
+	}
+}

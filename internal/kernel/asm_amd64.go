@@ -158,11 +158,16 @@ func scatterAxpyDot4Asm(a float64, g, dst []float64, s int, q []float64, o0, o1,
 func softplusAsm(sp, sg, r []float64)
 
 // q4 returns four lanes holding the bits of v; u4 four lanes holding b.
+//
+//lint:ignore U1000 used in spConst, read by asm_amd64.s only
 func q4(v float64) [4]uint64 { b := math.Float64bits(v); return [4]uint64{b, b, b, b} }
 func u4(b uint64) [4]uint64  { return [4]uint64{b, b, b, b} }
 
 // spConst holds the vector constants of softplusAsm, four lanes each, at the offsets the
-// assembly names (SP_* in asm_amd64.s, 32 bytes apart; TestAsmConstLayout checks them).
+// assembly names (the #defines at the top of asm_amd64.s, 32 bytes apart;
+// TestAsmConstLayout checks them).
+//
+//lint:ignore U1000 read by asm_amd64.s only
 var spConst = [...][4]uint64{
 	u4(1 << 63), // 0 sign bit
 	q4(1),       // 1
@@ -207,4 +212,6 @@ var spConst = [...][4]uint64{
 }
 
 // laneMask[w] selects the first w of four lanes (VMASKMOVPD), for the tails.
+//
+//lint:ignore U1000 read by asm_amd64.s only
 var laneMask = [5][4]uint64{{}, {1<<64 - 1}, {1<<64 - 1, 1<<64 - 1}, {1<<64 - 1, 1<<64 - 1, 1<<64 - 1}, u4(1<<64 - 1)}

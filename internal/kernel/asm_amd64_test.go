@@ -3,7 +3,6 @@
 package kernel
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -115,7 +114,7 @@ func TestSoftplusAsmReference(t *testing.T) {
 		wsp, wsg := softplusRef(r)
 		// softplusRef (math.Exp, math.Log1p, a division) is within ≈ 1.5 ulp itself.
 		if ulpDiff(sp[i], wsp) > 3 || ulpDiff(sg[i], wsg) > 3 {
-			t.Fatal(fmt.Sprintf("softplusAsm(%v) = (%v, %v), want (%v, %v)", r, sp[i], sg[i], wsp, wsg))
+			t.Fatalf("softplusAsm(%v) = (%v, %v), want (%v, %v)", r, sp[i], sg[i], wsp, wsg)
 		}
 	}
 }
