@@ -2,8 +2,10 @@ package kernel
 
 import "fmt"
 
-// Impl returns the implementation in use: "avx2+fma" (GOEXPERIMENT=simd build on a CPU with
-// AVX2 and FMA) or "go" (pure Go with gonum's assembly BLAS-1 loops).
+// Impl returns the implementation in use: "avx2+fma asm" (the default amd64 build on a CPU
+// with AVX2 and FMA: Go assembly for Softplus, Axpy, Dot and the run kernels, pure Go for
+// the rest), "avx2+fma" (GOEXPERIMENT=simd build on such a CPU) or "go" (pure Go with
+// gonum's assembly BLAS-1 loops: other CPUs and architectures, or -tags purego).
 func Impl() string { return impl() }
 
 // Axpy sets y[i] += a·x[i]. len(x) must equal len(y). Cost: len(x) multiply-adds.

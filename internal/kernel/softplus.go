@@ -22,9 +22,11 @@ import (
 // 2 ulp (1.86 seen: e, the division and the product for r < 0 each round); r = ±Inf gives
 // (+Inf, 1) and (0, 0), NaN gives NaN. Cost ≈ 100 instructions, no branch on data, ≈ 1.7×
 // faster than Exp, Log1p and the division as separate passes (≈ 10 against 17 ns per element
-// on the shared test machine). The GOEXPERIMENT=simd build on AVX2 runs the algorithms of
-// Exp and Log1p on four lanes instead (≈ 2.5× faster again, within the same bounds).
-// len(sp), len(sg) and len(r) must be equal.
+// on the shared test machine). On a CPU with AVX2 and FMA, the default amd64 build (Go
+// assembly, asm_amd64.s) and the GOEXPERIMENT=simd build run the table-free algorithms of Exp
+// and Log1p on four lanes instead, within the same bounds (1.22 and 1.86 ulp the largest
+// errors seen); the assembly takes ≈ 2.7 ns per element (3.9× the pure Go; a version of the
+// tables above with VGATHERQPD took 3.7 ns). len(sp), len(sg) and len(r) must be equal.
 func Softplus(sp, sg, r []float64) {
 	if len(sp) != len(r) || len(sg) != len(r) {
 		panic(fmt.Sprintf("kernel: Softplus: len(sp)=%d, len(sg)=%d, len(r)=%d", len(sp), len(sg), len(r)))
