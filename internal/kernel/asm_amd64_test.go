@@ -118,3 +118,46 @@ func TestSoftplusAsmReference(t *testing.T) {
 		}
 	}
 }
+
+// TestFallbackDispatch runs the exported kernels with the assembly switched off, as on a CPU
+// without AVX2 or FMA, and checks that they then give the pure-Go results exactly.
+func TestFallbackDispatch(t *testing.T) {
+	saved := useAsm
+	defer func() { useAsm = saved }()
+	useAsm = false
+	if Impl() != "go" {
+		t.Errorf("Impl() = %q without AVX2, want go", Impl())
+	}
+	rng := rand.New(rand.NewPCG(29, 30))
+	const n = 51
+	r := randVec(rng, n)
+	sp, sg, wsp, wsg := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	Softplus(sp, sg, r)
+	softplusGo(wsp, wsg, r)
+	x := randVec(rng, 4*n)
+	y, wy := make([]float64, n), make([]float64, n)
+	Axpy4(1, 2, 3, 4, x, y)
+	axpy4Go(1, 2, 3, 4, x, wy)
+	Axpy2(5, 6, x[:2*n], y)
+	axpy2Go(5, 6, x[:2*n], wy)
+	Axpy(7, x[:n], y)
+	axpyGo(7, x[:n], wy)
+	dst, wdst := make([]float64, 10*n), make([]float64, 10*n)
+	d1 := ScatterAxpyDot(0.5, y, dst, 10, x[:n])
+	w1 := scatterAxpyDotGo(0.5, wy, wdst, 10, x[:n])
+	d4 := ScatterAxpyDot4(0.5, x, dst, 10, x, [4]int{0, n, 2 * n, 3 * n})
+	w4 := scatterAxpyDot4Go(0.5, x, wdst, 10, x, [4]int{0, n, 2 * n, 3 * n})
+	for i := range sp {
+		if sp[i] != wsp[i] || sg[i] != wsg[i] || y[i] != wy[i] {
+			t.Fatalf("fallback differs from the Go kernels at %d", i)
+		}
+	}
+	for i := range dst {
+		if dst[i] != wdst[i] {
+			t.Fatalf("fallback scatter differs at %d", i)
+		}
+	}
+	if d1 != w1 || d4 != w4 || Dot(x, x) != dotGo(x, x) {
+		t.Errorf("fallback dots (%v, %v) differ from Go (%v, %v)", d1, d4, w1, w4)
+	}
+}
