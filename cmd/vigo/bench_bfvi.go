@@ -63,7 +63,7 @@ markdown to --out (default bench/results/bfvi.md); "-" writes to stdout.`,
 	f := cmd.Flags()
 	f.StringVar(&out, "out", "bench/results/bfvi.md", `markdown file to write ("-": stdout)`)
 	f.StringVar(&exps, "exp", strings.Join(bfvi.DefaultExperiments, ","), "comma-separated experiments ("+strings.Join(bfvi.Experiments, ", ")+
-		"; e5p: eight schools on the paper's Jacobian-free, improper target)")
+		"; e5p: eight schools on the paper's Jacobian-free, improper target; e5s: centred eight schools with log τ as the last coordinate)")
 	f.StringVar(&exps, "experiments", strings.Join(bfvi.DefaultExperiments, ","), "same as --exp")
 	f.IntVar(&cfg.Restarts, "restarts", 5, "restarts per method (the paper: 5)")
 	f.IntVar(&cfg.Draws, "draws", 10000, "draws per run for k̂")
@@ -71,6 +71,9 @@ markdown to --out (default bench/results/bfvi.md); "-" writes to stdout.`,
 	f.IntVar(&cfg.MaxIter, "max-iter", 0, "iteration cap per fit stage (0: 20000, diamonds 3000)")
 	f.IntVar(&cfg.Degree, "degree", 49, "Bernstein degree M of the flow (the paper: 49)")
 	f.IntVar(&cfg.K, "iwelbo-k", 0, "train the flows on the IWELBO with this many importance samples per group (0: the ELBO, as the paper)")
+	f.StringVar(&cfg.Activation, "activation", "", "MADE activation of vigo's default Bernstein flow: tanh (default), linear or relu")
+	f.IntSliceVar(&cfg.Hidden, "hidden", nil, "hidden layer sizes of vigo's default flow's MADE (default 10,10)")
+	f.IntVar(&cfg.Layers, "layers", 0, "Bernstein AR layers of vigo's default flow, alternating order (0: 1)")
 	f.Float64Var(&cfg.BaseDF, "base-df", 0, "Student-t base with this many degrees of freedom for vigo's default Bernstein flow (0: standard normal)")
 	f.BoolVar(&cfg.SkipPaper, "skip-paper", false, "fit only the full-rank Gaussian and vigo's default flow (not the paper's bounded flow; e5p ignores it)")
 	f.IntVar(&cfg.Workers, "workers", 0, "independent jobs (E1, E2, restarts) run at a time (0: GOMAXPROCS); results do not depend on it")

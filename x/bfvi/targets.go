@@ -1,6 +1,9 @@
 package bfvi
 
-import "github.com/vigo-bayes/vigo/ad"
+import (
+	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/model"
+)
 
 // EightSchoolsCP is E5's centred eight schools (shared/docs/papers.md §1.2): μ ~ N(0, 5²),
 // τ ~ half-Cauchy(0, 5), θ_j ~ N(μ, τ²), y_j ~ N(θ_j, σ_j²), on z = (μ, log τ, θ_1..θ_8) with
@@ -105,4 +108,21 @@ func (NNRegression) LogDensity(t *ad.Tape, z ad.Var) ad.Var {
 	r := t.Sub(t.ConstRef(nnY), f)
 	// −Σr²/(2·0.2²) − |z|²/2.
 	return t.Neg(t.Add(t.MulC(t.Sum(t.Square(r)), 12.5), t.MulC(t.Sum(t.Square(z)), 0.5)))
+}
+
+// Permuted is Target with its coordinates reordered: coordinate i of Target is coordinate
+// Pos[i] of the permuted vector. The density is the same up to relabelling (PSIS k̂ and the
+// ELBO are unchanged), but an autoregressive flow, and the Cholesky whitening of its warm
+// start, see the coordinates in the new order.
+type Permuted struct {
+	Target model.Target
+	Pos    []int
+}
+
+// Dim is the target's dimension.
+func (p Permuted) Dim() int { return p.Target.Dim() }
+
+// LogDensity evaluates the target at the coordinates gathered back into its own order.
+func (p Permuted) LogDensity(t *ad.Tape, z ad.Var) ad.Var {
+	return p.Target.LogDensity(t, t.Gather(z, p.Pos))
 }
