@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/vigo-bayes/vigo/ad"
@@ -22,9 +23,14 @@ import (
 // ∂z/∂(a′, β, u) and ∂ld/∂(a′, β, u).
 const bernRec = 6
 
+// The d coordinates are evaluated in groups of four, one per lane of kernel.BernsteinElev4
+// (the last group padded with zero lanes): the prepared coefficients and the record of
+// ∂z/∂r and ∂ld/∂r hold each group's four coordinates interleaved, entry k of lane l at
+// [4k + l] of the group's block, so that the kernel reads and writes whole vectors.
+
 // bernRows says where the parameters of d coordinates are in plain slices: the raw
 // coefficients of coordinate j at coef[coefOff + j·coefStride :][:M+1] and (a′_j, β_j) at
-// aff[affOff + j·affStride :][:2].
+// aff[affOff + j·affStride :][:2]. coefStride is at most M+3.
 type bernRows struct {
 	coef                []float64
 	coefOff, coefStride int
@@ -32,100 +38,260 @@ type bernRows struct {
 	affOff, affStride   int
 }
 
-// recLen returns the length of the per-draw record forwardAll keeps for d coordinates.
-func (p *bernPoly) recLen(d int) int { return d * (2*(p.m+1) + bernRec) }
+// groups returns the number of groups of four coordinates.
+func groups(d int) int { return (d + 3) / 4 }
 
-// prepLen returns the length of the prepared coefficients of d coordinates (prepAll).
-func (p *bernPoly) prepLen(d int) int { return 3*d*(p.m+1) + 3*d }
+// recLen returns the length of the per-draw record evalAll keeps for d coordinates: per
+// group ∂z/∂r and ∂ld/∂r (4(M+1) each, interleaved), then bernRec values per coordinate.
+func (p *bernPoly) recLen(d int) int { return 8*(p.m+1)*groups(d) + bernRec*d }
+
+// affOff returns where prepAll puts the affine values (α_j, σ(a′_j), log α_j).
+func (p *bernPoly) affOff(d int) int { return 8 * (p.m + 1) * groups(d) }
+
+// prepLen returns the length of the prepared coefficients of d coordinates (prepAll): per
+// group δ (with ϑ_0 for δ_0) and σ(r) (4(M+1) each, interleaved), the 3d affine values, and
+// the scratch of prepCoefs's softplus pass.
+func (p *bernPoly) prepLen(d int) int { return p.affOff(d) + 3*d + 2*d*(p.m+3) }
+
+// evalLen returns the length of the scratch evalAll needs.
+func (p *bernPoly) evalLen() int { return 16*(p.m+1) + 20 }
 
 // wsLen returns the length of the scratch forwardAll needs for d coordinates.
-func (p *bernPoly) wsLen(d int) int { return p.prepLen(d) + 3*(p.m+1) }
+func (p *bernPoly) wsLen(d int) int { return p.prepLen(d) + p.evalLen() }
 
-// prepAll writes the prepared coefficients of d coordinates into pre (prepLen(d)): for
-// coordinate j, ϑ, δ and σ(r) as prep writes them at pre[3(M+1)j:], and α_j, σ(a′_j) and
-// log α_j at pre[3(M+1)d + 3j:] (prepAffine). Cost: the d·M softplus increments and their
-// sigmoids (kernel.Softplus), d cumulative sums, and d softplus for α.
+// prepAll writes the prepared coefficients of d coordinates into pre (prepLen(d)): for the
+// group of coordinates 4g..4g+3, the increments δ (entry 0: ϑ_0 = r_0) and σ(r) at
+// pre[8(M+1)g:] (prepCoefs), and α_j, σ(a′_j), log α_j at pre[affOff(d):] + j, + d + j,
+// + 2d + j (prepAffine). The cumulative sums ϑ_k are not formed (kernel.BernsteinElev4 sums
+// by parts). Cost: the d·M softplus increments and their sigmoids (one kernel.Softplus pass)
+// and d softplus and logarithms for α.
 func (p *bernPoly) prepAll(pre []float64, d int, L bernRows) {
 	p.prepCoefs(pre, d, L)
-	p.prepAffine(pre[3*d*(p.m+1):], d, L)
+	p.prepAffine(pre[p.affOff(d):][:3*d], d, L)
 }
 
-// prepCoefs is the part of prepAll for the polynomial coefficients (ϑ, δ, σ(r)).
+// prepCoefs is the part of prepAll for the polynomial coefficients (δ with ϑ_0, σ(r)): one
+// kernel.Softplus call over all the rows of raw coefficients (with whatever lies between them
+// when coefStride > M+1, computed and ignored), then the rows interleaved by group of four.
 func (p *bernPoly) prepCoefs(pre []float64, d int, L bernRows) {
-	P := p.m + 1
-	for j := range d {
-		r := L.coef[L.coefOff+j*L.coefStride:][:P]
-		w := pre[3*j*P : 3*(j+1)*P]
-		theta, delta, sig := w[:P], w[P:2*P], w[2*P:]
-		kernel.Softplus(delta[1:], sig[1:], r[1:])
-		acc := r[0]
-		theta[0] = acc
-		for k := 1; k < P; k++ {
-			acc += delta[k]
-			theta[k] = acc
+	M := p.m
+	P := M + 1
+	st := L.coefStride
+	if st < P || st > M+3 {
+		panic(fmt.Sprintf("flow: Bernstein: coefficient stride %d, want M+1..M+3 (M=%d)", st, M))
+	}
+	n := (d-1)*st + M
+	sc := pre[p.affOff(d)+3*d:]
+	sp, sg := sc[:n], sc[n:2*n]
+	r := L.coef[L.coefOff:][:n+1]
+	kernel.Softplus(sp, sg, r[1:])
+	for g := range groups(d) {
+		blk := pre[8*P*g : 8*P*(g+1)]
+		de, si := blk[:4*P], blk[4*P:]
+		nl := min(4, d-4*g)
+		if nl < 4 {
+			clear(blk)
+		}
+		for l := range nl { // sp[j·st + k − 1] = softplus(r_k) of coordinate j
+			j := 4*g + l
+			o := j * st
+			de[l], si[l] = r[o], 0
+			if nl < 4 {
+				for k := 1; k <= M; k++ {
+					de[4*k+l], si[4*k+l] = sp[o+k-1], sg[o+k-1]
+				}
+			}
+		}
+		if nl == 4 {
+			o := 4 * g * st
+			s0, s1, s2, s3 := sp[o:o+M], sp[o+st:o+st+M], sp[o+2*st:o+2*st+M], sp[o+3*st:o+3*st+M]
+			g0, g1, g2, g3 := sg[o:o+M], sg[o+st:o+st+M], sg[o+2*st:o+2*st+M], sg[o+3*st:o+3*st+M]
+			e, q := de[4:4*P], si[4:4*P]
+			for k := range M {
+				e, q := e[4*k:4*k+4], q[4*k:4*k+4]
+				e[0], e[1], e[2], e[3] = s0[k], s1[k], s2[k], s3[k]
+				q[0], q[1], q[2], q[3] = g0[k], g1[k], g2[k], g3[k]
+			}
 		}
 	}
 }
 
-// prepAffine writes α_j, σ(a′_j) and log α_j into a[3j:3j+3] for the d affine pairs of L.
+// prepAffine writes α_j = softplus(a′_j), σ(a′_j) and log α_j into a[j], a[d+j], a[2d+j]
+// (len(a) = 3d) for the d affine pairs of L.
 func (p *bernPoly) prepAffine(a []float64, d int, L bernRows) {
+	alpha, sa, la := a[:d], a[d:2*d], a[2*d:3*d]
 	for j := range d {
-		alpha, sa := softplusSig(L.aff[L.affOff+j*L.affStride])
-		a[3*j], a[3*j+1], a[3*j+2] = alpha, sa, math.Log(alpha)
+		la[j] = L.aff[L.affOff+j*L.affStride] // a′_j, replaced by log α_j below
+	}
+	kernel.Softplus(alpha, sa, la)
+	for j := range d {
+		la[j] = math.Log(alpha[j])
 	}
 }
 
 // evalAll writes z_j = T_j(u_j) into out[j] and Σ_j log T_j′(u_j) into out[d] from the
-// prepared coefficients pre (prepAll) and the β_j of L, and the partials of coordinate j into
-// rec[j·(2(M+1)+bernRec):]: ∂z_j/∂r, ∂ld_j/∂r, then ∂z_j/∂(a′, β, u), ∂ld_j/∂(a′, β, u).
-// bs is scratch of 3(M+1). Cost O(d·M) and four transcendental functions per coordinate (at).
+// prepared coefficients pre (prepAll) and the β_j of L, and the partials into rec (recLen):
+// ∂z_j/∂r and ∂ld_j/∂r interleaved by group of four, then at rec[8(M+1)·groups(d) + 6j:]
+// ∂z_j/∂(a′, β, u), ∂ld_j/∂(a′, β, u). bs is scratch of evalLen(). Per group of four
+// coordinates: the points and their logarithms (two transcendental functions each), the
+// bases of degree M−2 by the mode-centred recurrences (basis, one exponential each), then
+// kernel.BernsteinElev4 for the elevations, z, h′, h″ and the partials in r, and a logarithm
+// per coordinate for log h′. Coordinates at a NaN point, in a linear tail, or of degree M = 1
+// take the one-coordinate path (atSplit) instead. Cost O(d·M).
 func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []float64) {
-	P := p.m + 1
-	R := 2*P + bernRec
+	M := p.m
+	P := M + 1
+	G := groups(d)
+	aff := pre[p.affOff(d):][:3*d]
+	alpha, sa, la := aff[:d], aff[d:2*d], aff[2*d:]
+	b2, b1 := bs[:4*max(M-1, 0)], bs[4*P:4*P+4*M]
+	xy, res := bs[8*P:8*P+8], bs[8*P+8:8*P+20]
+	fb := bs[8*P+20:][:8*P] // one-coordinate path: ϑ, δ, σ; its basis scratch; ∂z, ∂ld
+	srec := rec[8*P*G:][:bernRec*d]
 	sum := 0.0
-	for j := range d {
-		w := pre[3*j*P : 3*(j+1)*P]
-		a := pre[3*d*P+3*j:][:3]
-		alpha, sa := a[0], a[1]
-		uj := u[j]
-		rj := rec[j*R : (j+1)*R]
-		v := alpha*uj + L.aff[L.affOff+j*L.affStride+1]
-		zj, ld, dzdv, dldv := p.atSplit(w, bs, v, rj[:P], rj[P:2*P])
-		out[j] = zj
-		sum += ld + a[2]
-		s := rj[2*P:]
-		s[0], s[1], s[2] = dzdv*uj*sa, dzdv, dzdv*alpha
-		s[3], s[4], s[5] = dldv*uj*sa+sa/alpha, dldv, dldv*alpha
+	for g := range G {
+		tds := pre[8*P*g : 8*P*(g+1)]
+		dzdl := rec[8*P*g : 8*P*(g+1)]
+		nl := min(4, d-4*g)
+		// The transcendental functions of the four lanes in separate passes, so that the
+		// processor overlaps the lanes' independent calls.
+		var v, e, lx, ly, lb [4]float64
+		var kk [4]int
+		var slow [4]bool
+		for l := range 4 {
+			xy[l], xy[4+l] = 0, 0
+			if l >= nl {
+				slow[l] = true
+				continue
+			}
+			j := 4*g + l
+			vj := alpha[j]*u[j] + L.aff[L.affOff+j*L.affStride+1]
+			v[l] = vj
+			switch {
+			case M < 2 || math.IsNaN(vj) || (p.tails == LinearTails && (vj < 0 || vj > 1)):
+				slow[l] = true
+			case p.tails == BoundedTails:
+				e[l] = math.Exp(-math.Abs(vj))
+			default:
+				lx[l] = math.Log(vj)
+			}
+		}
+		for l := range 4 {
+			if slow[l] {
+				continue
+			}
+			vj := v[l]
+			var x, y float64
+			if p.tails == BoundedTails {
+				// x = σ(v), y = σ(−v) and their logarithms from one exponential and one
+				// log1p (as in atSplit).
+				el, q := math.Log1p(e[l]), 1/(1+e[l])
+				if vj >= 0 {
+					x, y, lx[l], ly[l] = q, e[l]*q, -el, -vj-el
+				} else {
+					x, y, lx[l], ly[l] = e[l]*q, q, vj-el, -el
+				}
+			} else {
+				x, y = vj, 1-vj
+				ly[l] = math.Log1p(-vj)
+			}
+			xy[l], xy[4+l] = x, y
+			kk[l], lb[l] = p.basisMode(M-2, x, y, lx[l], ly[l])
+		}
+		for l := range 4 {
+			if !slow[l] {
+				e[l] = math.Exp(lb[l])
+			}
+		}
+		clear(b2)
+		for l := range 4 {
+			if !slow[l] {
+				p.basisRun(b2[l:], 4, M-2, kk[l], e[l], xy[l], xy[4+l])
+			}
+		}
+		if M >= 2 {
+			kernel.BernsteinElev4(M, xy, b2, tds, b1, dzdl, res)
+		}
+		for l := range 4 {
+			if !slow[l] {
+				e[l] = math.Log(res[4+l]) // log h′
+			}
+		}
+		for l := range nl {
+			j := 4*g + l
+			var zj, ld, dzdv, dldv float64
+			if slow[l] {
+				zj, ld, dzdv, dldv = p.evalOne(fb, tds, dzdl, l, v[l])
+			} else {
+				x, y := xy[l], xy[4+l]
+				hp, hpp := res[4+l], res[8+l]
+				zj, ld = res[l], e[l]
+				if p.tails == BoundedTails { // chain through x = σ(v): dx/dv = x·y
+					q := x * y
+					ld += lx[l] + ly[l]
+					dzdv, dldv = hp*q, hpp/hp*q+(y-x)
+				} else {
+					dzdv, dldv = hp, hpp/hp
+				}
+			}
+			out[j] = zj
+			sum += ld + la[j]
+			uj, a, sj := u[j], alpha[j], sa[j]
+			s := srec[bernRec*j : bernRec*(j+1)]
+			s[0], s[1], s[2] = dzdv*uj*sj, dzdv, dzdv*a
+			s[3], s[4], s[5] = dldv*uj*sj+sj/a, dldv, dldv*a
+		}
 	}
 	out[d] = sum
+}
+
+// evalOne evaluates lane l of a group at v by atSplit (the one-coordinate path, for the
+// special cases) and writes its ∂z/∂r and ∂ld/∂r into the group's record dzdl. fb is scratch
+// of 8(M+1).
+func (p *bernPoly) evalOne(fb, tds, dzdl []float64, l int, v float64) (z, ld, dzdv, dldv float64) {
+	P := p.m + 1
+	w := fb[:3*P]
+	theta := 0.0
+	for k := range P {
+		theta += tds[4*k+l] // ϑ_k as prep forms it: ϑ_0 = r_0, then δ_1, δ_2, … added
+		w[k], w[P+k], w[2*P+k] = theta, tds[4*k+l], tds[4*P+4*k+l]
+	}
+	dz, dl := fb[6*P:7*P], fb[7*P:8*P]
+	z, ld, dzdv, dldv = p.atSplit(w, fb[3*P:6*P], v, dz, dl)
+	for k := range P {
+		dzdl[4*k+l], dzdl[4*P+4*k+l] = dz[k], dl[k]
+	}
+	return z, ld, dzdv, dldv
 }
 
 // forwardAll is prepAll then evalAll with scratch ws of wsLen(d).
 func (p *bernPoly) forwardAll(ws []float64, d int, L bernRows, u, out, rec []float64) {
 	n := p.prepLen(d)
-	pre, bs := ws[:n], ws[n:n+3*(p.m+1)]
+	pre, bs := ws[:n], ws[n:n+p.evalLen()]
 	p.prepAll(pre, d, L)
 	p.evalAll(pre, bs, d, L, u, out, rec)
 }
 
 // backwardAll adds the pullback of the adjoints zbar (of z, len d) and lbar (of the
-// log-determinant) through the record of forwardAll: coefficient adjoints into
+// log-determinant) through the record of evalAll: coefficient adjoints into
 // gc[gcOff + j·gcStride :][:M+1], affine adjoints into ga[gaOff + j·gaStride :][:2], input
 // adjoints into gu[j]. Any of gc, ga, gu may be nil to skip it. Cost O(d·M).
 func (p *bernPoly) backwardAll(rec []float64, d int, zbar []float64, lbar float64, gc []float64, gcOff, gcStride int, ga []float64, gaOff, gaStride int, gu []float64) {
 	P := p.m + 1
-	R := 2*P + bernRec
+	G := groups(d)
+	srec := rec[8*P*G:][:bernRec*d]
 	for j := range d {
-		rj := rec[j*R : (j+1)*R]
 		zb := zbar[j]
 		if gc != nil {
+			blk := rec[8*P*(j/4) : 8*P*(j/4+1)]
+			l := j % 4
+			dz, dl := blk[l:4*P], blk[4*P+l:]
 			g := gc[gcOff+j*gcStride:][:P]
-			dz, dl := rj[:P], rj[P:2*P]
 			for k := range g {
-				g[k] += zb*dz[k] + lbar*dl[k]
+				g[k] += zb*dz[4*k] + lbar*dl[4*k]
 			}
 		}
-		s := rj[2*P:]
+		s := srec[bernRec*j : bernRec*(j+1)]
 		if ga != nil {
 			a := gaOff + j*gaStride
 			ga[a] += zb*s[0] + lbar*s[3]
@@ -163,7 +329,7 @@ func (b *Bernstein) forwardNode(t *ad.Tape, params, u ad.Var) (z, logdet ad.Var)
 	if !ok {
 		b.p.prepAll(pre, d, L)
 	}
-	b.p.evalAll(pre, t.Scratch(3*(b.p.m+1)), d, L, t.Value(u), c.Value(), c.Aux())
+	b.p.evalAll(pre, t.Scratch(b.p.evalLen()), d, L, t.Value(u), c.Value(), c.Aux())
 	out := c.Var()
 	return t.Slice(out, 0, d), t.Index(out, d)
 }
@@ -240,8 +406,8 @@ func (b *BernsteinAR) forwardNode(t *ad.Tape, params, u ad.Var) (z, logdet ad.Va
 	if !ok {
 		b.p.prepAffine(a, d, L)
 	}
-	copy(pre[3*d*P:], a)
-	b.p.evalAll(pre, t.Scratch(3*P), d, L, uv, c.Value(), aux[:nr])
+	copy(pre[b.p.affOff(d):], a)
+	b.p.evalAll(pre, t.Scratch(b.p.evalLen()), d, L, uv, c.Value(), aux[:nr])
 	out := c.Var()
 	return t.Slice(out, 0, d), t.Index(out, d)
 }

@@ -104,6 +104,14 @@ func softplusv(sp, sg, r []float64) {
 	softplusGo(sp, sg, r)
 }
 
+func bernElev4(m int, xy, b2, tds, b1, dzdl, res []float64) {
+	if useAsm {
+		bernElev4Asm(m, float64(m), float64(m*(m-1)), xy, b2, tds, b1, dzdl, res)
+		return
+	}
+	bernElev4Go(m, xy, b2, tds, b1, dzdl, res)
+}
+
 func gemvN(A []float64, lda int, x, y []float64) { gemvNGo(A, lda, x, y) }
 func gemvT(A []float64, lda int, x, y []float64) { gemvTGo(A, lda, x, y) }
 func ger(x, y, A []float64, lda int)             { gerGo(x, y, A, lda) }
@@ -134,7 +142,8 @@ func denseBackX(Xadj []float64, n, k int, G []float64, m int, W []float64) {
 // functions have checked: len(y) = len(x) for axpyAsm and dotAsm; len(x) = 4·len(y) for
 // axpy4Asm and 2·len(y) for axpy2Asm; len(q) ≥ len(g) and len(dst) > (len(g)−1)·s for
 // scatterAxpyDotAsm; len(g) = 4n, len(dst) > (n−1)·s + 3 and o_i + n ≤ len(q) for
-// scatterAxpyDot4Asm; len(sp) = len(sg) = len(r) for softplusAsm.
+// scatterAxpyDot4Asm; len(sp) = len(sg) = len(r) for softplusAsm; the lengths
+// BernsteinElev4 checks for bernElev4Asm.
 
 //go:noescape
 func axpyAsm(a float64, x, y []float64)
@@ -156,6 +165,9 @@ func scatterAxpyDot4Asm(a float64, g, dst []float64, s int, q []float64, o0, o1,
 
 //go:noescape
 func softplusAsm(sp, sg, r []float64)
+
+//go:noescape
+func bernElev4Asm(m int, fm, fmm float64, xy, b2, tds, b1, dzdl, res []float64)
 
 // q4 returns four lanes holding the bits of v; u4 four lanes holding b.
 //

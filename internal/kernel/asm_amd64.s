@@ -620,3 +620,152 @@ sd4sum:
 	VMOVSD       X5, ret+120(FP)
 	VZEROUPPER
 	RET
+
+// func bernElev4Asm(m int, fm, fmm float64, xy, b2, tds, b1, dzdl, res []float64)
+// BernsteinElev4 with the four lanes in one vector (fm = m, fmm = m(m−1)). Pass 1 runs up
+// the m−1 entries of b2, two per step into two pairs of accumulators (h′, h″); pass 2 runs
+// down k = m..1, two per step into two accumulators of z (z += δ_k·T_k after the tail sum
+// T_k += b_{k,m}).
+TEXT ·bernElev4Asm(SB), NOSPLIT, $0-168
+	MOVQ m+0(FP), DX
+	MOVQ xy_base+24(FP), AX
+	VMOVUPD 0(AX), Y0          // x
+	VMOVUPD 32(AX), Y1         // y
+	MOVQ b2_base+48(FP), SI
+	MOVQ tds_base+72(FP), DI   // δ (entry 0: ϑ_0)
+	MOVQ DX, CX
+	INCQ CX
+	SHLQ $5, CX                // bytes per block of 4(m+1)
+	LEAQ (DI)(CX*1), R9        // s
+	MOVQ b1_base+96(FP), BX
+	MOVQ dzdl_base+120(FP), R10 // dz
+	LEAQ (R10)(CX*1), R11       // dl
+	VXORPD Y2, Y2, Y2          // h′ (even entries)
+	VXORPD Y3, Y3, Y3          // h″ (even)
+	VXORPD Y4, Y4, Y4          // h′ (odd)
+	VXORPD Y5, Y5, Y5          // h″ (odd)
+	VXORPD Y6, Y6, Y6          // b2[i−1]
+	LEAQ 32(DI), R12           // &δ[i+1]
+	MOVQ BX, R13               // &b1[i]
+	MOVQ DX, AX
+	DECQ AX                    // entries of b2 left
+p1two:
+	CMPQ AX, $2
+	JLT p1one
+	VMOVUPD 0(SI), Y7          // c0 = b2[i]
+	VMOVUPD 32(SI), Y8         // c1 = b2[i+1]
+	VMOVUPD 0(R12), Y9         // δ[i+1]
+	VMOVUPD 32(R12), Y10       // δ[i+2]
+	VMOVUPD 64(R12), Y11       // δ[i+3]
+	VSUBPD Y9, Y10, Y12
+	VFMADD231PD Y12, Y7, Y3
+	VSUBPD Y10, Y11, Y13
+	VFMADD231PD Y13, Y8, Y5
+	VMULPD Y7, Y1, Y12         // e0 = y·c0 + x·b2[i−1]
+	VFMADD231PD Y6, Y0, Y12
+	VMOVUPD Y12, 0(R13)
+	VFMADD231PD Y12, Y9, Y2
+	VMULPD Y8, Y1, Y13         // e1 = y·c1 + x·c0
+	VFMADD231PD Y7, Y0, Y13
+	VMOVUPD Y13, 32(R13)
+	VFMADD231PD Y13, Y10, Y4
+	VMOVAPD Y8, Y6
+	ADDQ $64, SI
+	ADDQ $64, R12
+	ADDQ $64, R13
+	SUBQ $2, AX
+	JMP p1two
+
+p1one:
+	TESTQ AX, AX
+	JZ p1end
+	VMOVUPD 0(SI), Y7
+	VMOVUPD 0(R12), Y9
+	VMOVUPD 32(R12), Y10
+	VSUBPD Y9, Y10, Y12
+	VFMADD231PD Y12, Y7, Y3
+	VMULPD Y7, Y1, Y12
+	VFMADD231PD Y6, Y0, Y12
+	VMOVUPD Y12, 0(R13)
+	VFMADD231PD Y12, Y9, Y2
+	VMOVAPD Y7, Y6
+	ADDQ $32, R12
+	ADDQ $32, R13
+
+p1end:
+	VMULPD Y6, Y0, Y12         // b1[m−1] = x·b2[m−2]; R12 = &δ[m]
+	VMOVUPD Y12, 0(R13)
+	VFMADD231PD 0(R12), Y12, Y2
+	VADDPD Y4, Y2, Y2
+	VADDPD Y5, Y3, Y3
+	VBROADCASTSD fm+8(FP), Y14
+	VBROADCASTSD fmm+16(FP), Y15
+	VMULPD Y14, Y2, Y2         // h′
+	VMULPD Y15, Y3, Y3         // h″
+	MOVQ res_base+144(FP), AX
+	VMOVUPD Y2, 32(AX)
+	VMOVUPD Y3, 64(AX)
+	VDIVPD Y2, Y14, Y15        // m/h′
+
+	VXORPD Y6, Y6, Y6          // b1[k] (b1[m] = 0)
+	VXORPD Y9, Y9, Y9          // z (k even from the top)
+	VXORPD Y13, Y13, Y13       // z (odd)
+	VXORPD Y10, Y10, Y10       // Σ_{i≥k} b_{i,m}
+	MOVQ DX, R12
+	SHLQ $5, R12               // 32k
+p2two:
+	CMPQ R12, $64
+	JLT p2one
+	VMOVUPD -32(BX)(R12*1), Y7 // b1[k−1]
+	VMULPD Y6, Y1, Y8          // b_{k,m} = y·b1[k] + x·b1[k−1]
+	VFMADD231PD Y7, Y0, Y8
+	VADDPD Y8, Y10, Y10
+	VFMADD231PD (DI)(R12*1), Y10, Y9
+	VMOVUPD (R9)(R12*1), Y11
+	VMULPD Y11, Y10, Y4
+	VMOVUPD Y4, (R10)(R12*1)
+	VMULPD Y7, Y15, Y4
+	VMULPD Y11, Y4, Y4
+	VMOVUPD Y4, (R11)(R12*1)
+	VMOVUPD -64(BX)(R12*1), Y6 // b1[k−2]
+	VMULPD Y7, Y1, Y8          // b_{k−1,m}
+	VFMADD231PD Y6, Y0, Y8
+	VADDPD Y8, Y10, Y10
+	VFMADD231PD -32(DI)(R12*1), Y10, Y13
+	VMOVUPD -32(R9)(R12*1), Y11
+	VMULPD Y11, Y10, Y4
+	VMOVUPD Y4, -32(R10)(R12*1)
+	VMULPD Y6, Y15, Y4
+	VMULPD Y11, Y4, Y4
+	VMOVUPD Y4, -32(R11)(R12*1)
+	SUBQ $64, R12
+	JMP p2two
+
+p2one:
+	CMPQ R12, $32
+	JLT p2end
+	VMOVUPD -32(BX)(R12*1), Y7
+	VMULPD Y6, Y1, Y8
+	VFMADD231PD Y7, Y0, Y8
+	VADDPD Y8, Y10, Y10
+	VFMADD231PD (DI)(R12*1), Y10, Y9
+	VMOVUPD (R9)(R12*1), Y11
+	VMULPD Y11, Y10, Y4
+	VMOVUPD Y4, (R10)(R12*1)
+	VMULPD Y7, Y15, Y4
+	VMULPD Y11, Y4, Y4
+	VMOVUPD Y4, (R11)(R12*1)
+	VMOVAPD Y7, Y6
+
+p2end:
+	VMULPD Y6, Y1, Y8          // z += ϑ_0·Σ_{i≥0} b_{i,m}, b_{0,m} = y·b1[0]
+	VADDPD Y8, Y10, Y10
+	VFMADD231PD 0(DI), Y10, Y9
+	VADDPD Y13, Y9, Y9
+	VMOVUPD Y9, 0(AX)
+	VMOVUPD ONE, Y4            // dz_0 = 1, dl_0 = 0
+	VMOVUPD Y4, 0(R10)
+	VXORPD Y4, Y4, Y4
+	VMOVUPD Y4, 0(R11)
+	VZEROUPPER
+	RET

@@ -7,6 +7,9 @@ package kernel
 
 func axpy4(a0, a1, a2, a3 float64, x, y []float64) { axpy4Go(a0, a1, a2, a3, x, y) }
 func axpy2(a0, a1 float64, x, y []float64)         { axpy2Go(a0, a1, x, y) }
+func bernElev4(m int, xy, b2, tds, b1, dzdl, res []float64) {
+	bernElev4Go(m, xy, b2, tds, b1, dzdl, res)
+}
 func scatterAxpyDot(a float64, g, dst []float64, s int, q []float64) float64 {
 	return scatterAxpyDotGo(a, g, dst, s, q)
 }
