@@ -53,11 +53,11 @@ func (p *bernPoly) affOff(d int) int { return 8 * (p.m + 1) * groups(d) }
 // the scratch of prepCoefs's softplus pass.
 func (p *bernPoly) prepLen(d int) int { return p.affOff(d) + 3*d + 2*d*(p.m+3) }
 
-// evalLen returns the length of the scratch evalAll needs.
-func (p *bernPoly) evalLen() int { return 16*(p.m+1) + 20 }
+// evalLen returns the length of the scratch evalAll needs for d coordinates.
+func (p *bernPoly) evalLen(d int) int { return 16*(p.m+1) + 20 + 6*d }
 
 // wsLen returns the length of the scratch forwardAll needs for d coordinates.
-func (p *bernPoly) wsLen(d int) int { return p.prepLen(d) + p.evalLen() }
+func (p *bernPoly) wsLen(d int) int { return p.prepLen(d) + p.evalLen(d) }
 
 // prepAll writes the prepared coefficients of d coordinates into pre (prepLen(d)): for the
 // group of coordinates 4g..4g+3, the increments δ (entry 0: ϑ_0 = r_0) and σ(r) at
@@ -132,9 +132,10 @@ func (p *bernPoly) prepAffine(a []float64, d int, L bernRows) {
 // evalAll writes z_j = T_j(u_j) into out[j] and Σ_j log T_j′(u_j) into out[d] from the
 // prepared coefficients pre (prepAll) and the β_j of L, and the partials into rec (recLen):
 // ∂z_j/∂r and ∂ld_j/∂r interleaved by group of four, then at rec[8(M+1)·groups(d) + 6j:]
-// ∂z_j/∂(a′, β, u), ∂ld_j/∂(a′, β, u). bs is scratch of evalLen(). Per group of four
-// coordinates: the points and their logarithms (two transcendental functions each), the
-// bases of degree M−2 by the mode-centred recurrences (basis, one exponential each), then
+// ∂z_j/∂(a′, β, u), ∂ld_j/∂(a′, β, u). bs is scratch of evalLen(d). For BoundedTails the
+// points x_j = σ(v_j), 1 − x_j and their logarithms come from one kernel.Softplus pass over
+// ±v_j (LinearTails: a log and a log1p each); then, per group of four coordinates, the bases
+// of degree M−2 by the mode-centred recurrences (basis, one exponential each), then
 // kernel.BernsteinElev4 for the elevations, z, h′, h″ and the partials in r, and a logarithm
 // per coordinate for log h′. Coordinates at a NaN point, in a linear tail, or of degree M = 1
 // take the one-coordinate path (atSplit) instead. Cost O(d·M).
@@ -147,6 +148,17 @@ func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []f
 	b2, b1 := bs[:4*max(M-1, 0)], bs[4*P:4*P+4*M]
 	xy, res := bs[8*P:8*P+8], bs[8*P+8:8*P+20]
 	fb := bs[8*P+20:][:8*P] // one-coordinate path: ϑ, δ, σ; its basis scratch; ∂z, ∂ld
+	// The points v_j, and for BoundedTails softplus(±v_j) and σ(±v_j) in one kernel.Softplus
+	// pass: x = σ(v), y = σ(−v), log x = −softplus(−v), log y = −softplus(v).
+	vs := bs[16*P+20:][:6*d]
+	vv, sp, sg := vs[:2*d], vs[2*d:4*d], vs[4*d:]
+	for j := range d {
+		vj := alpha[j]*u[j] + L.aff[L.affOff+j*L.affStride+1]
+		vv[j], vv[d+j] = vj, -vj
+	}
+	if p.tails == BoundedTails {
+		kernel.Softplus(sp, sg, vv)
+	}
 	srec := rec[8*P*G:][:bernRec*d]
 	sum := 0.0
 	for g := range G {
@@ -165,35 +177,18 @@ func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []f
 				continue
 			}
 			j := 4*g + l
-			vj := alpha[j]*u[j] + L.aff[L.affOff+j*L.affStride+1]
+			vj := vv[j]
 			v[l] = vj
+			var x, y float64
 			switch {
 			case M < 2 || math.IsNaN(vj) || (p.tails == LinearTails && (vj < 0 || vj > 1)):
 				slow[l] = true
-			case p.tails == BoundedTails:
-				e[l] = math.Exp(-math.Abs(vj))
-			default:
-				lx[l] = math.Log(vj)
-			}
-		}
-		for l := range 4 {
-			if slow[l] {
 				continue
-			}
-			vj := v[l]
-			var x, y float64
-			if p.tails == BoundedTails {
-				// x = σ(v), y = σ(−v) and their logarithms from one exponential and one
-				// log1p (as in atSplit).
-				el, q := math.Log1p(e[l]), 1/(1+e[l])
-				if vj >= 0 {
-					x, y, lx[l], ly[l] = q, e[l]*q, -el, -vj-el
-				} else {
-					x, y, lx[l], ly[l] = e[l]*q, q, vj-el, -el
-				}
-			} else {
+			case p.tails == BoundedTails:
+				x, y, lx[l], ly[l] = sg[j], sg[d+j], -sp[d+j], -sp[j]
+			default:
 				x, y = vj, 1-vj
-				ly[l] = math.Log1p(-vj)
+				lx[l], ly[l] = math.Log(vj), math.Log1p(-vj)
 			}
 			xy[l], xy[4+l] = x, y
 			kk[l], lb[l] = p.basisMode(M-2, x, y, lx[l], ly[l])
@@ -267,7 +262,7 @@ func (p *bernPoly) evalOne(fb, tds, dzdl []float64, l int, v float64) (z, ld, dz
 // forwardAll is prepAll then evalAll with scratch ws of wsLen(d).
 func (p *bernPoly) forwardAll(ws []float64, d int, L bernRows, u, out, rec []float64) {
 	n := p.prepLen(d)
-	pre, bs := ws[:n], ws[n:n+p.evalLen()]
+	pre, bs := ws[:n], ws[n:n+p.evalLen(d)]
 	p.prepAll(pre, d, L)
 	p.evalAll(pre, bs, d, L, u, out, rec)
 }
@@ -275,8 +270,9 @@ func (p *bernPoly) forwardAll(ws []float64, d int, L bernRows, u, out, rec []flo
 // backwardAll adds the pullback of the adjoints zbar (of z, len d) and lbar (of the
 // log-determinant) through the record of evalAll: coefficient adjoints into
 // gc[gcOff + j·gcStride :][:M+1], affine adjoints into ga[gaOff + j·gaStride :][:2], input
-// adjoints into gu[j]. Any of gc, ga, gu may be nil to skip it. Cost O(d·M).
-func (p *bernPoly) backwardAll(rec []float64, d int, zbar []float64, lbar float64, gc []float64, gcOff, gcStride int, ga []float64, gaOff, gaStride int, gu []float64) {
+// adjoints into gu[j]. Any of gc, ga, gu may be nil to skip it. With setC the coefficient
+// adjoints are stored instead of added (gc need not be zeroed). Cost O(d·M).
+func (p *bernPoly) backwardAll(rec []float64, d int, zbar []float64, lbar float64, gc []float64, gcOff, gcStride int, setC bool, ga []float64, gaOff, gaStride int, gu []float64) {
 	P := p.m + 1
 	G := groups(d)
 	srec := rec[8*P*G:][:bernRec*d]
@@ -287,8 +283,14 @@ func (p *bernPoly) backwardAll(rec []float64, d int, zbar []float64, lbar float6
 			l := j % 4
 			dz, dl := blk[l:4*P], blk[4*P+l:]
 			g := gc[gcOff+j*gcStride:][:P]
-			for k := range g {
-				g[k] += zb*dz[4*k] + lbar*dl[4*k]
+			if setC {
+				for k := range g {
+					g[k] = zb*dz[4*k] + lbar*dl[4*k]
+				}
+			} else {
+				for k := range g {
+					g[k] += zb*dz[4*k] + lbar*dl[4*k]
+				}
 			}
 		}
 		s := srec[bernRec*j : bernRec*(j+1)]
@@ -313,8 +315,11 @@ func (n *bernElemNode) Backward(c ad.Custom) {
 	gp, gu := t.Grad(c.Arg(0)), t.Grad(c.Arg(1))
 	g := c.Grad()
 	B := b.p.m + 3
-	b.p.backwardAll(c.Aux(), b.d, g[:b.d], g[b.d], gp, 0, B, gp, b.p.m+1, B, gu)
+	b.p.backwardAll(c.Aux(), b.d, g[:b.d], g[b.d], gp, 0, B, false, gp, b.p.m+1, B, gu)
 }
+
+// bernElemScratch keys Bernstein's scratch memo.
+type bernElemScratch Bernstein
 
 // forwardNode records Bernstein's forward node.
 func (b *Bernstein) forwardNode(t *ad.Tape, params, u ad.Var) (z, logdet ad.Var) {
@@ -329,7 +334,9 @@ func (b *Bernstein) forwardNode(t *ad.Tape, params, u ad.Var) (z, logdet ad.Var)
 	if !ok {
 		b.p.prepAll(pre, d, L)
 	}
-	b.p.evalAll(pre, t.Scratch(b.p.evalLen()), d, L, t.Value(u), c.Value(), c.Aux())
+	// evalAll's scratch: written before it is read, so shared by the draws uncleared.
+	bs, _ := t.Memo((*bernElemScratch)(b), params, b.p.evalLen(d))
+	b.p.evalAll(pre, bs, d, L, t.Value(u), c.Value(), c.Aux())
 	out := c.Var()
 	return t.Slice(out, 0, d), t.Index(out, d)
 }
@@ -356,8 +363,8 @@ func (n *bernARNode) Backward(c ad.Custom) {
 			ga = gp[b.nm:]
 		}
 	}
-	G := t.Scratch(d * P)
-	b.p.backwardAll(rec, d, g[:d], g[d], G, 0, P, ga, 0, 2, gu)
+	G := b.scratch(t, params)[:d*P]
+	b.p.backwardAll(rec, d, g[:d], g[d], G, 0, P, true, ga, 0, 2, gu)
 	if gm == nil && gu == nil {
 		return
 	}
@@ -384,6 +391,20 @@ func (b *BernsteinAR) packed(t *ad.Tape, params ad.Var) []float64 {
 	return q
 }
 
+// bernARScratch keys BernsteinAR's scratch memo.
+type bernARScratch BernsteinAR
+
+// scratch returns the working memory of one forward or backward call of BernsteinAR's node:
+// the MADE's outputs C, the prepared coefficients and evalAll's scratch (forward), or the
+// coefficient adjoints (backward). Nothing in it outlives the call, so all the draws of a
+// gradient step share one buffer, kept by the tape for the parameter value (ad.Tape.Memo)
+// and never cleared: every call writes what it reads.
+func (b *BernsteinAR) scratch(t *ad.Tape, params ad.Var) []float64 {
+	d := b.d
+	s, _ := t.Memo((*bernARScratch)(b), params, d*(b.p.m+1)+b.p.prepLen(d)+b.p.evalLen(d))
+	return s
+}
+
 // forwardNode records BernsteinAR's forward pass as one node: the MADE in plain float64 (its
 // hidden layers, then its output layer from the unmasked output weights packed once per
 // parameter value), the d polynomials and the log-determinant.
@@ -394,20 +415,21 @@ func (b *BernsteinAR) forwardNode(t *ad.Tape, params, u ad.Var) (z, logdet ad.Va
 	pv, uv := t.Value(params), t.Value(u)
 	aux := c.Aux()
 	hl := b.made.HiddenForward(pv[:b.nm], uv, aux[nr:nr+nh])
-	C := t.Scratch(d * P)
+	ws := b.scratch(t, params)
+	C := ws[:d*P]
 	b.made.OutputsByDim(b.packed(t, params), hl, uv, C)
 	L := bernRows{coef: C, coefStride: P, aff: b.affine(pv), affStride: 2}
 	// The coefficients change with every draw, the affine pairs only with the parameters:
 	// their softplus is prepared once per parameter value (ad.Tape.Memo).
 	n := b.p.prepLen(d)
-	pre := t.Scratch(n)
+	pre, bs := ws[d*P:d*P+n], ws[d*P+n:]
 	b.p.prepCoefs(pre, d, L)
 	a, ok := t.Memo((*bernARNode)(b), params, 3*d)
 	if !ok {
 		b.p.prepAffine(a, d, L)
 	}
 	copy(pre[b.p.affOff(d):], a)
-	b.p.evalAll(pre, t.Scratch(b.p.evalLen()), d, L, uv, c.Value(), aux[:nr])
+	b.p.evalAll(pre, bs, d, L, uv, c.Value(), aux[:nr])
 	out := c.Var()
 	return t.Slice(out, 0, d), t.Index(out, d)
 }

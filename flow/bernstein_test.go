@@ -772,7 +772,7 @@ func BenchmarkBernsteinARParts(b *testing.B) {
 	L := bernRows{coef: C, coefStride: P, aff: aff, affStride: 2}
 	rec := make([]float64, p.recLen(d))
 	out := make([]float64, d+1)
-	bs := make([]float64, p.evalLen())
+	bs := make([]float64, p.evalLen(d))
 	made := nn.NewMADE(d, []int{10, 10}, P, nn.WithActivation(ad.Tanh))
 	mp := make([]float64, made.NumParams())
 	made.Init(mp, r)
@@ -798,7 +798,7 @@ func BenchmarkBernsteinARParts(b *testing.B) {
 	p.prepAll(pre, d, L)
 	run("softplus_prep", func() { p.prepAll(pre, d, L) })
 	run("polynomials_eval", func() { p.evalAll(pre, bs, d, L, u, out, rec) })
-	run("polynomials_back", func() { p.backwardAll(rec, d, u, 0.5, G, 0, P, aff, 0, 2, nil) })
+	run("polynomials_back", func() { p.backwardAll(rec, d, u, 0.5, G, 0, P, true, aff, 0, 2, nil) })
 	run("made_forward", func() {
 		hl := made.HiddenForward(mp, u, hs)
 		made.OutputsByDim(packed, hl, u, C)
@@ -849,7 +849,7 @@ func TestBernsteinEvalAllMatchesOne(t *testing.T) {
 					gc := make([]float64, d*st)
 					ga := make([]float64, 2*d)
 					gu := make([]float64, d)
-					p.backwardAll(rec, d, zbar, lbar, gc, 0, st, ga, 0, 2, gu)
+					p.backwardAll(rec, d, zbar, lbar, gc, 0, st, false, ga, 0, 2, gu)
 
 					name := fmt.Sprintf("%v M=%d d=%d stride=%d", tails, M, d, st)
 					near := func(what string, j int, got, want float64) {
