@@ -51,7 +51,7 @@ func (p *bernPoly) affOff(d int) int { return 8 * (p.m + 1) * groups(d) }
 // prepLen returns the length of the prepared coefficients of d coordinates (prepAll): per
 // group δ (with ϑ_0 for δ_0) and σ(r) (4(M+1) each, interleaved), the 3d affine values, and
 // the scratch of prepCoefs's softplus pass.
-func (p *bernPoly) prepLen(d int) int { return p.affOff(d) + 3*d + 2*d*(p.m+3) }
+func (p *bernPoly) prepLen(d int) int { return p.affOff(d) + 3*d + 8*groups(d)*(p.m+3) }
 
 // evalLen returns the length of the scratch evalAll needs for d coordinates.
 func (p *bernPoly) evalLen(d int) int { return 16*(p.m+1) + 20 + 6*d }
@@ -80,39 +80,27 @@ func (p *bernPoly) prepCoefs(pre []float64, d int, L bernRows) {
 	if st < P || st > M+3 {
 		panic(fmt.Sprintf("flow: Bernstein: coefficient stride %d, want M+1..M+3 (M=%d)", st, M))
 	}
+	G := groups(d)
 	n := (d-1)*st + M
+	N := 4 * G * st // the rows of the padding lanes of the last group read zeros
 	sc := pre[p.affOff(d)+3*d:]
-	sp, sg := sc[:n], sc[n:2*n]
+	sp, sg := sc[:N], sc[N:2*N]
 	r := L.coef[L.coefOff:][:n+1]
-	kernel.Softplus(sp, sg, r[1:])
-	for g := range groups(d) {
+	kernel.Softplus(sp[:n], sg[:n], r[1:])
+	clear(sp[n:])
+	clear(sg[n:])
+	for g := range G {
 		blk := pre[8*P*g : 8*P*(g+1)]
 		de, si := blk[:4*P], blk[4*P:]
-		nl := min(4, d-4*g)
-		if nl < 4 {
-			clear(blk)
-		}
-		for l := range nl { // sp[j·st + k − 1] = softplus(r_k) of coordinate j
-			j := 4*g + l
-			o := j * st
-			de[l], si[l] = r[o], 0
-			if nl < 4 {
-				for k := 1; k <= M; k++ {
-					de[4*k+l], si[4*k+l] = sp[o+k-1], sg[o+k-1]
-				}
+		o := 4 * g * st // sp[o + l·st + k − 1] = softplus(r_k) of coordinate 4g+l
+		for l := range 4 {
+			de[l], si[l] = 0, 0
+			if j := 4*g + l; j < d {
+				de[l] = r[j*st]
 			}
 		}
-		if nl == 4 {
-			o := 4 * g * st
-			s0, s1, s2, s3 := sp[o:o+M], sp[o+st:o+st+M], sp[o+2*st:o+2*st+M], sp[o+3*st:o+3*st+M]
-			g0, g1, g2, g3 := sg[o:o+M], sg[o+st:o+st+M], sg[o+2*st:o+2*st+M], sg[o+3*st:o+3*st+M]
-			e, q := de[4:4*P], si[4:4*P]
-			for k := range M {
-				e, q := e[4*k:4*k+4], q[4*k:4*k+4]
-				e[0], e[1], e[2], e[3] = s0[k], s1[k], s2[k], s3[k]
-				q[0], q[1], q[2], q[3] = g0[k], g1[k], g2[k], g3[k]
-			}
-		}
+		kernel.Interleave4(de[4:], sp[o:], st)
+		kernel.Interleave4(si[4:], sg[o:], st)
 	}
 }
 
@@ -276,23 +264,32 @@ func (p *bernPoly) backwardAll(rec []float64, d int, zbar []float64, lbar float6
 	P := p.m + 1
 	G := groups(d)
 	srec := rec[8*P*G:][:bernRec*d]
-	for j := range d {
-		zb := zbar[j]
-		if gc != nil {
-			blk := rec[8*P*(j/4) : 8*P*(j/4+1)]
-			l := j % 4
-			dz, dl := blk[l:4*P], blk[4*P+l:]
-			g := gc[gcOff+j*gcStride:][:P]
-			if setC {
-				for k := range g {
-					g[k] = zb*dz[4*k] + lbar*dl[4*k]
-				}
-			} else {
-				for k := range g {
-					g[k] += zb*dz[4*k] + lbar*dl[4*k]
+	if gc != nil {
+		for g := range G {
+			blk := rec[8*P*g : 8*P*(g+1)]
+			if setC && 4*g+4 <= d { // a whole group: four rows at once
+				kernel.Deinterleave4(gc[gcOff+4*g*gcStride:], gcStride, zbar[4*g:4*g+4], lbar, blk[:4*P], blk[4*P:])
+				continue
+			}
+			for l := range min(4, d-4*g) {
+				j := 4*g + l
+				zb := zbar[j]
+				dz, dl := blk[l:4*P], blk[4*P+l:]
+				g := gc[gcOff+j*gcStride:][:P]
+				if setC {
+					for k := range g {
+						g[k] = zb*dz[4*k] + lbar*dl[4*k]
+					}
+				} else {
+					for k := range g {
+						g[k] += zb*dz[4*k] + lbar*dl[4*k]
+					}
 				}
 			}
 		}
+	}
+	for j := range d {
+		zb := zbar[j]
 		s := srec[bernRec*j : bernRec*(j+1)]
 		if ga != nil {
 			a := gaOff + j*gaStride

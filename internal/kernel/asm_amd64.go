@@ -112,6 +112,20 @@ func bernElev4(m int, xy, b2, tds, b1, dzdl, res []float64) {
 	bernElev4Go(m, xy, b2, tds, b1, dzdl, res)
 }
 
+func interleave4(dst, src []float64, s, n int) int {
+	if useAsm {
+		return interleave4Asm(dst, src, s, n)
+	}
+	return interleave4Go(dst, src, s, n)
+}
+
+func deinterleave4(dst []float64, s int, a []float64, b float64, x, y []float64, n int) int {
+	if useAsm {
+		return deinterleave4Asm(dst, s, a, b, x, y, n)
+	}
+	return deinterleave4Go(dst, s, a, b, x, y, n)
+}
+
 func gemvN(A []float64, lda int, x, y []float64) { gemvNGo(A, lda, x, y) }
 func gemvT(A []float64, lda int, x, y []float64) { gemvTGo(A, lda, x, y) }
 func ger(x, y, A []float64, lda int)             { gerGo(x, y, A, lda) }
@@ -143,7 +157,8 @@ func denseBackX(Xadj []float64, n, k int, G []float64, m int, W []float64) {
 // axpy4Asm and 2·len(y) for axpy2Asm; len(q) ≥ len(g) and len(dst) > (len(g)−1)·s for
 // scatterAxpyDotAsm; len(g) = 4n, len(dst) > (n−1)·s + 3 and o_i + n ≤ len(q) for
 // scatterAxpyDot4Asm; len(sp) = len(sg) = len(r) for softplusAsm; the lengths
-// BernsteinElev4 checks for bernElev4Asm.
+// BernsteinElev4, Interleave4 and Deinterleave4 check for bernElev4Asm, interleave4Asm and
+// deinterleave4Asm.
 
 //go:noescape
 func axpyAsm(a float64, x, y []float64)
@@ -168,6 +183,12 @@ func softplusAsm(sp, sg, r []float64)
 
 //go:noescape
 func bernElev4Asm(m int, fm, fmm float64, xy, b2, tds, b1, dzdl, res []float64)
+
+//go:noescape
+func interleave4Asm(dst, src []float64, s, n int) int
+
+//go:noescape
+func deinterleave4Asm(dst []float64, s int, a []float64, b float64, x, y []float64, n int) int
 
 // q4 returns four lanes holding the bits of v; u4 four lanes holding b.
 //

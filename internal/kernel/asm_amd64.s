@@ -769,3 +769,96 @@ p2end:
 	VMOVUPD Y4, 0(R11)
 	VZEROUPPER
 	RET
+
+// TRANS4 transposes the 4 × 4 block in Y0–Y3 (rows) into Y0–Y3 (columns), using Y4–Y7.
+#define TRANS4 \
+	VUNPCKLPD Y1, Y0, Y4; \
+	VUNPCKHPD Y1, Y0, Y5; \
+	VUNPCKLPD Y3, Y2, Y6; \
+	VUNPCKHPD Y3, Y2, Y7; \
+	VPERM2F128 $0x20, Y6, Y4, Y0; \
+	VPERM2F128 $0x20, Y7, Y5, Y1; \
+	VPERM2F128 $0x31, Y6, Y4, Y2; \
+	VPERM2F128 $0x31, Y7, Y5, Y3
+
+// func interleave4Asm(dst, src []float64, s, n int) int
+// Interleave4 for the first n &^ 3 entries of each row (returned), one 4 × 4 transpose in
+// registers per four entries.
+TEXT ·interleave4Asm(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+	MOVQ s+48(FP), R8
+	SHLQ $3, R8
+	LEAQ (SI)(R8*1), R9
+	LEAQ (R9)(R8*1), R10
+	LEAQ (R10)(R8*1), R11
+	MOVQ n+56(FP), CX
+	ANDQ $-4, CX
+	MOVQ CX, ret+64(FP)
+	XORQ BX, BX                // byte offset in the rows
+	SHLQ $3, CX
+il4loop:
+	CMPQ BX, CX
+	JGE il4end
+	VMOVUPD (SI)(BX*1), Y0
+	VMOVUPD (R9)(BX*1), Y1
+	VMOVUPD (R10)(BX*1), Y2
+	VMOVUPD (R11)(BX*1), Y3
+	TRANS4
+	VMOVUPD Y0, 0(DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD Y3, 96(DI)
+	ADDQ $32, BX
+	ADDQ $128, DI
+	JMP il4loop
+
+il4end:
+	VZEROUPPER
+	RET
+
+// func deinterleave4Asm(dst []float64, s int, a []float64, b float64, x, y []float64, n int) int
+// Deinterleave4 for the first n &^ 3 entries of each row (returned): per four entries, four
+// vectors a·x + b·y (one product and one fused multiply-add each), transposed in registers,
+// one store into each row.
+TEXT ·deinterleave4Asm(SB), NOSPLIT, $0-128
+	MOVQ dst_base+0(FP), DI
+	MOVQ s+24(FP), R8
+	SHLQ $3, R8
+	LEAQ (DI)(R8*1), R9
+	LEAQ (R9)(R8*1), R10
+	LEAQ (R10)(R8*1), R11
+	MOVQ a_base+32(FP), AX
+	VMOVUPD 0(AX), Y8          // a
+	VBROADCASTSD b+56(FP), Y9  // b
+	MOVQ x_base+64(FP), SI
+	MOVQ y_base+88(FP), DX
+	MOVQ n+112(FP), CX
+	ANDQ $-4, CX
+	MOVQ CX, ret+120(FP)
+	XORQ BX, BX                // byte offset in the rows
+	SHLQ $3, CX
+dl4loop:
+	CMPQ BX, CX
+	JGE dl4end
+	VMULPD 0(SI), Y8, Y0
+	VFMADD231PD 0(DX), Y9, Y0
+	VMULPD 32(SI), Y8, Y1
+	VFMADD231PD 32(DX), Y9, Y1
+	VMULPD 64(SI), Y8, Y2
+	VFMADD231PD 64(DX), Y9, Y2
+	VMULPD 96(SI), Y8, Y3
+	VFMADD231PD 96(DX), Y9, Y3
+	TRANS4
+	VMOVUPD Y0, (DI)(BX*1)
+	VMOVUPD Y1, (R9)(BX*1)
+	VMOVUPD Y2, (R10)(BX*1)
+	VMOVUPD Y3, (R11)(BX*1)
+	ADDQ $32, BX
+	ADDQ $128, SI
+	ADDQ $128, DX
+	JMP dl4loop
+
+dl4end:
+	VZEROUPPER
+	RET

@@ -89,3 +89,65 @@ func bernElev4Go(m int, xy, b2, tds, b1, dzdl, res []float64) {
 		dz[l], dl[l] = 1, 0
 	}
 }
+
+// Interleave4 sets dst[4k+l] = src[l·s + k] for l < 4 and k < n = len(dst)/4: four rows of
+// n values at stride s in src, interleaved (the layout BernsteinElev4 reads). len(dst) must
+// be a multiple of 4, s ≥ n and, for n > 0, len(src) ≥ 3s + n. The assembly transposes 4 × 4
+// blocks in registers. Cost: 4n loads and stores.
+func Interleave4(dst, src []float64, s int) {
+	n := len(dst) / 4
+	if len(dst)%4 != 0 || s < n || (n > 0 && len(src) < 3*s+n) {
+		panic(fmt.Sprintf("kernel: Interleave4: len(dst)=%d, len(src)=%d, s=%d", len(dst), len(src), s))
+	}
+	n4 := interleave4(dst, src, s, n)
+	for k := n4; k < n; k++ {
+		dst[4*k], dst[4*k+1], dst[4*k+2], dst[4*k+3] = src[k], src[s+k], src[2*s+k], src[3*s+k]
+	}
+	clearUpper()
+}
+
+// interleave4Go is Interleave4 in pure Go; it returns n (all entries done).
+func interleave4Go(dst, src []float64, s, n int) int {
+	r0, r1, r2, r3 := src[:n], src[s:s+n], src[2*s:2*s+n], src[3*s:3*s+n]
+	dst = dst[:4*n]
+	for k := range n {
+		d := dst[4*k : 4*k+4]
+		d[0], d[1], d[2], d[3] = r0[k], r1[k], r2[k], r3[k]
+	}
+	return n
+}
+
+// Deinterleave4 sets dst[l·s + k] = a[l]·x[4k+l] + b·y[4k+l] for l < 4 and k < n =
+// len(x)/4: the inverse layout change of Interleave4 with a combination of two interleaved
+// arrays on the way (the pullback of four Bernstein coordinates, z̄_l·∂z/∂r + l̄·∂ld/∂r).
+// len(x) must be a multiple of 4, len(y) = len(x), len(a) = 4, s ≥ n and, for n > 0,
+// len(dst) ≥ 3s + n. Each value is one product and one multiply-add (fused in the assembly,
+// so rounding may differ from the Go loop in the last bit). Cost: 2n multiply-adds per row.
+func Deinterleave4(dst []float64, s int, a []float64, b float64, x, y []float64) {
+	n := len(x) / 4
+	if len(x)%4 != 0 || len(y) != len(x) || len(a) != 4 || s < n || (n > 0 && len(dst) < 3*s+n) {
+		panic(fmt.Sprintf("kernel: Deinterleave4: len(dst)=%d, s=%d, len(a)=%d, len(x)=%d, len(y)=%d", len(dst), s, len(a), len(x), len(y)))
+	}
+	n4 := deinterleave4(dst, s, a, b, x, y, n)
+	for k := n4; k < n; k++ {
+		for l := range 4 {
+			dst[l*s+k] = a[l]*x[4*k+l] + b*y[4*k+l]
+		}
+	}
+	clearUpper()
+}
+
+// deinterleave4Go is Deinterleave4 in pure Go; it returns n (all entries done).
+func deinterleave4Go(dst []float64, s int, a []float64, b float64, x, y []float64, n int) int {
+	a0, a1, a2, a3 := a[0], a[1], a[2], a[3]
+	d0, d1, d2, d3 := dst[:n], dst[s:s+n], dst[2*s:2*s+n], dst[3*s:3*s+n]
+	x, y = x[:4*n], y[:4*n]
+	for k := range n {
+		xk, yk := x[4*k:4*k+4], y[4*k:4*k+4]
+		d0[k] = a0*xk[0] + b*yk[0]
+		d1[k] = a1*xk[1] + b*yk[1]
+		d2[k] = a2*xk[2] + b*yk[2]
+		d3[k] = a3*xk[3] + b*yk[3]
+	}
+	return n
+}

@@ -158,3 +158,90 @@ func BenchmarkBernsteinElev4M50(b *testing.B) {
 		BernsteinElev4(m, xy, b2, tds, b1, dzdl, res)
 	}
 }
+
+// Interleave4 and Deinterleave4 (exported, so the assembly where it runs, and the Go
+// versions) at every length mod 4, with row strides above the length and guard values
+// around the outputs. Interleave4 moves values: exact. Deinterleave4 rounds a product and a
+// (possibly fused) multiply-add: within 2ε·(|a·x| + |b·y|) of the exact value.
+func TestInterleave4(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	type ilImpl struct {
+		name string
+		f    func(dst, src []float64, s, n int) int
+	}
+	type dlImpl struct {
+		name string
+		f    func(dst []float64, s int, a []float64, b float64, x, y []float64, n int) int
+	}
+	ils := []ilImpl{{"exported", func(dst, src []float64, s, n int) int { Interleave4(dst, src, s); return n }}, {"go", interleave4Go}}
+	dls := []dlImpl{{"exported", func(dst []float64, s int, a []float64, b float64, x, y []float64, n int) int {
+		Deinterleave4(dst, s, a, b, x, y)
+		return n
+	}}, {"go", deinterleave4Go}}
+	const pad, mark = 5, -3.25
+	for n := 0; n <= 13; n++ {
+		for _, s := range []int{n, n + 3} {
+			src := make([]float64, 3*s+n)
+			for i := range src {
+				src[i] = rng.NormFloat64()
+			}
+			for _, im := range ils {
+				buf := make([]float64, 4*n+2*pad)
+				for i := range buf {
+					buf[i] = mark
+				}
+				if got := im.f(buf[pad:pad+4*n], src, s, n); got != n {
+					t.Fatalf("%s n=%d: did %d entries", im.name, n, got)
+				}
+				for i := range pad {
+					if buf[i] != mark || buf[pad+4*n+i] != mark {
+						t.Fatalf("%s n=%d s=%d: write outside dst", im.name, n, s)
+					}
+				}
+				for k := range n {
+					for l := range 4 {
+						if got, want := buf[pad+4*k+l], src[l*s+k]; got != want {
+							t.Errorf("%s n=%d s=%d: dst[%d] = %v, want %v", im.name, n, s, 4*k+l, got, want)
+						}
+					}
+				}
+			}
+			x, y := make([]float64, 4*n), make([]float64, 4*n)
+			for i := range x {
+				x[i], y[i] = rng.NormFloat64(), rng.NormFloat64()
+			}
+			a, b := []float64{0.5, -1.25, 3, 1e-3}, 0.75
+			for _, im := range dls {
+				buf := make([]float64, 3*s+n+2*pad)
+				for i := range buf {
+					buf[i] = mark
+				}
+				dst := buf[pad : pad+3*s+n]
+				im.f(dst, s, a, b, x, y, n)
+				for i := range pad {
+					if buf[i] != mark || buf[pad+3*s+n+i] != mark {
+						t.Fatalf("%s n=%d s=%d: write outside dst", im.name, n, s)
+					}
+				}
+				for l := range 4 {
+					for k := range s {
+						if l == 3 && k >= n {
+							break
+						}
+						got := dst[l*s+k]
+						if k >= n {
+							if got != mark {
+								t.Errorf("%s n=%d s=%d: dst[%d] written between rows", im.name, n, s, l*s+k)
+							}
+							continue
+						}
+						ax, by := a[l]*x[4*k+l], b*y[4*k+l]
+						if math.Abs(got-(ax+by)) > 2*0x1p-52*(math.Abs(ax)+math.Abs(by)) {
+							t.Errorf("%s n=%d s=%d: dst[%d] = %v, want %v", im.name, n, s, l*s+k, got, ax+by)
+						}
+					}
+				}
+			}
+		}
+	}
+}
