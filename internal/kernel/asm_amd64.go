@@ -5,12 +5,14 @@ package kernel
 import "math"
 
 // The default amd64 build carries AVX2+FMA kernels in Go assembly (asm_amd64.s) for Softplus,
-// Axpy, Dot and the MADE output-layer kernels (Axpy4, Axpy2, ScatterAxpyDot,
-// ScatterAxpyDot4), used when the
-// CPU and the operating system support AVX2 and FMA (useAsm, fixed at start-up); every other
-// kernel, and every kernel on other CPUs, runs the pure-Go code. Build with -tags purego for
-// pure Go throughout. Each assembly kernel ends with VZEROUPPER, so clearUpper has nothing
-// left to do.
+// Axpy, Dot, the MADE output-layer kernels (Axpy4, Axpy2, ScatterAxpyDot,
+// ScatterAxpyDot4) and the Bernstein kernels (BernsteinElev4, Interleave4, Deinterleave4),
+// used when the CPU and the operating system support AVX2 and FMA (useAsm, fixed at
+// start-up); Softplus runs an AVX-512 version where that is usable too (useAsm512). Every
+// other kernel, and every kernel on other CPUs, runs the pure-Go code. Build with -tags
+// purego for pure Go throughout. Each assembly kernel ends with VZEROUPPER (which also
+// clears the upper halves of Z0–Z15; Z16–Z31 are not used), so clearUpper has nothing left
+// to do.
 
 // cpuid executes CPUID with EAX = leaf, ECX = sub (cpu_amd64.s).
 func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
@@ -40,7 +42,24 @@ func hasAVX2FMA() bool {
 // useAsm is fixed at start-up: whether the assembly kernels may run.
 var useAsm = hasAVX2FMA()
 
+// hasAVX512 reports whether, beyond hasAVX2FMA, the CPU has AVX-512F and AVX-512DQ and the
+// operating system saves the opmask and ZMM registers (XCR0 bits 5–7).
+func hasAVX512() bool {
+	if !hasAVX2FMA() || xgetbv0()&0xe6 != 0xe6 {
+		return false
+	}
+	_, ebx7, _, _ := cpuid(7, 0)
+	const f, dq, bmi2 = 1 << 16, 1 << 17, 1 << 8
+	return ebx7&(f|dq|bmi2) == f|dq|bmi2
+}
+
+// useAsm512 is fixed at start-up: whether the AVX-512 version of Softplus may run.
+var useAsm512 = hasAVX512()
+
 func impl() string {
+	if useAsm && useAsm512 {
+		return "avx2+fma asm, avx-512 softplus"
+	}
 	if useAsm {
 		return "avx2+fma asm"
 	}
@@ -97,6 +116,10 @@ func scatterAxpyDot4(a float64, g, dst []float64, s int, q []float64, o [4]int) 
 }
 
 func softplusv(sp, sg, r []float64) {
+	if useAsm && useAsm512 {
+		softplusAsm512(sp, sg, r)
+		return
+	}
 	if useAsm {
 		softplusAsm(sp, sg, r)
 		return
@@ -180,6 +203,9 @@ func scatterAxpyDot4Asm(a float64, g, dst []float64, s int, q []float64, o0, o1,
 
 //go:noescape
 func softplusAsm(sp, sg, r []float64)
+
+//go:noescape
+func softplusAsm512(sp, sg, r []float64)
 
 //go:noescape
 func bernElev4Asm(m int, fm, fmm float64, xy, b2, tds, b1, dzdl, res []float64)
