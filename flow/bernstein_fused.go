@@ -10,8 +10,9 @@ import (
 
 // The forward pass of Bernstein and BernsteinAR as one ad.Custom node per draw: the node's
 // value is (z_1, …, z_d, log|det ∂z/∂u|). Its forward evaluates all d polynomials (the d·M
-// softplus increments in one vectorised pass; for Bernstein they depend on the parameters
-// only and are prepared once per parameter value, ad.Tape.Memo) and keeps ∂z_j/∂r, ∂ld_j/∂r
+// softplus increments in one kernel.Softplus pass; for Bernstein they depend on the
+// parameters only and are prepared once per parameter value, ad.Tape.Memo; then four
+// coordinates per kernel.BernsteinElev4 call) and keeps ∂z_j/∂r, ∂ld_j/∂r
 // and the six affine and input partials of every coordinate; its backward combines them with
 // the output adjoint (r̄_j = z̄_j·∂z_j/∂r + l̄·∂ld_j/∂r) and, for BernsteinAR, pulls r̄ back
 // through the whole MADE in plain float64 (nn.MADE.OutputsByDimBack, HiddenBack). Against one
