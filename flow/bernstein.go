@@ -32,7 +32,8 @@ import (
 // but the number of coefficients (degree M−1) in its multivariate code.
 //
 // Tape cost of Forward: one ad.Custom node for z and the log-determinant (bernstein_fused.go)
-// and two views, O(d·M) work with four transcendental functions per coordinate. The d·M
+// and two views, O(d·M) work with about four transcendental functions per coordinate (for
+// BoundedTails two of them in one kernel.Softplus pass over all coordinates). The d·M
 // softplus increments (the coefficients) do not depend on u: they are computed once per
 // parameter value on a tape (ad.Tape.Memo), so the draws of one ELBO step share them.
 type Bernstein struct {

@@ -38,9 +38,11 @@ import (
 // Cost of Forward: the MADE's hidden layers as tape nodes, then one ad.Custom node for its
 // output layer (read from a copy of the unmasked output weights packed once per parameter
 // value, nn.MADE.PackOutput), the d·M softplus increments, the d polynomials and the
-// log-determinant (bernstein_fused.go): O(MADE + d·M), with d·M exp and log1p evaluations.
-// For M = 50, d = 10 these dominate (≈ 40% of an ELBO gradient step), then the output layer
-// (≈ 2.8·10³ multiply-adds forward, twice that backward) and the polynomials.
+// log-determinant (bernstein_fused.go): O(MADE + d·M), with d·M softplus evaluations (one
+// kernel.Softplus pass) and four coordinates' polynomials per kernel.BernsteinElev4 call.
+// For M = 50, d = 10 the MADE's output layer (≈ 2.8·10³ multiply-adds forward, twice that
+// backward) now costs more than the softplus pass and the polynomials together
+// (bench/results/bfvi_speed.md).
 // Inverse is sequential: d MADE passes and d 1-D root searches.
 type BernsteinAR struct {
 	made  *nn.MADE

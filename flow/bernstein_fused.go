@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/vigo-bayes/vigo/ad"
@@ -9,8 +10,9 @@ import (
 
 // The forward pass of Bernstein and BernsteinAR as one ad.Custom node per draw: the node's
 // value is (z_1, …, z_d, log|det ∂z/∂u|). Its forward evaluates all d polynomials (the d·M
-// softplus increments in one vectorised pass; for Bernstein they depend on the parameters
-// only and are prepared once per parameter value, ad.Tape.Memo) and keeps ∂z_j/∂r, ∂ld_j/∂r
+// softplus increments in one kernel.Softplus pass; for Bernstein they depend on the
+// parameters only and are prepared once per parameter value, ad.Tape.Memo; then four
+// coordinates per kernel.BernsteinElev4 call) and keeps ∂z_j/∂r, ∂ld_j/∂r
 // and the six affine and input partials of every coordinate; its backward combines them with
 // the output adjoint (r̄_j = z̄_j·∂z_j/∂r + l̄·∂ld_j/∂r) and, for BernsteinAR, pulls r̄ back
 // through the whole MADE in plain float64 (nn.MADE.OutputsByDimBack, HiddenBack). Against one
@@ -22,9 +24,14 @@ import (
 // ∂z/∂(a′, β, u) and ∂ld/∂(a′, β, u).
 const bernRec = 6
 
+// The d coordinates are evaluated in groups of four, one per lane of kernel.BernsteinElev4
+// (the last group padded with zero lanes): the prepared coefficients and the record of
+// ∂z/∂r and ∂ld/∂r hold each group's four coordinates interleaved, entry k of lane l at
+// [4k + l] of the group's block, so that the kernel reads and writes whole vectors.
+
 // bernRows says where the parameters of d coordinates are in plain slices: the raw
 // coefficients of coordinate j at coef[coefOff + j·coefStride :][:M+1] and (a′_j, β_j) at
-// aff[affOff + j·affStride :][:2].
+// aff[affOff + j·affStride :][:2]. coefStride is at most M+3.
 type bernRows struct {
 	coef                []float64
 	coefOff, coefStride int
@@ -32,100 +39,259 @@ type bernRows struct {
 	affOff, affStride   int
 }
 
-// recLen returns the length of the per-draw record forwardAll keeps for d coordinates.
-func (p *bernPoly) recLen(d int) int { return d * (2*(p.m+1) + bernRec) }
+// groups returns the number of groups of four coordinates.
+func groups(d int) int { return (d + 3) / 4 }
 
-// prepLen returns the length of the prepared coefficients of d coordinates (prepAll).
-func (p *bernPoly) prepLen(d int) int { return 3*d*(p.m+1) + 3*d }
+// recLen returns the length of the per-draw record evalAll keeps for d coordinates: per
+// group ∂z/∂r and ∂ld/∂r (4(M+1) each, interleaved), then bernRec values per coordinate.
+func (p *bernPoly) recLen(d int) int { return 8*(p.m+1)*groups(d) + bernRec*d }
+
+// affOff returns where prepAll puts the affine values (α_j, σ(a′_j), log α_j).
+func (p *bernPoly) affOff(d int) int { return 8 * (p.m + 1) * groups(d) }
+
+// prepLen returns the length of the prepared coefficients of d coordinates (prepAll): per
+// group δ (with ϑ_0 for δ_0) and σ(r) (4(M+1) each, interleaved), the 3d affine values, and
+// the scratch of prepCoefs's softplus pass.
+func (p *bernPoly) prepLen(d int) int { return p.affOff(d) + 3*d + 8*groups(d)*(p.m+3) }
+
+// evalLen returns the length of the scratch evalAll needs for d coordinates.
+func (p *bernPoly) evalLen(d int) int { return 16*(p.m+1) + 20 + 6*d }
 
 // wsLen returns the length of the scratch forwardAll needs for d coordinates.
-func (p *bernPoly) wsLen(d int) int { return p.prepLen(d) + 3*(p.m+1) }
+func (p *bernPoly) wsLen(d int) int { return p.prepLen(d) + p.evalLen(d) }
 
-// prepAll writes the prepared coefficients of d coordinates into pre (prepLen(d)): for
-// coordinate j, ϑ, δ and σ(r) as prep writes them at pre[3(M+1)j:], and α_j, σ(a′_j) and
-// log α_j at pre[3(M+1)d + 3j:] (prepAffine). Cost: the d·M softplus increments and their
-// sigmoids (kernel.Softplus), d cumulative sums, and d softplus for α.
+// prepAll writes the prepared coefficients of d coordinates into pre (prepLen(d)): for the
+// group of coordinates 4g..4g+3, the increments δ (entry 0: ϑ_0 = r_0) and σ(r) at
+// pre[8(M+1)g:] (prepCoefs), and α_j, σ(a′_j), log α_j at pre[affOff(d):] + j, + d + j,
+// + 2d + j (prepAffine). The cumulative sums ϑ_k are not formed (kernel.BernsteinElev4 sums
+// by parts). Cost: the d·M softplus increments and their sigmoids (one kernel.Softplus pass)
+// and d softplus and logarithms for α.
 func (p *bernPoly) prepAll(pre []float64, d int, L bernRows) {
 	p.prepCoefs(pre, d, L)
-	p.prepAffine(pre[3*d*(p.m+1):], d, L)
+	p.prepAffine(pre[p.affOff(d):][:3*d], d, L)
 }
 
-// prepCoefs is the part of prepAll for the polynomial coefficients (ϑ, δ, σ(r)).
+// prepCoefs is the part of prepAll for the polynomial coefficients (δ with ϑ_0, σ(r)): one
+// kernel.Softplus call over all the rows of raw coefficients (with whatever lies between them
+// when coefStride > M+1, computed and ignored), then the rows interleaved by group of four.
 func (p *bernPoly) prepCoefs(pre []float64, d int, L bernRows) {
-	P := p.m + 1
-	for j := range d {
-		r := L.coef[L.coefOff+j*L.coefStride:][:P]
-		w := pre[3*j*P : 3*(j+1)*P]
-		theta, delta, sig := w[:P], w[P:2*P], w[2*P:]
-		kernel.Softplus(delta[1:], sig[1:], r[1:])
-		acc := r[0]
-		theta[0] = acc
-		for k := 1; k < P; k++ {
-			acc += delta[k]
-			theta[k] = acc
+	M := p.m
+	P := M + 1
+	st := L.coefStride
+	if st < P || st > M+3 {
+		panic(fmt.Sprintf("flow: Bernstein: coefficient stride %d, want M+1..M+3 (M=%d)", st, M))
+	}
+	G := groups(d)
+	n := (d-1)*st + M
+	N := 4 * G * st // the rows of the padding lanes of the last group read zeros
+	sc := pre[p.affOff(d)+3*d:]
+	sp, sg := sc[:N], sc[N:2*N]
+	r := L.coef[L.coefOff:][:n+1]
+	kernel.Softplus(sp[:n], sg[:n], r[1:])
+	clear(sp[n:])
+	clear(sg[n:])
+	for g := range G {
+		blk := pre[8*P*g : 8*P*(g+1)]
+		de, si := blk[:4*P], blk[4*P:]
+		o := 4 * g * st // sp[o + l·st + k − 1] = softplus(r_k) of coordinate 4g+l
+		for l := range 4 {
+			de[l], si[l] = 0, 0
+			if j := 4*g + l; j < d {
+				de[l] = r[j*st]
+			}
 		}
+		kernel.Interleave4(de[4:], sp[o:], st)
+		kernel.Interleave4(si[4:], sg[o:], st)
 	}
 }
 
-// prepAffine writes α_j, σ(a′_j) and log α_j into a[3j:3j+3] for the d affine pairs of L.
+// prepAffine writes α_j = softplus(a′_j), σ(a′_j) and log α_j into a[j], a[d+j], a[2d+j]
+// (len(a) = 3d) for the d affine pairs of L.
 func (p *bernPoly) prepAffine(a []float64, d int, L bernRows) {
+	alpha, sa, la := a[:d], a[d:2*d], a[2*d:3*d]
 	for j := range d {
-		alpha, sa := softplusSig(L.aff[L.affOff+j*L.affStride])
-		a[3*j], a[3*j+1], a[3*j+2] = alpha, sa, math.Log(alpha)
+		la[j] = L.aff[L.affOff+j*L.affStride] // a′_j, replaced by log α_j below
+	}
+	kernel.Softplus(alpha, sa, la)
+	for j := range d {
+		la[j] = math.Log(alpha[j])
 	}
 }
 
 // evalAll writes z_j = T_j(u_j) into out[j] and Σ_j log T_j′(u_j) into out[d] from the
-// prepared coefficients pre (prepAll) and the β_j of L, and the partials of coordinate j into
-// rec[j·(2(M+1)+bernRec):]: ∂z_j/∂r, ∂ld_j/∂r, then ∂z_j/∂(a′, β, u), ∂ld_j/∂(a′, β, u).
-// bs is scratch of 3(M+1). Cost O(d·M) and four transcendental functions per coordinate (at).
+// prepared coefficients pre (prepAll) and the β_j of L, and the partials into rec (recLen):
+// ∂z_j/∂r and ∂ld_j/∂r interleaved by group of four, then at rec[8(M+1)·groups(d) + 6j:]
+// ∂z_j/∂(a′, β, u), ∂ld_j/∂(a′, β, u). bs is scratch of evalLen(d). For BoundedTails the
+// points x_j = σ(v_j), 1 − x_j and their logarithms come from one kernel.Softplus pass over
+// ±v_j (LinearTails: a log and a log1p each); then, per group of four coordinates, the bases
+// of degree M−2 by the mode-centred recurrences (basis, one exponential each), then
+// kernel.BernsteinElev4 for the elevations, z, h′, h″ and the partials in r, and a logarithm
+// per coordinate for log h′. Coordinates at a NaN point, in a linear tail, or of degree M = 1
+// take the one-coordinate path (atSplit) instead. Cost O(d·M).
 func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []float64) {
-	P := p.m + 1
-	R := 2*P + bernRec
-	sum := 0.0
+	M := p.m
+	P := M + 1
+	G := groups(d)
+	aff := pre[p.affOff(d):][:3*d]
+	alpha, sa, la := aff[:d], aff[d:2*d], aff[2*d:]
+	b2, b1 := bs[:4*max(M-1, 0)], bs[4*P:4*P+4*M]
+	xy, res := bs[8*P:8*P+8], bs[8*P+8:8*P+20]
+	fb := bs[8*P+20:][:8*P] // one-coordinate path: ϑ, δ, σ; its basis scratch; ∂z, ∂ld
+	// The points v_j, and for BoundedTails softplus(±v_j) and σ(±v_j) in one kernel.Softplus
+	// pass: x = σ(v), y = σ(−v), log x = −softplus(−v), log y = −softplus(v).
+	vs := bs[16*P+20:][:6*d]
+	vv, sp, sg := vs[:2*d], vs[2*d:4*d], vs[4*d:]
 	for j := range d {
-		w := pre[3*j*P : 3*(j+1)*P]
-		a := pre[3*d*P+3*j:][:3]
-		alpha, sa := a[0], a[1]
-		uj := u[j]
-		rj := rec[j*R : (j+1)*R]
-		v := alpha*uj + L.aff[L.affOff+j*L.affStride+1]
-		zj, ld, dzdv, dldv := p.atSplit(w, bs, v, rj[:P], rj[P:2*P])
-		out[j] = zj
-		sum += ld + a[2]
-		s := rj[2*P:]
-		s[0], s[1], s[2] = dzdv*uj*sa, dzdv, dzdv*alpha
-		s[3], s[4], s[5] = dldv*uj*sa+sa/alpha, dldv, dldv*alpha
+		vj := alpha[j]*u[j] + L.aff[L.affOff+j*L.affStride+1]
+		vv[j], vv[d+j] = vj, -vj
+	}
+	if p.tails == BoundedTails {
+		kernel.Softplus(sp, sg, vv)
+	}
+	srec := rec[8*P*G:][:bernRec*d]
+	sum := 0.0
+	for g := range G {
+		tds := pre[8*P*g : 8*P*(g+1)]
+		dzdl := rec[8*P*g : 8*P*(g+1)]
+		nl := min(4, d-4*g)
+		// The transcendental functions of the four lanes in separate passes, so that the
+		// processor overlaps the lanes' independent calls.
+		var v, e, lx, ly, lb [4]float64
+		var kk [4]int
+		var slow [4]bool
+		for l := range 4 {
+			xy[l], xy[4+l] = 0, 0
+			if l >= nl {
+				slow[l] = true
+				continue
+			}
+			j := 4*g + l
+			vj := vv[j]
+			v[l] = vj
+			var x, y float64
+			switch {
+			case M < 2 || math.IsNaN(vj) || (p.tails == LinearTails && (vj < 0 || vj > 1)):
+				slow[l] = true
+				continue
+			case p.tails == BoundedTails:
+				x, y, lx[l], ly[l] = sg[j], sg[d+j], -sp[d+j], -sp[j]
+			default:
+				x, y = vj, 1-vj
+				lx[l], ly[l] = math.Log(vj), math.Log1p(-vj)
+			}
+			xy[l], xy[4+l] = x, y
+			kk[l], lb[l] = p.basisMode(M-2, x, y, lx[l], ly[l])
+		}
+		for l := range 4 {
+			if !slow[l] {
+				e[l] = math.Exp(lb[l])
+			}
+		}
+		clear(b2)
+		for l := range 4 {
+			if !slow[l] {
+				p.basisRun(b2[l:], 4, M-2, kk[l], e[l], xy[l], xy[4+l])
+			}
+		}
+		if M >= 2 {
+			kernel.BernsteinElev4(M, xy, b2, tds, b1, dzdl, res)
+		}
+		for l := range 4 {
+			if !slow[l] {
+				e[l] = math.Log(res[4+l]) // log h′
+			}
+		}
+		for l := range nl {
+			j := 4*g + l
+			var zj, ld, dzdv, dldv float64
+			if slow[l] {
+				zj, ld, dzdv, dldv = p.evalOne(fb, tds, dzdl, l, v[l])
+			} else {
+				x, y := xy[l], xy[4+l]
+				hp, hpp := res[4+l], res[8+l]
+				zj, ld = res[l], e[l]
+				if p.tails == BoundedTails { // chain through x = σ(v): dx/dv = x·y
+					q := x * y
+					ld += lx[l] + ly[l]
+					dzdv, dldv = hp*q, hpp/hp*q+(y-x)
+				} else {
+					dzdv, dldv = hp, hpp/hp
+				}
+			}
+			out[j] = zj
+			sum += ld + la[j]
+			uj, a, sj := u[j], alpha[j], sa[j]
+			s := srec[bernRec*j : bernRec*(j+1)]
+			s[0], s[1], s[2] = dzdv*uj*sj, dzdv, dzdv*a
+			s[3], s[4], s[5] = dldv*uj*sj+sj/a, dldv, dldv*a
+		}
 	}
 	out[d] = sum
+}
+
+// evalOne evaluates lane l of a group at v by atSplit (the one-coordinate path, for the
+// special cases) and writes its ∂z/∂r and ∂ld/∂r into the group's record dzdl. fb is scratch
+// of 8(M+1).
+func (p *bernPoly) evalOne(fb, tds, dzdl []float64, l int, v float64) (z, ld, dzdv, dldv float64) {
+	P := p.m + 1
+	w := fb[:3*P]
+	theta := 0.0
+	for k := range P {
+		theta += tds[4*k+l] // ϑ_k as prep forms it: ϑ_0 = r_0, then δ_1, δ_2, … added
+		w[k], w[P+k], w[2*P+k] = theta, tds[4*k+l], tds[4*P+4*k+l]
+	}
+	dz, dl := fb[6*P:7*P], fb[7*P:8*P]
+	z, ld, dzdv, dldv = p.atSplit(w, fb[3*P:6*P], v, dz, dl)
+	for k := range P {
+		dzdl[4*k+l], dzdl[4*P+4*k+l] = dz[k], dl[k]
+	}
+	return z, ld, dzdv, dldv
 }
 
 // forwardAll is prepAll then evalAll with scratch ws of wsLen(d).
 func (p *bernPoly) forwardAll(ws []float64, d int, L bernRows, u, out, rec []float64) {
 	n := p.prepLen(d)
-	pre, bs := ws[:n], ws[n:n+3*(p.m+1)]
+	pre, bs := ws[:n], ws[n:n+p.evalLen(d)]
 	p.prepAll(pre, d, L)
 	p.evalAll(pre, bs, d, L, u, out, rec)
 }
 
 // backwardAll adds the pullback of the adjoints zbar (of z, len d) and lbar (of the
-// log-determinant) through the record of forwardAll: coefficient adjoints into
+// log-determinant) through the record of evalAll: coefficient adjoints into
 // gc[gcOff + j·gcStride :][:M+1], affine adjoints into ga[gaOff + j·gaStride :][:2], input
-// adjoints into gu[j]. Any of gc, ga, gu may be nil to skip it. Cost O(d·M).
-func (p *bernPoly) backwardAll(rec []float64, d int, zbar []float64, lbar float64, gc []float64, gcOff, gcStride int, ga []float64, gaOff, gaStride int, gu []float64) {
+// adjoints into gu[j]. Any of gc, ga, gu may be nil to skip it. With setC the coefficient
+// adjoints are stored instead of added (gc need not be zeroed). Cost O(d·M).
+func (p *bernPoly) backwardAll(rec []float64, d int, zbar []float64, lbar float64, gc []float64, gcOff, gcStride int, setC bool, ga []float64, gaOff, gaStride int, gu []float64) {
 	P := p.m + 1
-	R := 2*P + bernRec
-	for j := range d {
-		rj := rec[j*R : (j+1)*R]
-		zb := zbar[j]
-		if gc != nil {
-			g := gc[gcOff+j*gcStride:][:P]
-			dz, dl := rj[:P], rj[P:2*P]
-			for k := range g {
-				g[k] += zb*dz[k] + lbar*dl[k]
+	G := groups(d)
+	srec := rec[8*P*G:][:bernRec*d]
+	if gc != nil {
+		for g := range G {
+			blk := rec[8*P*g : 8*P*(g+1)]
+			if setC && 4*g+4 <= d { // a whole group: four rows at once
+				kernel.Deinterleave4(gc[gcOff+4*g*gcStride:], gcStride, zbar[4*g:4*g+4], lbar, blk[:4*P], blk[4*P:])
+				continue
+			}
+			for l := range min(4, d-4*g) {
+				j := 4*g + l
+				zb := zbar[j]
+				dz, dl := blk[l:4*P], blk[4*P+l:]
+				g := gc[gcOff+j*gcStride:][:P]
+				if setC {
+					for k := range g {
+						g[k] = zb*dz[4*k] + lbar*dl[4*k]
+					}
+				} else {
+					for k := range g {
+						g[k] += zb*dz[4*k] + lbar*dl[4*k]
+					}
+				}
 			}
 		}
-		s := rj[2*P:]
+	}
+	for j := range d {
+		zb := zbar[j]
+		s := srec[bernRec*j : bernRec*(j+1)]
 		if ga != nil {
 			a := gaOff + j*gaStride
 			ga[a] += zb*s[0] + lbar*s[3]
@@ -147,8 +313,11 @@ func (n *bernElemNode) Backward(c ad.Custom) {
 	gp, gu := t.Grad(c.Arg(0)), t.Grad(c.Arg(1))
 	g := c.Grad()
 	B := b.p.m + 3
-	b.p.backwardAll(c.Aux(), b.d, g[:b.d], g[b.d], gp, 0, B, gp, b.p.m+1, B, gu)
+	b.p.backwardAll(c.Aux(), b.d, g[:b.d], g[b.d], gp, 0, B, false, gp, b.p.m+1, B, gu)
 }
+
+// bernElemScratch keys Bernstein's scratch memo.
+type bernElemScratch Bernstein
 
 // forwardNode records Bernstein's forward node.
 func (b *Bernstein) forwardNode(t *ad.Tape, params, u ad.Var) (z, logdet ad.Var) {
@@ -163,7 +332,9 @@ func (b *Bernstein) forwardNode(t *ad.Tape, params, u ad.Var) (z, logdet ad.Var)
 	if !ok {
 		b.p.prepAll(pre, d, L)
 	}
-	b.p.evalAll(pre, t.Scratch(3*(b.p.m+1)), d, L, t.Value(u), c.Value(), c.Aux())
+	// evalAll's scratch: written before it is read, so shared by the draws uncleared.
+	bs, _ := t.Memo((*bernElemScratch)(b), params, b.p.evalLen(d))
+	b.p.evalAll(pre, bs, d, L, t.Value(u), c.Value(), c.Aux())
 	out := c.Var()
 	return t.Slice(out, 0, d), t.Index(out, d)
 }
@@ -190,8 +361,8 @@ func (n *bernARNode) Backward(c ad.Custom) {
 			ga = gp[b.nm:]
 		}
 	}
-	G := t.Scratch(d * P)
-	b.p.backwardAll(rec, d, g[:d], g[d], G, 0, P, ga, 0, 2, gu)
+	G := b.scratch(t, params)[:d*P]
+	b.p.backwardAll(rec, d, g[:d], g[d], G, 0, P, true, ga, 0, 2, gu)
 	if gm == nil && gu == nil {
 		return
 	}
@@ -218,6 +389,20 @@ func (b *BernsteinAR) packed(t *ad.Tape, params ad.Var) []float64 {
 	return q
 }
 
+// bernARScratch keys BernsteinAR's scratch memo.
+type bernARScratch BernsteinAR
+
+// scratch returns the working memory of one forward or backward call of BernsteinAR's node:
+// the MADE's outputs C, the prepared coefficients and evalAll's scratch (forward), or the
+// coefficient adjoints (backward). Nothing in it outlives the call, so all the draws of a
+// gradient step share one buffer, kept by the tape for the parameter value (ad.Tape.Memo)
+// and never cleared: every call writes what it reads.
+func (b *BernsteinAR) scratch(t *ad.Tape, params ad.Var) []float64 {
+	d := b.d
+	s, _ := t.Memo((*bernARScratch)(b), params, d*(b.p.m+1)+b.p.prepLen(d)+b.p.evalLen(d))
+	return s
+}
+
 // forwardNode records BernsteinAR's forward pass as one node: the MADE in plain float64 (its
 // hidden layers, then its output layer from the unmasked output weights packed once per
 // parameter value), the d polynomials and the log-determinant.
@@ -228,20 +413,21 @@ func (b *BernsteinAR) forwardNode(t *ad.Tape, params, u ad.Var) (z, logdet ad.Va
 	pv, uv := t.Value(params), t.Value(u)
 	aux := c.Aux()
 	hl := b.made.HiddenForward(pv[:b.nm], uv, aux[nr:nr+nh])
-	C := t.Scratch(d * P)
+	ws := b.scratch(t, params)
+	C := ws[:d*P]
 	b.made.OutputsByDim(b.packed(t, params), hl, uv, C)
 	L := bernRows{coef: C, coefStride: P, aff: b.affine(pv), affStride: 2}
 	// The coefficients change with every draw, the affine pairs only with the parameters:
 	// their softplus is prepared once per parameter value (ad.Tape.Memo).
 	n := b.p.prepLen(d)
-	pre := t.Scratch(n)
+	pre, bs := ws[d*P:d*P+n], ws[d*P+n:]
 	b.p.prepCoefs(pre, d, L)
 	a, ok := t.Memo((*bernARNode)(b), params, 3*d)
 	if !ok {
 		b.p.prepAffine(a, d, L)
 	}
-	copy(pre[3*d*P:], a)
-	b.p.evalAll(pre, t.Scratch(3*P), d, L, uv, c.Value(), aux[:nr])
+	copy(pre[b.p.affOff(d):], a)
+	b.p.evalAll(pre, bs, d, L, uv, c.Value(), aux[:nr])
 	out := c.Var()
 	return t.Slice(out, 0, d), t.Index(out, d)
 }

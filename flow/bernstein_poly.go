@@ -129,25 +129,35 @@ func (p *bernPoly) prep(ws, r []float64) {
 	}
 }
 
-// basis writes b_{i,n}(x), i = 0..n, into b (len n+1), for x ∈ [0, 1] given y = 1 − x and
-// lx = log x, ly = log y. It uses the tables of degree n = M−2 (or n = 0).
-func (p *bernPoly) basis(b []float64, n int, x, y, lx, ly float64) {
-	if n == 0 {
-		b[0] = 1
+// basis writes b_{i,n}(x), i = 0..n, into b[i·s] (s ≥ 1), for x ∈ [0, 1] given y = 1 − x
+// and lx = log x, ly = log y. The entries b[i·s] must be zero on entry (only the terms above
+// the tiny cutoff are written). It uses the tables of degree n = M−2 (or n = 0).
+func (p *bernPoly) basis(b []float64, s, n int, x, y, lx, ly float64) {
+	k, lb := p.basisMode(n, x, y, lx, ly)
+	p.basisRun(b, s, n, k, math.Exp(lb), x, y)
+}
+
+// basisMode returns where the recurrences of basis start, k ≈ (n+1)x, and log b_{k,n}(x)
+// (from the table of log C(n, k); 0 for the point masses at n = 0, x = 0 or y = 0).
+func (p *bernPoly) basisMode(n int, x, y, lx, ly float64) (k int, lb float64) {
+	switch {
+	case n == 0 || x <= 0:
+		return 0, 0
+	case y <= 0:
+		return n, 0
+	}
+	k = min(int(float64(n+1)*x), n)
+	return k, p.logC[k] + float64(k)*lx + float64(n-k)*ly
+}
+
+// basisRun is basis from the start basisMode returns, with bk = exp(lb): it writes b[k·s] =
+// bk and runs the ratio recurrences up and down from k.
+func (p *bernPoly) basisRun(b []float64, s, n, k int, bk, x, y float64) {
+	b = b[:n*s+1]
+	b[k*s] = bk
+	if n == 0 || x <= 0 || y <= 0 {
 		return
 	}
-	clear(b)
-	if y <= 0 {
-		b[n] = 1
-		return
-	}
-	if x <= 0 {
-		b[0] = 1
-		return
-	}
-	k := min(int(float64(n+1)*x), n)
-	bk := math.Exp(p.logC[k] + float64(k)*lx + float64(n-k)*ly)
-	b[k] = bk
 	const tiny = 1e-300 // below this a term cannot matter; stopping avoids slow subnormals
 	// The running term stays in a register: one multiplication on each dependency chain (not
 	// a store and a reload as well), and the two chains are independent.
@@ -156,12 +166,12 @@ func (p *bernPoly) basis(b []float64, n int, x, y, lx, ly float64) {
 	v := bk
 	for i := k; i < n && v > tiny; i++ {
 		v *= up[i] * qu
-		b[i+1] = v
+		b[(i+1)*s] = v
 	}
 	v = bk
 	for i := k; i > 0 && v > tiny; i-- {
 		v *= down[i] * qd
-		b[i-1] = v
+		b[(i-1)*s] = v
 	}
 }
 
@@ -216,7 +226,8 @@ func (p *bernPoly) atSplit(tds, bs []float64, v float64, dz, dl []float64) (z, l
 	var hp, hpp float64
 	if M >= 2 {
 		n := M - 2
-		p.basis(b2, n, x, y, lx, ly)
+		clear(b2)
+		p.basis(b2, 1, n, x, y, lx, ly)
 		// Two terms per iteration into two pairs of accumulators: the additions of
 		// consecutive terms do not wait on each other.
 		var hpp1, hp1 float64

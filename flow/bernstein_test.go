@@ -94,7 +94,7 @@ func TestBernsteinBasis(t *testing.T) {
 		p := newBernPoly(c.n+2, LinearTails)
 		b := make([]float64, c.n+1)
 		y := 1 - c.x // exact for x ≥ 1/2, and the reference uses the same y
-		p.basis(b, c.n, c.x, y, math.Log(c.x), math.Log1p(-c.x))
+		p.basis(b, 1, c.n, c.x, y, math.Log(c.x), math.Log1p(-c.x))
 		got := b[c.i]
 		if c.want < 1e-300 { // underflows by design
 			if got > 1e-300 {
@@ -772,7 +772,7 @@ func BenchmarkBernsteinARParts(b *testing.B) {
 	L := bernRows{coef: C, coefStride: P, aff: aff, affStride: 2}
 	rec := make([]float64, p.recLen(d))
 	out := make([]float64, d+1)
-	bs := make([]float64, 3*P)
+	bs := make([]float64, p.evalLen(d))
 	made := nn.NewMADE(d, []int{10, 10}, P, nn.WithActivation(ad.Tanh))
 	mp := make([]float64, made.NumParams())
 	made.Init(mp, r)
@@ -798,7 +798,7 @@ func BenchmarkBernsteinARParts(b *testing.B) {
 	p.prepAll(pre, d, L)
 	run("softplus_prep", func() { p.prepAll(pre, d, L) })
 	run("polynomials_eval", func() { p.evalAll(pre, bs, d, L, u, out, rec) })
-	run("polynomials_back", func() { p.backwardAll(rec, d, u, 0.5, G, 0, P, aff, 0, 2, nil) })
+	run("polynomials_back", func() { p.backwardAll(rec, d, u, 0.5, G, 0, P, true, aff, 0, 2, nil) })
 	run("made_forward", func() {
 		hl := made.HiddenForward(mp, u, hs)
 		made.OutputsByDim(packed, hl, u, C)
@@ -807,4 +807,86 @@ func BenchmarkBernsteinARParts(b *testing.B) {
 		made.OutputsByDimBack(packed, hs[10:], u, G, gm, gh, nil)
 		made.HiddenBack(mp, u, hs, gh, gm, nil, ws)
 	})
+}
+
+// TestBernsteinEvalAllMatchesOne: the grouped evaluation of d coordinates (evalAll, four
+// coordinates per kernel.BernsteinElev4 call, the special cases by the one-coordinate path)
+// and its pullback (backwardAll) give what atSplit gives coordinate by coordinate, for
+// degrees with and without the kernel, group sizes 1–4 and padded, strided parameter rows,
+// and points at NaN, in the linear tails, and where the sigmoid is exactly 0 or 1. The two
+// differ in summation order and FMA rounding only (sums of ≤ 2M+2 products, and α by
+// kernel.Softplus against math.Exp/Log1p, ≤ 2 ulp): 1e-12 relative to the scale of each
+// value (plus 1e-12 absolute for values that cancel to near 0) is ample and still catches
+// any wrong index or lane.
+func TestBernsteinEvalAllMatchesOne(t *testing.T) {
+	r := newRand(31)
+	for _, tails := range []Tails{BoundedTails, LinearTails} {
+		for _, M := range []int{1, 2, 3, 5, 50} {
+			for _, d := range []int{1, 3, 4, 5, 10} {
+				for _, extra := range []int{0, 2} { // coefStride = M+1 or M+3
+					p := newBernPoly(M, tails)
+					P := M + 1
+					st := P + extra
+					off := 3
+					coef := randVec(r, off+d*st, 1.5)
+					aff := randVec(r, 1+2*d, 1)
+					u := randVec(r, d, 1.5)
+					if d >= 5 {
+						u[1] = math.NaN()
+						u[3] = 2e3 // σ(v) = 1 exactly (bounded), the upper tail (linear)
+						u[4] = -2e3
+					}
+					L := bernRows{coef: coef, coefOff: off, coefStride: st, aff: aff, affOff: 1, affStride: 2}
+					ws := make([]float64, p.wsLen(d))
+					for i := range ws {
+						ws[i] = 7 // scratch need not be clean
+					}
+					rec := make([]float64, p.recLen(d))
+					out := make([]float64, d+1)
+					p.forwardAll(ws, d, L, u, out, rec)
+					zbar := randVec(r, d, 1)
+					lbar := 0.7
+					gc := make([]float64, d*st)
+					ga := make([]float64, 2*d)
+					gu := make([]float64, d)
+					p.backwardAll(rec, d, zbar, lbar, gc, 0, st, false, ga, 0, 2, gu)
+
+					name := fmt.Sprintf("%v M=%d d=%d stride=%d", tails, M, d, st)
+					near := func(what string, j int, got, want float64) {
+						t.Helper()
+						if math.IsNaN(want) {
+							if !math.IsNaN(got) {
+								t.Errorf("%s coordinate %d: %s = %v, want NaN", name, j, what, got)
+							}
+							return
+						}
+						if math.IsInf(want, 0) && got == want {
+							return
+						}
+						if !(math.Abs(got-want) <= 1e-12*(1+math.Abs(want))) {
+							t.Errorf("%s coordinate %d: %s = %.17g, want %.17g", name, j, what, got, want)
+						}
+					}
+					one := make([]float64, p.work())
+					dz, dl := make([]float64, P), make([]float64, P)
+					ldSum := 0.0
+					for j := range d {
+						p.prep(one, coef[off+j*st:][:P])
+						alpha, sa := softplusSig(aff[1+2*j])
+						uj := u[j]
+						z, ld, dzdv, dldv := p.at(one, alpha*uj+aff[2+2*j], dz, dl)
+						ldSum += ld + math.Log(alpha)
+						near("z", j, out[j], z)
+						for k := range P {
+							near(fmt.Sprintf("∂z/∂r_%d pullback", k), j, gc[j*st+k], zbar[j]*dz[k]+lbar*dl[k])
+						}
+						near("∂/∂a′", j, ga[2*j], zbar[j]*dzdv*uj*sa+lbar*(dldv*uj*sa+sa/alpha))
+						near("∂/∂β", j, ga[2*j+1], zbar[j]*dzdv+lbar*dldv)
+						near("∂/∂u", j, gu[j], zbar[j]*dzdv*alpha+lbar*dldv*alpha)
+					}
+					near("log-det", d, out[d], ldSum)
+				}
+			}
+		}
+	}
 }

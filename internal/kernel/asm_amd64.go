@@ -5,12 +5,14 @@ package kernel
 import "math"
 
 // The default amd64 build carries AVX2+FMA kernels in Go assembly (asm_amd64.s) for Softplus,
-// Axpy, Dot and the MADE output-layer kernels (Axpy4, Axpy2, ScatterAxpyDot,
-// ScatterAxpyDot4), used when the
-// CPU and the operating system support AVX2 and FMA (useAsm, fixed at start-up); every other
-// kernel, and every kernel on other CPUs, runs the pure-Go code. Build with -tags purego for
-// pure Go throughout. Each assembly kernel ends with VZEROUPPER, so clearUpper has nothing
-// left to do.
+// Axpy, Dot, the MADE output-layer kernels (Axpy4, Axpy2, ScatterAxpyDot,
+// ScatterAxpyDot4) and the Bernstein kernels (BernsteinElev4, Interleave4, Deinterleave4),
+// used when the CPU and the operating system support AVX2 and FMA (useAsm, fixed at
+// start-up); Softplus runs an AVX-512 version where that is usable too (useAsm512). Every
+// other kernel, and every kernel on other CPUs, runs the pure-Go code. Build with -tags
+// purego for pure Go throughout. Each assembly kernel ends with VZEROUPPER (which also
+// clears the upper halves of Z0–Z15; Z16–Z31 are not used), so clearUpper has nothing left
+// to do.
 
 // cpuid executes CPUID with EAX = leaf, ECX = sub (cpu_amd64.s).
 func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
@@ -40,7 +42,24 @@ func hasAVX2FMA() bool {
 // useAsm is fixed at start-up: whether the assembly kernels may run.
 var useAsm = hasAVX2FMA()
 
+// hasAVX512 reports whether, beyond hasAVX2FMA, the CPU has AVX-512F and AVX-512DQ and the
+// operating system saves the opmask and ZMM registers (XCR0 bits 5–7).
+func hasAVX512() bool {
+	if !hasAVX2FMA() || xgetbv0()&0xe6 != 0xe6 {
+		return false
+	}
+	_, ebx7, _, _ := cpuid(7, 0)
+	const f, dq, bmi2 = 1 << 16, 1 << 17, 1 << 8
+	return ebx7&(f|dq|bmi2) == f|dq|bmi2
+}
+
+// useAsm512 is fixed at start-up: whether the AVX-512 version of Softplus may run.
+var useAsm512 = hasAVX512()
+
 func impl() string {
+	if useAsm && useAsm512 {
+		return "avx2+fma asm, avx-512 softplus"
+	}
 	if useAsm {
 		return "avx2+fma asm"
 	}
@@ -97,11 +116,37 @@ func scatterAxpyDot4(a float64, g, dst []float64, s int, q []float64, o [4]int) 
 }
 
 func softplusv(sp, sg, r []float64) {
+	if useAsm && useAsm512 {
+		softplusAsm512(sp, sg, r)
+		return
+	}
 	if useAsm {
 		softplusAsm(sp, sg, r)
 		return
 	}
 	softplusGo(sp, sg, r)
+}
+
+func bernElev4(m int, xy, b2, tds, b1, dzdl, res []float64) {
+	if useAsm {
+		bernElev4Asm(m, float64(m), float64(m*(m-1)), xy, b2, tds, b1, dzdl, res)
+		return
+	}
+	bernElev4Go(m, xy, b2, tds, b1, dzdl, res)
+}
+
+func interleave4(dst, src []float64, s, n int) int {
+	if useAsm {
+		return interleave4Asm(dst, src, s, n)
+	}
+	return interleave4Go(dst, src, s, n)
+}
+
+func deinterleave4(dst []float64, s int, a []float64, b float64, x, y []float64, n int) int {
+	if useAsm {
+		return deinterleave4Asm(dst, s, a, b, x, y, n)
+	}
+	return deinterleave4Go(dst, s, a, b, x, y, n)
 }
 
 func gemvN(A []float64, lda int, x, y []float64) { gemvNGo(A, lda, x, y) }
@@ -134,7 +179,9 @@ func denseBackX(Xadj []float64, n, k int, G []float64, m int, W []float64) {
 // functions have checked: len(y) = len(x) for axpyAsm and dotAsm; len(x) = 4·len(y) for
 // axpy4Asm and 2·len(y) for axpy2Asm; len(q) ≥ len(g) and len(dst) > (len(g)−1)·s for
 // scatterAxpyDotAsm; len(g) = 4n, len(dst) > (n−1)·s + 3 and o_i + n ≤ len(q) for
-// scatterAxpyDot4Asm; len(sp) = len(sg) = len(r) for softplusAsm.
+// scatterAxpyDot4Asm; len(sp) = len(sg) = len(r) for softplusAsm; the lengths
+// BernsteinElev4, Interleave4 and Deinterleave4 check for bernElev4Asm, interleave4Asm and
+// deinterleave4Asm.
 
 //go:noescape
 func axpyAsm(a float64, x, y []float64)
@@ -156,6 +203,18 @@ func scatterAxpyDot4Asm(a float64, g, dst []float64, s int, q []float64, o0, o1,
 
 //go:noescape
 func softplusAsm(sp, sg, r []float64)
+
+//go:noescape
+func softplusAsm512(sp, sg, r []float64)
+
+//go:noescape
+func bernElev4Asm(m int, fm, fmm float64, xy, b2, tds, b1, dzdl, res []float64)
+
+//go:noescape
+func interleave4Asm(dst, src []float64, s, n int) int
+
+//go:noescape
+func deinterleave4Asm(dst []float64, s int, a []float64, b float64, x, y []float64, n int) int
 
 // q4 returns four lanes holding the bits of v; u4 four lanes holding b.
 //

@@ -620,3 +620,422 @@ sd4sum:
 	VMOVSD       X5, ret+120(FP)
 	VZEROUPPER
 	RET
+
+// func bernElev4Asm(m int, fm, fmm float64, xy, b2, tds, b1, dzdl, res []float64)
+// BernsteinElev4 with the four lanes in one vector (fm = m, fmm = m(m−1)). Pass 1 runs up
+// the m−1 entries of b2, two per step into two pairs of accumulators (h′, h″); pass 2 runs
+// down k = m..1, two per step into two accumulators of z (z += δ_k·T_k after the tail sum
+// T_k += b_{k,m}).
+TEXT ·bernElev4Asm(SB), NOSPLIT, $0-168
+	MOVQ m+0(FP), DX
+	MOVQ xy_base+24(FP), AX
+	VMOVUPD 0(AX), Y0          // x
+	VMOVUPD 32(AX), Y1         // y
+	MOVQ b2_base+48(FP), SI
+	MOVQ tds_base+72(FP), DI   // δ (entry 0: ϑ_0)
+	MOVQ DX, CX
+	INCQ CX
+	SHLQ $5, CX                // bytes per block of 4(m+1)
+	LEAQ (DI)(CX*1), R9        // s
+	MOVQ b1_base+96(FP), BX
+	MOVQ dzdl_base+120(FP), R10 // dz
+	LEAQ (R10)(CX*1), R11       // dl
+	VXORPD Y2, Y2, Y2          // h′ (even entries)
+	VXORPD Y3, Y3, Y3          // h″ (even)
+	VXORPD Y4, Y4, Y4          // h′ (odd)
+	VXORPD Y5, Y5, Y5          // h″ (odd)
+	VXORPD Y6, Y6, Y6          // b2[i−1]
+	LEAQ 32(DI), R12           // &δ[i+1]
+	MOVQ BX, R13               // &b1[i]
+	MOVQ DX, AX
+	DECQ AX                    // entries of b2 left
+p1two:
+	CMPQ AX, $2
+	JLT p1one
+	VMOVUPD 0(SI), Y7          // c0 = b2[i]
+	VMOVUPD 32(SI), Y8         // c1 = b2[i+1]
+	VMOVUPD 0(R12), Y9         // δ[i+1]
+	VMOVUPD 32(R12), Y10       // δ[i+2]
+	VMOVUPD 64(R12), Y11       // δ[i+3]
+	VSUBPD Y9, Y10, Y12
+	VFMADD231PD Y12, Y7, Y3
+	VSUBPD Y10, Y11, Y13
+	VFMADD231PD Y13, Y8, Y5
+	VMULPD Y7, Y1, Y12         // e0 = y·c0 + x·b2[i−1]
+	VFMADD231PD Y6, Y0, Y12
+	VMOVUPD Y12, 0(R13)
+	VFMADD231PD Y12, Y9, Y2
+	VMULPD Y8, Y1, Y13         // e1 = y·c1 + x·c0
+	VFMADD231PD Y7, Y0, Y13
+	VMOVUPD Y13, 32(R13)
+	VFMADD231PD Y13, Y10, Y4
+	VMOVAPD Y8, Y6
+	ADDQ $64, SI
+	ADDQ $64, R12
+	ADDQ $64, R13
+	SUBQ $2, AX
+	JMP p1two
+
+p1one:
+	TESTQ AX, AX
+	JZ p1end
+	VMOVUPD 0(SI), Y7
+	VMOVUPD 0(R12), Y9
+	VMOVUPD 32(R12), Y10
+	VSUBPD Y9, Y10, Y12
+	VFMADD231PD Y12, Y7, Y3
+	VMULPD Y7, Y1, Y12
+	VFMADD231PD Y6, Y0, Y12
+	VMOVUPD Y12, 0(R13)
+	VFMADD231PD Y12, Y9, Y2
+	VMOVAPD Y7, Y6
+	ADDQ $32, R12
+	ADDQ $32, R13
+
+p1end:
+	VMULPD Y6, Y0, Y12         // b1[m−1] = x·b2[m−2]; R12 = &δ[m]
+	VMOVUPD Y12, 0(R13)
+	VFMADD231PD 0(R12), Y12, Y2
+	VADDPD Y4, Y2, Y2
+	VADDPD Y5, Y3, Y3
+	VBROADCASTSD fm+8(FP), Y14
+	VBROADCASTSD fmm+16(FP), Y15
+	VMULPD Y14, Y2, Y2         // h′
+	VMULPD Y15, Y3, Y3         // h″
+	MOVQ res_base+144(FP), AX
+	VMOVUPD Y2, 32(AX)
+	VMOVUPD Y3, 64(AX)
+	VDIVPD Y2, Y14, Y15        // m/h′
+
+	VXORPD Y6, Y6, Y6          // b1[k] (b1[m] = 0)
+	VXORPD Y9, Y9, Y9          // z (k even from the top)
+	VXORPD Y13, Y13, Y13       // z (odd)
+	VXORPD Y10, Y10, Y10       // Σ_{i≥k} b_{i,m}
+	MOVQ DX, R12
+	SHLQ $5, R12               // 32k
+p2two:
+	CMPQ R12, $64
+	JLT p2one
+	VMOVUPD -32(BX)(R12*1), Y7 // b1[k−1]
+	VMULPD Y6, Y1, Y8          // b_{k,m} = y·b1[k] + x·b1[k−1]
+	VFMADD231PD Y7, Y0, Y8
+	VADDPD Y8, Y10, Y10
+	VFMADD231PD (DI)(R12*1), Y10, Y9
+	VMOVUPD (R9)(R12*1), Y11
+	VMULPD Y11, Y10, Y4
+	VMOVUPD Y4, (R10)(R12*1)
+	VMULPD Y7, Y15, Y4
+	VMULPD Y11, Y4, Y4
+	VMOVUPD Y4, (R11)(R12*1)
+	VMOVUPD -64(BX)(R12*1), Y6 // b1[k−2]
+	VMULPD Y7, Y1, Y8          // b_{k−1,m}
+	VFMADD231PD Y6, Y0, Y8
+	VADDPD Y8, Y10, Y10
+	VFMADD231PD -32(DI)(R12*1), Y10, Y13
+	VMOVUPD -32(R9)(R12*1), Y11
+	VMULPD Y11, Y10, Y4
+	VMOVUPD Y4, -32(R10)(R12*1)
+	VMULPD Y6, Y15, Y4
+	VMULPD Y11, Y4, Y4
+	VMOVUPD Y4, -32(R11)(R12*1)
+	SUBQ $64, R12
+	JMP p2two
+
+p2one:
+	CMPQ R12, $32
+	JLT p2end
+	VMOVUPD -32(BX)(R12*1), Y7
+	VMULPD Y6, Y1, Y8
+	VFMADD231PD Y7, Y0, Y8
+	VADDPD Y8, Y10, Y10
+	VFMADD231PD (DI)(R12*1), Y10, Y9
+	VMOVUPD (R9)(R12*1), Y11
+	VMULPD Y11, Y10, Y4
+	VMOVUPD Y4, (R10)(R12*1)
+	VMULPD Y7, Y15, Y4
+	VMULPD Y11, Y4, Y4
+	VMOVUPD Y4, (R11)(R12*1)
+	VMOVAPD Y7, Y6
+
+p2end:
+	VMULPD Y6, Y1, Y8          // z += ϑ_0·Σ_{i≥0} b_{i,m}, b_{0,m} = y·b1[0]
+	VADDPD Y8, Y10, Y10
+	VFMADD231PD 0(DI), Y10, Y9
+	VADDPD Y13, Y9, Y9
+	VMOVUPD Y9, 0(AX)
+	VMOVUPD ONE, Y4            // dz_0 = 1, dl_0 = 0
+	VMOVUPD Y4, 0(R10)
+	VXORPD Y4, Y4, Y4
+	VMOVUPD Y4, 0(R11)
+	VZEROUPPER
+	RET
+
+// TRANS4 transposes the 4 × 4 block in Y0–Y3 (rows) into Y0–Y3 (columns), using Y4–Y7.
+#define TRANS4 \
+	VUNPCKLPD Y1, Y0, Y4; \
+	VUNPCKHPD Y1, Y0, Y5; \
+	VUNPCKLPD Y3, Y2, Y6; \
+	VUNPCKHPD Y3, Y2, Y7; \
+	VPERM2F128 $0x20, Y6, Y4, Y0; \
+	VPERM2F128 $0x20, Y7, Y5, Y1; \
+	VPERM2F128 $0x31, Y6, Y4, Y2; \
+	VPERM2F128 $0x31, Y7, Y5, Y3
+
+// func interleave4Asm(dst, src []float64, s, n int) int
+// Interleave4 for the first n &^ 3 entries of each row (returned), one 4 × 4 transpose in
+// registers per four entries.
+TEXT ·interleave4Asm(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+	MOVQ s+48(FP), R8
+	SHLQ $3, R8
+	LEAQ (SI)(R8*1), R9
+	LEAQ (R9)(R8*1), R10
+	LEAQ (R10)(R8*1), R11
+	MOVQ n+56(FP), CX
+	ANDQ $-4, CX
+	MOVQ CX, ret+64(FP)
+	XORQ BX, BX                // byte offset in the rows
+	SHLQ $3, CX
+il4loop:
+	CMPQ BX, CX
+	JGE il4end
+	VMOVUPD (SI)(BX*1), Y0
+	VMOVUPD (R9)(BX*1), Y1
+	VMOVUPD (R10)(BX*1), Y2
+	VMOVUPD (R11)(BX*1), Y3
+	TRANS4
+	VMOVUPD Y0, 0(DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD Y3, 96(DI)
+	ADDQ $32, BX
+	ADDQ $128, DI
+	JMP il4loop
+
+il4end:
+	VZEROUPPER
+	RET
+
+// func deinterleave4Asm(dst []float64, s int, a []float64, b float64, x, y []float64, n int) int
+// Deinterleave4 for the first n &^ 3 entries of each row (returned): per four entries, four
+// vectors a·x + b·y (one product and one fused multiply-add each), transposed in registers,
+// one store into each row.
+TEXT ·deinterleave4Asm(SB), NOSPLIT, $0-128
+	MOVQ dst_base+0(FP), DI
+	MOVQ s+24(FP), R8
+	SHLQ $3, R8
+	LEAQ (DI)(R8*1), R9
+	LEAQ (R9)(R8*1), R10
+	LEAQ (R10)(R8*1), R11
+	MOVQ a_base+32(FP), AX
+	VMOVUPD 0(AX), Y8          // a
+	VBROADCASTSD b+56(FP), Y9  // b
+	MOVQ x_base+64(FP), SI
+	MOVQ y_base+88(FP), DX
+	MOVQ n+112(FP), CX
+	ANDQ $-4, CX
+	MOVQ CX, ret+120(FP)
+	XORQ BX, BX                // byte offset in the rows
+	SHLQ $3, CX
+dl4loop:
+	CMPQ BX, CX
+	JGE dl4end
+	VMULPD 0(SI), Y8, Y0
+	VFMADD231PD 0(DX), Y9, Y0
+	VMULPD 32(SI), Y8, Y1
+	VFMADD231PD 32(DX), Y9, Y1
+	VMULPD 64(SI), Y8, Y2
+	VFMADD231PD 64(DX), Y9, Y2
+	VMULPD 96(SI), Y8, Y3
+	VFMADD231PD 96(DX), Y9, Y3
+	TRANS4
+	VMOVUPD Y0, (DI)(BX*1)
+	VMOVUPD Y1, (R9)(BX*1)
+	VMOVUPD Y2, (R10)(BX*1)
+	VMOVUPD Y3, (R11)(BX*1)
+	ADDQ $32, BX
+	ADDQ $128, SI
+	ADDQ $128, DX
+	JMP dl4loop
+
+dl4end:
+	VZEROUPPER
+	RET
+
+// EXPBODY512 and LOGBODY512 are EXPBODY and LOGBODY on eight lanes (AVX-512F/DQ), the same
+// instructions with the constants broadcast from the first lane of ·spConst's entries and
+// the sign and NaN selections through mask registers (K1, K2).
+#define EXPBODY512 \
+	VPORQ.BCST SIGN, Z0, Z1; \
+	VMAXPD.BCST EXPLO, Z1, Z1; \
+	VBROADCASTSD LOG2E, Z2; \
+	VFMADD213PD.BCST MAGIC, Z1, Z2; \
+	VSUBPD.BCST MAGIC, Z2, Z2; \
+	VFMADD231PD.BCST NLN2HI, Z2, Z1; \
+	VMULPD.BCST NLN2LO, Z2, Z3; \
+	VADDPD Z3, Z1, Z4; \
+	VMULPD Z4, Z4, Z5; \
+	VMULPD Z5, Z5, Z6; \
+	VMULPD Z6, Z6, Z7; \
+	VBROADCASTSD E3, Z8; \
+	VFMADD213PD.BCST E2, Z4, Z8; \
+	VBROADCASTSD E5, Z9; \
+	VFMADD213PD.BCST E4, Z4, Z9; \
+	VBROADCASTSD E7, Z10; \
+	VFMADD213PD.BCST E6, Z4, Z10; \
+	VBROADCASTSD E9, Z11; \
+	VFMADD213PD.BCST E8, Z4, Z11; \
+	VBROADCASTSD E11, Z12; \
+	VFMADD213PD.BCST E10, Z4, Z12; \
+	VBROADCASTSD E13, Z13; \
+	VFMADD213PD.BCST E12, Z4, Z13; \
+	VFMADD231PD Z9, Z5, Z8; \
+	VFMADD231PD Z11, Z5, Z10; \
+	VFMADD231PD Z13, Z5, Z12; \
+	VFMADD231PD Z10, Z6, Z8; \
+	VFMADD231PD Z12, Z7, Z8; \
+	VFMADD231PD Z8, Z5, Z3; \
+	VADDPD Z3, Z1, Z3; \
+	VADDPD.BCST ONE, Z3, Z3; \
+	VADDPD.BCST T52P1077, Z2, Z2; \
+	VPSLLQ $52, Z2, Z2; \
+	VMULPD Z2, Z3, Z3; \
+	VMULPD.BCST TWOM54, Z3, Z3
+
+#define LOGBODY512 \
+	VADDPD.BCST ONE, Z3, Z4; \
+	VBROADCASTSD ONE, Z5; \
+	VDIVPD Z4, Z5, Z5; \
+	VBROADCASTSD ONE, Z6; \
+	VSUBPD Z4, Z6, Z6; \
+	VADDPD Z3, Z6, Z6; \
+	VMULPD Z5, Z6, Z6; \
+	VPADDQ.BCST LOGOFF, Z4, Z7; \
+	VPSRLQ $52, Z7, Z8; \
+	VPORQ.BCST T52BITS, Z8, Z8; \
+	VSUBPD.BCST T52P1023, Z8, Z8; \
+	VPANDQ.BCST MANT, Z7, Z7; \
+	VPADDQ.BCST SQRTHALF, Z7, Z7; \
+	VSUBPD.BCST ONE, Z7, Z7; \
+	VADDPD.BCST TWO, Z7, Z9; \
+	VDIVPD Z9, Z7, Z9; \
+	VMULPD Z9, Z9, Z10; \
+	VMULPD Z10, Z10, Z11; \
+	VMULPD Z11, Z11, Z12; \
+	VMULPD Z12, Z12, Z13; \
+	VBROADCASTSD L2, Z14; \
+	VFMADD213PD.BCST L1, Z10, Z14; \
+	VBROADCASTSD L4, Z15; \
+	VFMADD213PD.BCST L3, Z10, Z15; \
+	VFMADD231PD Z15, Z11, Z14; \
+	VBROADCASTSD L6, Z15; \
+	VFMADD213PD.BCST L5, Z10, Z15; \
+	VBROADCASTSD L8, Z1; \
+	VFMADD213PD.BCST L7, Z10, Z1; \
+	VFMADD231PD Z1, Z11, Z15; \
+	VBROADCASTSD L10, Z1; \
+	VFMADD213PD.BCST L9, Z10, Z1; \
+	VFMADD231PD Z15, Z12, Z14; \
+	VFMADD231PD Z1, Z13, Z14; \
+	VMULPD Z10, Z14, Z14; \
+	VMULPD Z7, Z7, Z1; \
+	VMULPD.BCST HALF, Z1, Z1; \
+	VFMADD231PD.BCST LN2LO, Z8, Z6; \
+	VADDPD Z14, Z1, Z2; \
+	VFMADD231PD Z2, Z9, Z6; \
+	VSUBPD Z6, Z1, Z1; \
+	VSUBPD Z1, Z7, Z7; \
+	VFMADD231PD.BCST LN2HI, Z8, Z7; \
+	VBROADCASTSD ONE, Z2; \
+	VPMOVQ2M Z0, K1; \
+	VMOVAPD Z3, K1, Z2; \
+	VMULPD Z5, Z2, Z2; \
+	VPXORQ Z1, Z1, Z1; \
+	VMAXPD Z1, Z0, Z4; \
+	VADDPD Z7, Z4, Z4; \
+	VCMPPD $3, Z0, Z0, K2; \
+	VMOVAPD Z0, K2, Z4; \
+	VMOVAPD Z0, K2, Z2
+
+// func softplusAsm512(sp, sg, r []float64)
+// softplusAsm on eight lanes per vector (AVX-512F/DQ), in the same two passes per block of
+// 64 elements; the last 1–7 elements through mask registers (loads zero the masked-out
+// lanes and never touch their memory; stores leave it alone).
+TEXT ·softplusAsm512(SB), 0, $512-72
+	MOVQ sp_base+0(FP), DI
+	MOVQ sg_base+24(FP), DX
+	MOVQ r_base+48(FP), SI
+	MOVQ r_len+56(FP), CX
+	LEAQ buf-512(SP), R12
+
+sqblock:
+	TESTQ CX, CX
+	JZ    sqdone
+	MOVQ  $64, R9
+	CMPQ  CX, R9
+	CMOVQLT CX, R9
+	XORQ  BX, BX
+	MOVQ  R9, R10
+
+sqpassa:
+	CMPQ R10, $8
+	JB   sqtaila
+	VMOVUPD (SI)(BX*1), Z0
+	EXPBODY512
+	VMOVUPD Z3, (R12)(BX*1)
+	ADDQ    $64, BX
+	SUBQ    $8, R10
+	JMP     sqpassa
+
+sqtaila:
+	TESTQ R10, R10
+	JZ    sqpassb0
+	MOVQ  $1, AX
+	SHLXQ R10, AX, AX
+	DECQ  AX
+	KMOVB AX, K3
+	VMOVUPD.Z (SI)(BX*1), K3, Z0
+	EXPBODY512
+	VMOVUPD Z3, (R12)(BX*1)
+
+sqpassb0:
+	XORQ BX, BX
+	MOVQ R9, R10
+
+sqpassb:
+	CMPQ R10, $8
+	JB   sqtailb
+	VMOVUPD (SI)(BX*1), Z0
+	VMOVUPD (R12)(BX*1), Z3
+	LOGBODY512
+	VMOVUPD Z4, (DI)(BX*1)
+	VMOVUPD Z2, (DX)(BX*1)
+	ADDQ    $64, BX
+	SUBQ    $8, R10
+	JMP     sqpassb
+
+sqtailb:
+	TESTQ R10, R10
+	JZ    sqnext
+	MOVQ  $1, AX
+	SHLXQ R10, AX, AX
+	DECQ  AX
+	KMOVB AX, K3
+	VMOVUPD.Z (SI)(BX*1), K3, Z0
+	VMOVUPD (R12)(BX*1), Z3
+	LOGBODY512
+	VMOVUPD Z4, K3, (DI)(BX*1)
+	VMOVUPD Z2, K3, (DX)(BX*1)
+
+sqnext:
+	SUBQ R9, CX
+	SHLQ $3, R9
+	ADDQ R9, SI
+	ADDQ R9, DI
+	ADDQ R9, DX
+	JMP  sqblock
+
+sqdone:
+	VZEROUPPER
+	RET

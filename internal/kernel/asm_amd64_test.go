@@ -44,9 +44,12 @@ func TestAsmConstLayout(t *testing.T) {
 }
 
 func TestCPUDetection(t *testing.T) {
-	t.Logf("AVX2 and FMA usable: %v (Impl %q)", useAsm, Impl())
-	if useAsm != hasAVX2FMA() {
-		t.Error("useAsm differs from a fresh detection")
+	t.Logf("AVX2 and FMA usable: %v, AVX-512 usable: %v (Impl %q)", useAsm, useAsm512, Impl())
+	if useAsm != hasAVX2FMA() || useAsm512 != hasAVX512() {
+		t.Error("useAsm or useAsm512 differs from a fresh detection")
+	}
+	if useAsm512 && !useAsm {
+		t.Error("AVX-512 without AVX2 and FMA")
 	}
 }
 
@@ -55,9 +58,29 @@ func TestCPUDetection(t *testing.T) {
 // Each is within 1.5 ulp (softplus) and 2 ulp (σ) of the exact value
 // (TestSoftplusReference), so they agree within 3 and 4 ulp.
 func TestSoftplusAsm(t *testing.T) {
-	if !useAsm {
-		t.Skip("no AVX2+FMA")
+	for _, im := range softplusAsms() {
+		t.Run(im.name, func(t *testing.T) { testSoftplusAsm(t, im.f) })
 	}
+}
+
+type softplusImpl struct {
+	name string
+	f    func(sp, sg, r []float64)
+}
+
+// softplusAsms returns the assembly versions of Softplus this CPU can run.
+func softplusAsms() []softplusImpl {
+	var s []softplusImpl
+	if useAsm {
+		s = append(s, softplusImpl{"avx2", softplusAsm})
+	}
+	if useAsm && useAsm512 {
+		s = append(s, softplusImpl{"avx512", softplusAsm512})
+	}
+	return s
+}
+
+func testSoftplusAsm(t *testing.T, softplusAsm func(sp, sg, r []float64)) {
 	rng := rand.New(rand.NewPCG(23, 24))
 	lengths := append(kernelLengths, 200, 255, 256, 257, 1000)
 	for _, n := range lengths {
@@ -81,7 +104,7 @@ func TestSoftplusAsm(t *testing.T) {
 				}
 			}
 			if !spIntact() || !sgIntact() {
-				t.Errorf("n=%d off=%d: softplusAsm wrote outside its outputs", n, off)
+				t.Errorf("n=%d off=%d: wrote outside its outputs", n, off)
 			}
 			// Aliased: sp = r, then sg = r.
 			a := append([]float64(nil), r...)
@@ -101,9 +124,12 @@ func TestSoftplusAsm(t *testing.T) {
 // The assembly gives the exact references' accuracy on its own (the exported Softplus is
 // checked in TestSoftplusReference; this names the assembly so a fallback cannot hide it).
 func TestSoftplusAsmReference(t *testing.T) {
-	if !useAsm {
-		t.Skip("no AVX2+FMA")
+	for _, im := range softplusAsms() {
+		t.Run(im.name, func(t *testing.T) { testSoftplusAsmReference(t, im.f) })
 	}
+}
+
+func testSoftplusAsmReference(t *testing.T, softplusAsm func(sp, sg, r []float64)) {
 	var rs []float64
 	for r := -760.0; r <= 760; r += 0.37 {
 		rs = append(rs, r)
@@ -114,7 +140,7 @@ func TestSoftplusAsmReference(t *testing.T) {
 		wsp, wsg := softplusRef(r)
 		// softplusRef (math.Exp, math.Log1p, a division) is within ≈ 1.5 ulp itself.
 		if ulpDiff(sp[i], wsp) > 3 || ulpDiff(sg[i], wsg) > 3 {
-			t.Fatalf("softplusAsm(%v) = (%v, %v), want (%v, %v)", r, sp[i], sg[i], wsp, wsg)
+			t.Fatalf("(%v) = (%v, %v), want (%v, %v)", r, sp[i], sg[i], wsp, wsg)
 		}
 	}
 }
@@ -159,5 +185,76 @@ func TestFallbackDispatch(t *testing.T) {
 	}
 	if d1 != w1 || d4 != w4 || Dot(x, x) != dotGo(x, x) {
 		t.Errorf("fallback dots (%v, %v) differ from Go (%v, %v)", d1, d4, w1, w4)
+	}
+}
+
+// BenchmarkSoftplusAsmWidth times the four-lane and the eight-lane assembly on the d·M = 500
+// increments of a BernsteinAR draw.
+func BenchmarkSoftplusAsmWidth(b *testing.B) {
+	if !useAsm {
+		b.Skip("no AVX2+FMA")
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	r := randVec(rng, 509)
+	sp, sg := make([]float64, len(r)), make([]float64, len(r))
+	b.Run("avx2", func(b *testing.B) {
+		for b.Loop() {
+			softplusAsm(sp, sg, r)
+		}
+	})
+	if !useAsm512 {
+		return
+	}
+	b.Run("avx512", func(b *testing.B) {
+		for b.Loop() {
+			softplusAsm512(sp, sg, r)
+		}
+	})
+}
+
+// The eight-lane Softplus runs the same instructions as the four-lane one on each lane: the
+// results are the same bits, also at the special values.
+func TestSoftplusAsm512SameBits(t *testing.T) {
+	if !useAsm || !useAsm512 {
+		t.Skip("no AVX-512")
+	}
+	rng := rand.New(rand.NewPCG(41, 42))
+	r := randVec(rng, 1001)
+	for i := range r {
+		r[i] *= 40
+	}
+	copy(r, []float64{math.Inf(1), math.Inf(-1), math.NaN(), 0, math.Copysign(0, -1), 1e300, -1e300, -745.5, 709.9, 5e-324})
+	sp4, sg4, sp8, sg8 := make([]float64, len(r)), make([]float64, len(r)), make([]float64, len(r)), make([]float64, len(r))
+	for _, n := range []int{1, 7, 8, 9, 63, 64, 65, len(r)} {
+		softplusAsm(sp4[:n], sg4[:n], r[:n])
+		softplusAsm512(sp8[:n], sg8[:n], r[:n])
+		for i := range n {
+			if math.Float64bits(sp4[i]) != math.Float64bits(sp8[i]) || math.Float64bits(sg4[i]) != math.Float64bits(sg8[i]) {
+				t.Fatalf("n=%d r=%v: avx-512 (%v, %v), avx2 (%v, %v)", n, r[i], sp8[i], sg8[i], sp4[i], sg4[i])
+			}
+		}
+	}
+}
+
+// On a CPU with AVX2 and FMA but no AVX-512, Softplus runs the four-lane assembly.
+func TestSoftplusDispatchNo512(t *testing.T) {
+	if !useAsm {
+		t.Skip("no AVX2+FMA")
+	}
+	saved := useAsm512
+	defer func() { useAsm512 = saved }()
+	useAsm512 = false
+	if Impl() != "avx2+fma asm" {
+		t.Errorf("Impl() = %q without AVX-512", Impl())
+	}
+	rng := rand.New(rand.NewPCG(43, 44))
+	r := randVec(rng, 77)
+	sp, sg, wsp, wsg := make([]float64, 77), make([]float64, 77), make([]float64, 77), make([]float64, 77)
+	Softplus(sp, sg, r)
+	softplusAsm(wsp, wsg, r)
+	for i := range r {
+		if sp[i] != wsp[i] || sg[i] != wsg[i] {
+			t.Fatalf("Softplus without AVX-512 differs from softplusAsm at %d", i)
+		}
 	}
 }

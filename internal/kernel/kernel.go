@@ -3,8 +3,9 @@ package kernel
 import "fmt"
 
 // Impl returns the implementation in use: "avx2+fma asm" (the default amd64 build on a CPU
-// with AVX2 and FMA: Go assembly for Softplus, Axpy, Dot and the run kernels, pure Go for
-// the rest), "avx2+fma" (GOEXPERIMENT=simd build on such a CPU) or "go" (pure Go with
+// with AVX2 and FMA: Go assembly for Softplus, Axpy, Dot, the run kernels and the Bernstein
+// kernels, pure Go for the rest), "avx2+fma asm, avx-512 softplus" (the same, with Softplus
+// on eight lanes where AVX-512F/DQ are usable), "avx2+fma" (GOEXPERIMENT=simd build on such a CPU) or "go" (pure Go with
 // gonum's assembly BLAS-1 loops: other CPUs and architectures, or -tags purego).
 func Impl() string { return impl() }
 

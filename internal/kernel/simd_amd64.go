@@ -798,3 +798,85 @@ func denseBackX(Xadj []float64, n, k int, G []float64, m int, W []float64) {
 		}
 	}
 }
+
+// bernElev4 is BernsteinElev4 on the four lanes of one vector, as bernElev4Asm: pass 1 two
+// entries per step into two pairs of accumulators, pass 2 two entries per step into two
+// accumulators of z with the tail sum as one chain.
+func bernElev4(m int, xy, b2, tds, b1, dzdl, res []float64) {
+	if !useAVX2 {
+		bernElev4Go(m, xy, b2, tds, b1, dzdl, res)
+		return
+	}
+	P := m + 1
+	n := m - 2
+	px := &xy[0]
+	x, y := ld(px, 0), ld(px, 4)
+	// Ranges touched: b2 [0, 4(n+1)), δ = tds[0, 4P), s = tds[4P, 8P), b1 [0, 4m),
+	// dz = dzdl[0, 4P), dl = dzdl[4P, 8P), res [0, 12).
+	pb2, pd, ps, pb1 := &b2[0], &tds[0], &tds[4*P], &b1[0]
+	pdz, pdl, pr := &dzdl[0], &dzdl[4*P], &res[0]
+	zero := bc(0)
+	h0, h1, q0, q1, prev := zero, zero, zero, zero, zero
+	i := 0
+	for ; i < n; i += 2 { // entries i, i+1 of b2
+		c0, c1 := ld(pb2, 4*i), ld(pb2, 4*i+4)
+		d1, d2, d3 := ld(pd, 4*i+4), ld(pd, 4*i+8), ld(pd, 4*i+12)
+		q0 = d2.Sub(d1).MulAdd(c0, q0)
+		q1 = d3.Sub(d2).MulAdd(c1, q1)
+		e0 := prev.MulAdd(x, y.Mul(c0))
+		st(e0, pb1, 4*i)
+		h0 = e0.MulAdd(d1, h0)
+		e1 := c0.MulAdd(x, y.Mul(c1))
+		st(e1, pb1, 4*i+4)
+		h1 = e1.MulAdd(d2, h1)
+		prev = c1
+	}
+	if i == n {
+		c0 := ld(pb2, 4*i)
+		d1, d2 := ld(pd, 4*i+4), ld(pd, 4*i+8)
+		q0 = d2.Sub(d1).MulAdd(c0, q0)
+		e0 := prev.MulAdd(x, y.Mul(c0))
+		st(e0, pb1, 4*i)
+		h0 = e0.MulAdd(d1, h0)
+		prev = c0
+	}
+	e := x.Mul(prev)
+	st(e, pb1, 4*(m-1))
+	h0 = e.MulAdd(ld(pd, 4*m), h0)
+	fm := bc(float64(m))
+	hp := h0.Add(h1).Mul(fm)
+	st(hp, pr, 4)
+	st(q0.Add(q1).Mul(bc(float64(m*(m-1)))), pr, 8)
+	c := fm.Div(hp)
+	next, z0, z1, tail := zero, zero, zero, zero
+	k := m
+	for ; k >= 2; k -= 2 { // entries k and k−1
+		bp := ld(pb1, 4*(k-1))
+		tail = tail.Add(bp.MulAdd(x, y.Mul(next)))
+		z0 = tail.MulAdd(ld(pd, 4*k), z0)
+		s := ld(ps, 4*k)
+		st(tail.Mul(s), pdz, 4*k)
+		st(c.Mul(bp).Mul(s), pdl, 4*k)
+		bq := ld(pb1, 4*(k-2))
+		tail = tail.Add(bq.MulAdd(x, y.Mul(bp)))
+		z1 = tail.MulAdd(ld(pd, 4*k-4), z1)
+		s = ld(ps, 4*k-4)
+		st(tail.Mul(s), pdz, 4*k-4)
+		st(c.Mul(bq).Mul(s), pdl, 4*k-4)
+		next = bq
+	}
+	if k == 1 {
+		bp := ld(pb1, 0)
+		tail = tail.Add(bp.MulAdd(x, y.Mul(next)))
+		z0 = tail.MulAdd(ld(pd, 4), z0)
+		s := ld(ps, 4)
+		st(tail.Mul(s), pdz, 4)
+		st(c.Mul(bp).Mul(s), pdl, 4)
+		next = bp
+	}
+	tail = tail.Add(y.Mul(next))
+	z0 = tail.MulAdd(ld(pd, 0), z0)
+	st(z0.Add(z1), pr, 0)
+	st(bc(1), pdz, 0)
+	st(zero, pdl, 0)
+}

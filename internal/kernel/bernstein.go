@@ -1,0 +1,153 @@
+package kernel
+
+import "fmt"
+
+// BernsteinElev4 finishes the evaluation of four Bernstein polynomials of degree m ≥ 2 at
+// once, one per lane, from their basis of degree m−2: the work of flow's multivariate
+// Bernstein flow per group of four coordinates. Every array holds the four lanes of entry i
+// at [4i : 4i+4] (entry i of lane l at 4i + l). Inputs: xy = (x_0..x_3, y_0..y_3), the
+// points and y = 1 − x (carried separately); b2, the 4(m−1) basis values b_{i,m−2}(x);
+// tds = (δ, s), two blocks of 4(m+1): the increments δ_k = ϑ_k − ϑ_{k−1} of the coefficients
+// ϑ with δ_0 replaced by ϑ_0, and the factors s_k (σ(r_k) in flow). Per lane it computes, by
+// degree elevation b_{i,n+1} = y·b_{i,n} + x·b_{i−1,n} and with the tail sums
+// T_k = Σ_{i≥k} b_{i,m}(x),
+//
+//	b1[i] = b_{i,m−1}(x),  h′ = m·Σ_{k=1..m} δ_k b_{k−1,m−1},
+//	h″ = m(m−1)·Σ_{i=0..m−2} (δ_{i+2} − δ_{i+1}) b_{i,m−2},
+//	z = Σ_k ϑ_k b_{k,m} = ϑ_0·T_0 + Σ_{k≥1} δ_k T_k (summation by parts),
+//	dz_k = s_k·T_k,  dl_k = (m/h′)·b_{k−1,m−1}·s_k  (k ≥ 1),  dz_0 = 1,  dl_0 = 0,
+//
+// into b1 (scratch, 4m), dzdl = (dz, dl) (two blocks of 4(m+1)) and res = (z, h′, h″) (12).
+// Two passes over the entries, the second downwards for the tail sums; the summation order
+// (and, with FMA, the rounding) depends on the implementation. With δ_k > 0 the terms of z
+// after the first all have one sign, and the cumulative sums ϑ_k are never formed. Cost ≈ 10
+// multiply-adds per entry and lane; the assembly of the default amd64 build does the four
+// lanes in one vector.
+func BernsteinElev4(m int, xy, b2, tds, b1, dzdl, res []float64) {
+	if m < 2 || len(xy) != 8 || len(b2) != 4*(m-1) || len(tds) != 8*(m+1) || len(b1) != 4*m || len(dzdl) != 8*(m+1) || len(res) != 12 {
+		panic(fmt.Sprintf("kernel: BernsteinElev4: m=%d, len(xy)=%d, len(b2)=%d, len(tds)=%d, len(b1)=%d, len(dzdl)=%d, len(res)=%d",
+			m, len(xy), len(b2), len(tds), len(b1), len(dzdl), len(res)))
+	}
+	bernElev4(m, xy, b2, tds, b1, dzdl, res)
+	clearUpper()
+}
+
+// bernElev4Go is BernsteinElev4 in pure Go, lane by lane (two accumulators per sum in the
+// first pass, so that consecutive additions do not wait on each other).
+func bernElev4Go(m int, xy, b2, tds, b1, dzdl, res []float64) {
+	P := m + 1
+	n := m - 2
+	delta, sig := tds[:4*P], tds[4*P:8*P]
+	dz, dl := dzdl[:4*P], dzdl[4*P:8*P]
+	b1 = b1[:4*m]
+	b2 = b2[:4*(n+1)]
+	fm, fmm := float64(m), float64(m*(m-1))
+	for l := range 4 {
+		x, y := xy[l], xy[4+l]
+		var hp, hp1, hpp, hpp1 float64
+		prev := 0.0 // b2[i−1]
+		i := 0
+		for ; i < n; i += 2 {
+			c0, c1 := b2[4*i+l], b2[4*i+4+l]
+			d1, d2, d3 := delta[4*i+4+l], delta[4*i+8+l], delta[4*i+12+l]
+			hpp += (d2 - d1) * c0
+			hpp1 += (d3 - d2) * c1
+			e0 := y*c0 + x*prev
+			e1 := y*c1 + x*c0
+			b1[4*i+l], b1[4*i+4+l] = e0, e1
+			hp += d1 * e0
+			hp1 += d2 * e1
+			prev = c1
+		}
+		if i == n {
+			c := b2[4*n+l]
+			d1 := delta[4*n+4+l]
+			hpp += (delta[4*n+8+l] - d1) * c
+			e := y*c + x*prev
+			b1[4*n+l] = e
+			hp += d1 * e
+			prev = c
+		}
+		e := x * prev
+		b1[4*(m-1)+l] = e
+		hp += hp1 + delta[4*m+l]*e
+		hp *= fm
+		res[4+l], res[8+l] = hp, (hpp+hpp1)*fmm
+		c := fm / hp
+		var z, tail, next float64 // next = b1[k] (b1[m] = 0)
+		for k := m; k >= 1; k-- {
+			bp := b1[4*(k-1)+l]
+			bk := y*next + x*bp
+			s := sig[4*k+l]
+			tail += bk
+			z += delta[4*k+l] * tail
+			dz[4*k+l] = s * tail
+			dl[4*k+l] = c * bp * s
+			next = bp
+		}
+		res[l] = z + delta[l]*(tail+y*next)
+		dz[l], dl[l] = 1, 0
+	}
+}
+
+// Interleave4 sets dst[4k+l] = src[l·s + k] for l < 4 and k < n = len(dst)/4: four rows of
+// n values at stride s in src, interleaved (the layout BernsteinElev4 reads). len(dst) must
+// be a multiple of 4, s ≥ n and, for n > 0, len(src) ≥ 3s + n. The assembly transposes 4 × 4
+// blocks in registers. Cost: 4n loads and stores.
+func Interleave4(dst, src []float64, s int) {
+	n := len(dst) / 4
+	if len(dst)%4 != 0 || s < n || (n > 0 && len(src) < 3*s+n) {
+		panic(fmt.Sprintf("kernel: Interleave4: len(dst)=%d, len(src)=%d, s=%d", len(dst), len(src), s))
+	}
+	n4 := interleave4(dst, src, s, n)
+	for k := n4; k < n; k++ {
+		dst[4*k], dst[4*k+1], dst[4*k+2], dst[4*k+3] = src[k], src[s+k], src[2*s+k], src[3*s+k]
+	}
+	clearUpper()
+}
+
+// interleave4Go is Interleave4 in pure Go; it returns n (all entries done).
+func interleave4Go(dst, src []float64, s, n int) int {
+	r0, r1, r2, r3 := src[:n], src[s:s+n], src[2*s:2*s+n], src[3*s:3*s+n]
+	dst = dst[:4*n]
+	for k := range n {
+		d := dst[4*k : 4*k+4]
+		d[0], d[1], d[2], d[3] = r0[k], r1[k], r2[k], r3[k]
+	}
+	return n
+}
+
+// Deinterleave4 sets dst[l·s + k] = a[l]·x[4k+l] + b·y[4k+l] for l < 4 and k < n =
+// len(x)/4: the inverse layout change of Interleave4 with a combination of two interleaved
+// arrays on the way (the pullback of four Bernstein coordinates, z̄_l·∂z/∂r + l̄·∂ld/∂r).
+// len(x) must be a multiple of 4, len(y) = len(x), len(a) = 4, s ≥ n and, for n > 0,
+// len(dst) ≥ 3s + n. Each value is one product and one multiply-add (fused in the assembly,
+// so rounding may differ from the Go loop in the last bit). Cost: 2n multiply-adds per row.
+func Deinterleave4(dst []float64, s int, a []float64, b float64, x, y []float64) {
+	n := len(x) / 4
+	if len(x)%4 != 0 || len(y) != len(x) || len(a) != 4 || s < n || (n > 0 && len(dst) < 3*s+n) {
+		panic(fmt.Sprintf("kernel: Deinterleave4: len(dst)=%d, s=%d, len(a)=%d, len(x)=%d, len(y)=%d", len(dst), s, len(a), len(x), len(y)))
+	}
+	n4 := deinterleave4(dst, s, a, b, x, y, n)
+	for k := n4; k < n; k++ {
+		for l := range 4 {
+			dst[l*s+k] = a[l]*x[4*k+l] + b*y[4*k+l]
+		}
+	}
+	clearUpper()
+}
+
+// deinterleave4Go is Deinterleave4 in pure Go; it returns n (all entries done).
+func deinterleave4Go(dst []float64, s int, a []float64, b float64, x, y []float64, n int) int {
+	a0, a1, a2, a3 := a[0], a[1], a[2], a[3]
+	d0, d1, d2, d3 := dst[:n], dst[s:s+n], dst[2*s:2*s+n], dst[3*s:3*s+n]
+	x, y = x[:4*n], y[:4*n]
+	for k := range n {
+		xk, yk := x[4*k:4*k+4], y[4*k:4*k+4]
+		d0[k] = a0*xk[0] + b*yk[0]
+		d1[k] = a1*xk[1] + b*yk[1]
+		d2[k] = a2*xk[2] + b*yk[2]
+		d3[k] = a3*xk[3] + b*yk[3]
+	}
+	return n
+}
