@@ -243,8 +243,12 @@ func (e *Estimator) Evaluate(params, eps, grad []float64) float64 {
 	}
 	val := sum / float64(rows)
 	if grad != nil {
+		// One multiplication per parameter, not a division: with thousands of parameters
+		// (a Bernstein flow has ≈ 6,000) the divisions were ≈ 10% of a step. The result can
+		// differ from v/rows in the last bit when rows is not a power of two.
+		inv := 1 / float64(rows)
 		for i, v := range t.Grad(P) {
-			grad[i] = v / float64(rows)
+			grad[i] = v * inv
 		}
 	}
 	if e.opts.Entropy {
