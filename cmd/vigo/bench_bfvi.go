@@ -73,6 +73,7 @@ markdown to --out (default bench/results/bfvi.md); "-" writes to stdout.`,
 	f.IntVar(&cfg.K, "iwelbo-k", 0, "train the flows on the IWELBO with this many importance samples per group (0: the ELBO, as the paper)")
 	f.StringVar(&cfg.Activation, "activation", "", "MADE activation of vigo's default Bernstein flow: tanh (default), linear or relu")
 	f.IntSliceVar(&cfg.Hidden, "hidden", nil, "hidden layer sizes of vigo's default flow's MADE (default 10,10)")
+	f.IntVar(&cfg.DefaultDegree, "default-degree", 0, "Bernstein degree M of vigo's default flow (0: 20)")
 	f.IntVar(&cfg.Layers, "layers", 0, "Bernstein AR layers of vigo's default flow, alternating order (0: 1)")
 	f.Float64Var(&cfg.BaseDF, "base-df", 0, "Student-t base with this many degrees of freedom for vigo's default Bernstein flow (0: standard normal)")
 	f.BoolVar(&cfg.SkipPaper, "skip-paper", false, "fit only the full-rank Gaussian and vigo's default flow (not the paper's bounded flow; e5p ignores it)")

@@ -11,6 +11,7 @@ import (
 	"github.com/vigo-bayes/vigo/flow"
 	"github.com/vigo-bayes/vigo/nn"
 	"github.com/vigo-bayes/vigo/objective"
+	"github.com/vigo-bayes/vigo/x/bfvi"
 	"github.com/vigo-bayes/vigo/zoo"
 )
 
@@ -36,7 +37,7 @@ func threadCPU() int64 {
 // S = 10: S = 10 draws in dimension D = 10, Bernstein polynomials of degree M = 50, MADE
 // conditioner 2 × 10 hidden units (its "M = 50" output layer has (M+1)·D = 510 outputs),
 // against the full-rank Gaussian at the same S, on the standard normal (family cost only) and
-// on eight schools (non-centred, D = 10). The bar: the multivariate Bernstein step at
+// on eight schools (non-centred, D = 10) and on E4's NN regression (D = 10). The bar: the multivariate Bernstein step at
 // most 5× the full-rank step at equal S. Besides ns/op it reports cpu-ns/op, the thread's CPU
 // time per step (the estimator runs on one goroutine), which a loaded machine disturbs far
 // less; run the cases in one invocation and compare ratios.
@@ -62,7 +63,7 @@ func BenchmarkELBOStep(b *testing.B) {
 	targets := []struct {
 		name string
 		t    objective.Target
-	}{{"stdnormal", stdNormal(D)}, {"eight_schools", zoo.EightSchools()}}
+	}{{"stdnormal", stdNormal(D)}, {"eight_schools", zoo.EightSchools()}, {"nn_regression", bfvi.NNRegression{}}}
 	for _, tg := range targets {
 		for _, c := range fams {
 			b.Run(tg.name+"/"+c.name, func(b *testing.B) {

@@ -54,6 +54,8 @@ type Config struct {
 	Layers int
 	// Hidden sizes of vigo's default flow's MADE; nil: 10, 10.
 	Hidden []int
+	// DefaultDegree is the Bernstein degree M of vigo's default flow; 0: fit's default (20).
+	DefaultDegree int
 	// SkipPaper leaves out the paper's flow (bounded map, M = Degree) on the proper targets:
 	// only the full-rank Gaussian and vigo's default flow are fitted, which saves most of the
 	// time. The e5p rows (the paper's flow only) ignore it.
@@ -177,7 +179,7 @@ func runRestart(ctx context.Context, cfg Config, ex kExperiment, tg model.Target
 		fc.Samples = max(fit.FlowSamples/cfg.K, 1)
 	}
 	var results []*fit.Result
-	defOpts := fit.FlowOptions{Seed: seed, BaseDF: cfg.BaseDF, Activation: cfg.Activation, Layers: cfg.Layers, Hidden: cfg.Hidden}
+	defOpts := fit.FlowOptions{Seed: seed, BaseDF: cfg.BaseDF, Activation: cfg.Activation, Layers: cfg.Layers, Hidden: cfg.Hidden, Degree: cfg.DefaultDegree}
 	if ex.proper == nil && cfg.SkipPaper {
 		// The Gaussian stage of FitFlow (its settings), then only vigo's default flow.
 		gr, err := fit.Fit(ctx, tg, family.NewFullRank(tg.Dim()), objective.Options{STL: true},
@@ -368,6 +370,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			}
 			if cfg.Activation != "" && cfg.Activation != "tanh" {
 				base += ", MADE activation " + cfg.Activation
+			}
+			if cfg.DefaultDegree != 0 {
+				base += fmt.Sprintf(", degree %d", cfg.DefaultDegree)
 			}
 			if cfg.Hidden != nil {
 				base += fmt.Sprintf(", hidden %v", cfg.Hidden)
