@@ -81,3 +81,15 @@ func TestNNRegressionValue(t *testing.T) {
 		}
 	}
 }
+
+// TestHiddenText pins the labels of the default flow's MADE in the k̂ table.
+func TestHiddenText(t *testing.T) {
+	for _, c := range []struct {
+		h    []int
+		want string
+	}{{nil, "2×10"}, {[]int{32, 32}, "2×32"}, {[]int{8, 16}, "[8 16]"}, {[]int{}, "without hidden layers"}} {
+		if got := hiddenText(c.h); got != c.want {
+			t.Errorf("hiddenText(%v) = %q, want %q", c.h, got, c.want)
+		}
+	}
+}

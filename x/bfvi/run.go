@@ -368,19 +368,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			if cfg.BaseDF > 0 {
 				base = fmt.Sprintf(", Student-t base ν=%g", cfg.BaseDF)
 			}
-			if cfg.Activation != "" && cfg.Activation != "tanh" {
-				base += ", MADE activation " + cfg.Activation
-			}
-			if cfg.DefaultDegree != 0 {
-				base += fmt.Sprintf(", degree %d", cfg.DefaultDegree)
-			}
-			if cfg.Hidden != nil {
-				base += fmt.Sprintf(", hidden %v", cfg.Hidden)
-			}
 			if cfg.Layers > 1 {
 				base += fmt.Sprintf(", %d layers of alternating order", cfg.Layers)
 			}
-			def := &KHatRow{Method: "BF-VI vigo default (M=20, linear tails, tanh MADE 2×10" + base + train + ")", Paper: ex.paperFlow, PaperK: ex.paperFlowK}
+			def := &KHatRow{Method: fmt.Sprintf("BF-VI vigo default (M=%d, linear tails, %s MADE %s%s%s)", defaultFlowDegree(cfg.DefaultDegree), defaultFlowActivation(cfg.Activation), hiddenText(cfg.Hidden), base, train), Paper: ex.paperFlow, PaperK: ex.paperFlowK}
 			rows = []*KHatRow{{Method: "full-rank Gaussian", Paper: ex.paperGauss, PaperK: ex.paperGaussK}, paperRow, def}
 			if cfg.SkipPaper {
 				rows = []*KHatRow{rows[0], def}
@@ -494,4 +485,37 @@ func paperTargetText(rows []KHatRow) string {
 		}
 	}
 	return ""
+}
+
+// defaultFlowDegree is the degree of vigo's default Bernstein flow for Config.DefaultDegree.
+func defaultFlowDegree(m int) int {
+	if m == 0 {
+		return 20 // fit.NewFlowFamily's default
+	}
+	return m
+}
+
+// defaultFlowActivation names the MADE activation of vigo's default flow for Config.Activation.
+func defaultFlowActivation(a string) string {
+	if a == "" {
+		return "tanh"
+	}
+	return a
+}
+
+// hiddenText writes MADE hidden sizes as in the table's labels: "2×10" for equal sizes
+// (nil: the default 10, 10), else the list.
+func hiddenText(h []int) string {
+	if h == nil {
+		h = []int{10, 10}
+	}
+	if len(h) == 0 {
+		return "without hidden layers"
+	}
+	for _, v := range h[1:] {
+		if v != h[0] {
+			return fmt.Sprint(h)
+		}
+	}
+	return fmt.Sprintf("%d×%d", len(h), h[0])
 }
