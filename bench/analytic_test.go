@@ -3,6 +3,8 @@ package bench
 import (
 	"math"
 	"testing"
+
+	"github.com/vigo-bayes/vigo/internal/race"
 )
 
 // torchCheck holds the log density and selected gradient entries at ParamPoint printed by
@@ -248,6 +250,9 @@ func TestAgainstTorch(t *testing.T) {
 }
 
 func TestZeroAllocs(t *testing.T) {
+	if race.Enabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
 	ld := Logistic(1000, 10)
 	md := MLPRegression(1000, MLPIn)
 	th1 := ParamPoint(ld.Dim())

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vigo-bayes/vigo/ad"
 	"github.com/vigo-bayes/vigo/dist"
+	"github.com/vigo-bayes/vigo/internal/race"
 )
 
 // buildFunc records a log density on t from the given argument Vars.
@@ -513,6 +514,9 @@ func TestGLMs(t *testing.T) {
 
 // TestNoAllocs: a reused tape records Normal (N = 1000) and both GLMs without allocating.
 func TestNoAllocs(t *testing.T) {
+	if race.Enabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
 	xt, y, yb, beta := glmData(1000, 10, 1)
 	var tp ad.Tape
 	run := func() {

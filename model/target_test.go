@@ -8,6 +8,7 @@ import (
 
 	"github.com/vigo-bayes/vigo/ad"
 	"github.com/vigo-bayes/vigo/bijector"
+	"github.com/vigo-bayes/vigo/internal/race"
 )
 
 // Compile-time checks that the adapters are Targets.
@@ -92,6 +93,9 @@ func TestModelJacobianSwitch(t *testing.T) {
 }
 
 func TestModelAllocs(t *testing.T) {
+	if race.Enabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
 	l := richLayout(t)
 	m := testModel(l, false)
 	z := randZ(rand.New(rand.NewPCG(11, 12)), l.Dim())

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/internal/race"
 )
 
 func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 7)) }
@@ -308,6 +309,9 @@ func TestMADEPanics(t *testing.T) {
 
 // TestMADEForwardAllocs: a steady-state forward and backward pass allocates nothing.
 func TestMADEForwardAllocs(t *testing.T) {
+	if race.Enabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
 	m := NewMADE(10, []int{10, 10}, 2)
 	p := make([]float64, m.NumParams())
 	m.Init(p, newRand(6))

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"math"
 	"testing"
+
+	"github.com/vigo-bayes/vigo/internal/race"
 )
 
 // closeTo reports |got−want| ≤ tol·max(1, |want|).
@@ -267,6 +269,9 @@ func TestUnmarshalRejects(t *testing.T) {
 }
 
 func TestNoAllocs(t *testing.T) {
+	if race.Enabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
 	x, g := make([]float64, 100), make([]float64, 100)
 	for i := range g {
 		g[i] = float64(i) - 50

@@ -15,6 +15,7 @@ const module = "github.com/vigo-bayes/vigo"
 var levels = map[string]int{
 	"internal/mathx":    0,
 	"rng":               0,
+	"internal/race":     0, // the race detector's build flag, for tests that count allocations
 	"internal/kernel":   0, // dense kernels (axpy, dot, small GEMM, vector exp/log1p), SIMD behind goexperiment.simd
 	"ad":                1,
 	"dist":              1,
