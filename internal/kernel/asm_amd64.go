@@ -149,32 +149,6 @@ func deinterleave4(dst []float64, s int, a []float64, b float64, x, y []float64,
 	return deinterleave4Go(dst, s, a, b, x, y, n)
 }
 
-func gemvN(A []float64, lda int, x, y []float64) { gemvNGo(A, lda, x, y) }
-func gemvT(A []float64, lda int, x, y []float64) { gemvTGo(A, lda, x, y) }
-func ger(x, y, A []float64, lda int)             { gerGo(x, y, A, lda) }
-func gemvTGer(A []float64, lda int, x, w, y, B []float64) {
-	gemvTGo(A, lda, x, y)
-	gerGo(x, w, B, lda)
-}
-func expv(dst, x []float64)                        { expGo(dst, x) }
-func log1pv(dst, x []float64)                      { log1pGo(dst, x) }
-func positiveBits(bits []uint64, y []float64)      { positiveBitsGo(bits, y) }
-func reluBackBits(g, adj []float64, bits []uint64) { reluBackBitsGo(g, adj, bits) }
-func reluBack(g, adj, y []float64)                 { reluBackGo(g, adj, y) }
-func colSums(s, G []float64, n, m int)             { colSumsGo(s, G, n, m) }
-func bernoulliLogit(eta []float64, y []int) (lp, sum float64, ok bool) {
-	return bernoulliLogitGo(eta, y)
-}
-func dense(Y, X []float64, n, k int, W []float64, m int, b []float64, relu bool) {
-	denseGo(Y, X, n, k, W, m, b, relu)
-}
-func denseBackW(Wadj, X []float64, n, k int, G []float64, m int) {
-	denseBackWGo(Wadj, X, n, k, G, m)
-}
-func denseBackX(Xadj []float64, n, k int, G []float64, m int, W []float64) {
-	denseBackXGo(Xadj, n, k, G, m, W)
-}
-
 // Assembly kernels (asm_amd64.s). They need AVX2 and FMA (useAsm) and lengths the exported
 // functions have checked: len(y) = len(x) for axpyAsm and dotAsm; len(x) = 4·len(y) for
 // axpy4Asm and 2·len(y) for axpy2Asm; len(q) ≥ len(g) and len(dst) > (len(g)−1)·s for
