@@ -180,48 +180,53 @@ func runRestart(ctx context.Context, cfg Config, ex kExperiment, tg model.Target
 	}
 	var results []*fit.Result
 	defOpts := fit.FlowOptions{Seed: seed, BaseDF: cfg.BaseDF, Activation: cfg.Activation, Layers: cfg.Layers, Hidden: cfg.Hidden, Degree: cfg.DefaultDegree}
-	if ex.proper == nil && cfg.SkipPaper {
-		// The Gaussian stage of FitFlow (its settings), then only vigo's default flow.
-		gr, err := fit.Fit(ctx, tg, family.NewFullRank(tg.Dim()), objective.Options{STL: true},
+	// gauss is the Gaussian stage of FitFlow (its settings) on target g; flowFrom fits fam
+	// warm-started from it.
+	gauss := func(g model.Target) (*fit.Result, error) {
+		return fit.Fit(ctx, g, family.NewFullRank(tg.Dim()), objective.Options{STL: true},
 			fit.Config{Seed: seed, MaxIter: maxIter, DiagDraws: cfg.Draws, Workers: 1})
-		if err != nil {
-			return fail(err)
-		}
+	}
+	flowFrom := func(fam family.Family, gr *fit.Result) (*fit.Result, error) {
+		return fit.Fit(ctx, tg, fam, obj, fc, fit.WithWarmStart(gr))
+	}
+	defaultFlow := func(gr *fit.Result) (*fit.Result, error) {
 		defFam, err := fit.NewFlowFamily(fit.KindBernstein, tg.Dim(), defOpts)
 		if err != nil {
+			return nil, err
+		}
+		return flowFrom(defFam, gr)
+	}
+	switch {
+	case ex.proper == nil && cfg.SkipPaper: // the Gaussian, then only vigo's default flow
+		gr, err := gauss(tg)
+		if err != nil {
 			return fail(err)
 		}
-		dr, err := fit.Fit(ctx, tg, defFam, obj, fc, fit.WithWarmStart(gr))
+		dr, err := defaultFlow(gr)
 		if err != nil {
 			return fail(err)
 		}
 		results = []*fit.Result{gr, dr}
 		out.wall = []time.Duration{gr.Elapsed, dr.Elapsed}
-	} else if ex.proper != nil {
-		// The Gaussian stage of FitFlow (its settings), on the proper target.
-		gr, err := fit.Fit(ctx, ex.proper, family.NewFullRank(tg.Dim()), objective.Options{STL: true},
-			fit.Config{Seed: seed, MaxIter: maxIter, DiagDraws: cfg.Draws, Workers: 1})
+	case ex.proper != nil: // the Gaussian on the proper target, the paper's flow on tg
+		gr, err := gauss(ex.proper)
 		if err != nil {
 			return fail(err)
 		}
-		fr, err := fit.Fit(ctx, tg, paperFam, obj, fc, fit.WithWarmStart(gr))
+		fr, err := flowFrom(paperFam, gr)
 		if err != nil {
 			return fail(err)
 		}
 		results = append(results, fr)
 		out.wall = append(out.wall, fr.Elapsed)
-	} else {
+	default:
 		fr, gr, err := fit.FitFlow(ctx, tg, paperFam, obj, fc)
 		if err != nil {
 			return fail(err)
 		}
 		results = []*fit.Result{gr, fr}
 		out.wall = []time.Duration{gr.Elapsed, fr.Elapsed - gr.Elapsed} // FitFlow's Elapsed includes the Gaussian stage
-		defFam, err := fit.NewFlowFamily(fit.KindBernstein, tg.Dim(), defOpts)
-		if err != nil {
-			return fail(err)
-		}
-		dr, err := fit.Fit(ctx, tg, defFam, obj, fc, fit.WithWarmStart(gr))
+		dr, err := defaultFlow(gr)
 		if err != nil {
 			return fail(err)
 		}
