@@ -55,6 +55,21 @@ func (t *Tape) Custom(back Backwarder, n, naux int, args ...Var) Custom {
 	return Custom{t: t, id: v.id}
 }
 
+// CustomUninit is Custom with an aux cache whose contents are arbitrary (left over from
+// earlier nodes) instead of zero: for a forward that writes every aux entry its Backward
+// reads, it saves clearing naux values per node (a Bernstein flow's per-draw record is ≈ 10
+// KB, whose clearing was ≈ 4% of a gradient step). The value is still zeroed.
+func (t *Tape) CustomUninit(back Backwarder, n, naux int, args ...Var) Custom {
+	if naux < 0 {
+		panic(fmt.Sprintf("ad: CustomUninit: naux=%d", naux))
+	}
+	c := t.Custom(back, n, 0, args...)
+	if naux > 0 {
+		t.nodes[c.id].aux = t.mem.alloc(naux)
+	}
+	return c
+}
+
 // Var returns the node as a Var for use in other ops.
 func (c Custom) Var() Var { return Var{c.id} }
 

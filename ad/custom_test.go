@@ -82,3 +82,45 @@ func TestCustomRewindAndAllocs(t *testing.T) {
 		t.Fatalf("%v allocs per run, want 0", a)
 	}
 }
+
+// CustomUninit's aux holds what earlier nodes left in the arena (here: a rewound node's
+// non-zero aux), Custom's is zero; both have length naux and the same value and gradient rules.
+func TestCustomUninitAux(t *testing.T) {
+	var tp Tape
+	in := tp.Input([]float64{0.3, -0.7, 1.1})
+	m := tp.Mark()
+	c := tp.Custom(scaledExp{}, 3, 8, in, tp.Const(0.2))
+	for i := range c.Aux() {
+		c.Aux()[i] = 42
+	}
+	tp.Rewind(m)
+	u := tp.CustomUninit(scaledExp{}, 3, 8, in, tp.Const(0.2))
+	if len(u.Aux()) != 8 || len(u.Value()) != 3 {
+		t.Fatalf("len(aux) = %d, len(value) = %d, want 8, 3", len(u.Aux()), len(u.Value()))
+	}
+	for _, v := range u.Value() {
+		if v != 0 {
+			t.Fatalf("CustomUninit value %v, want zeros", u.Value())
+		}
+	}
+	seen := false
+	for _, v := range u.Aux() {
+		seen = seen || v == 42
+	}
+	if !seen {
+		t.Logf("CustomUninit reused no rewound memory (arena layout changed?); aux %v", u.Aux())
+	}
+	tp.Rewind(m)
+	z := tp.Custom(scaledExp{}, 3, 8, in, tp.Const(0.2))
+	for _, v := range z.Aux() {
+		if v != 0 {
+			t.Fatalf("Custom aux %v, want zeros", z.Aux())
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("CustomUninit with naux < 0 did not panic")
+		}
+	}()
+	tp.CustomUninit(scaledExp{}, 3, -1, in)
+}

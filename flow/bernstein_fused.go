@@ -409,7 +409,7 @@ func (b *BernsteinAR) scratch(t *ad.Tape, params ad.Var) []float64 {
 func (b *BernsteinAR) forwardNode(t *ad.Tape, params, u ad.Var) (z, logdet ad.Var) {
 	d, P := b.d, b.p.m+1
 	nr, nh := b.p.recLen(d), b.made.HiddenLen()
-	c := t.Custom((*bernARNode)(b), d+1, nr+nh, params, u)
+	c := t.CustomUninit((*bernARNode)(b), d+1, nr+nh, params, u) // evalAll and HiddenForward write all of aux
 	pv, uv := t.Value(params), t.Value(u)
 	aux := c.Aux()
 	hl := b.made.HiddenForward(pv[:b.nm], uv, aux[nr:nr+nh])
