@@ -421,7 +421,7 @@ func (a *AutoResult) choose(user float64) error {
 		a.Chosen = i
 		a.Reason = fmt.Sprintf("%s has k̂ %s below %.2g", s.Family, diag.FormatKhat(s.Result.KHat), a.threshold(i, user))
 		if n := a.countGood(user); n > 1 {
-			a.Reason += fmt.Sprintf(" and the highest ELBO (%.5g) of the %d families below their thresholds (ties within 2 MCSE go to the simpler family)", s.Result.ELBO, n)
+			a.Reason += a.tieNote(i, n, user)
 		}
 		if others := a.others(i); others != "" {
 			a.Reason += "; " + others
@@ -461,6 +461,25 @@ func (a *AutoResult) choose(user float64) error {
 }
 
 // countGood counts the stages below their thresholds.
+// tieNote says why stage i, the ELBO leader of the n > 1 stages below their thresholds, was
+// chosen: it has the highest ELBO, or one within 2 MCSE of the highest (a tie, which goes to
+// the earlier, simpler family; leader).
+func (a *AutoResult) tieNote(i, n int, user float64) string {
+	r := a.Stages[i].Result
+	top := i
+	for j := range a.Stages {
+		if a.good(j, user) && a.Stages[j].Result.ELBO > a.Stages[top].Result.ELBO {
+			top = j
+		}
+	}
+	if top == i {
+		return fmt.Sprintf(" and the highest ELBO (%.5g) of the %d families below their thresholds", r.ELBO, n)
+	}
+	t := a.Stages[top]
+	return fmt.Sprintf(" and an ELBO (%.5g) within 2 MCSE of the highest, %s's %.5g (difference %.2g < %.2g): a tie, which goes to the simpler family",
+		r.ELBO, t.Family, t.Result.ELBO, t.Result.ELBO-r.ELBO, 2*math.Hypot(r.ELBOSE, t.Result.ELBOSE))
+}
+
 func (a *AutoResult) countGood(user float64) int {
 	n := 0
 	for i := range a.Stages {

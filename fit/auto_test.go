@@ -116,3 +116,25 @@ func TestAutoBudget(t *testing.T) {
 		t.Errorf("last stage %q", last.Line)
 	}
 }
+
+// The reason names the real ELBO leader when the chosen family only ties with it (within 2
+// MCSE), instead of calling the chosen one's ELBO the highest.
+func TestAutoReasonOnATie(t *testing.T) {
+	stage := func(fam string, elbo, se float64) AutoStage {
+		return AutoStage{Family: fam, Result: &Result{ELBO: elbo, ELBOSE: se, KHat: 0.4, KHatThreshold: 0.67}}
+	}
+	a := &AutoResult{Stages: []AutoStage{stage(KindMeanField, -32.256, 0.022), stage(KindFullRank, -32.206, 0.021)}}
+	if err := a.choose(0); err != nil {
+		t.Fatal(err)
+	}
+	if a.Stages[a.Chosen].Family != KindMeanField || !strings.Contains(a.Reason, "within 2 MCSE of the highest, fullrank's -32.206") || strings.Contains(a.Reason, "the highest ELBO (") {
+		t.Errorf("chose %s: %s", a.Stages[a.Chosen].Family, a.Reason)
+	}
+	a = &AutoResult{Stages: []AutoStage{stage(KindMeanField, -32.256, 0.001), stage(KindFullRank, -32.206, 0.001)}}
+	if err := a.choose(0); err != nil {
+		t.Fatal(err)
+	}
+	if a.Stages[a.Chosen].Family != KindFullRank || !strings.Contains(a.Reason, "the highest ELBO (-32.206) of the 2 families") {
+		t.Errorf("chose %s: %s", a.Stages[a.Chosen].Family, a.Reason)
+	}
+}
