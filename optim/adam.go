@@ -45,12 +45,16 @@ func (a *Adam) Step(params, grad []float64) {
 	t := float64(a.t)
 	c1 := 1 - math.Pow(a.b1, t)
 	c2 := 1 - math.Pow(a.b2, t)
+	// α_t·m̂ = (α_t/c1)·m and v̂ = v·(1/c2): one division and one square root per parameter
+	// instead of three divisions (which, not pipelined, made Adam ≈ 10% of a flow's fit with
+	// ≈ 4,600 parameters). Rounding differs from the textbook order in the last bits.
+	step, ic2 := lr/c1, 1/c2
 	m, v := a.slots[0], a.slots[1]
 	for i := range params {
 		g := a.g(grad, i, scale)
 		m[i] = a.b1*m[i] + (1-a.b1)*g
 		v[i] = a.b2*v[i] + (1-a.b2)*g*g
-		params[i] -= lr * (m[i] / c1) / (math.Sqrt(v[i]/c2) + a.eps)
+		params[i] -= step * m[i] / (math.Sqrt(v[i]*ic2) + a.eps)
 	}
 }
 
