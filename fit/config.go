@@ -104,7 +104,7 @@ type Config struct {
 	NaN      NaNPolicy // what a non-finite gradient does; default NaNSkip
 	MaxSkips int       // consecutive skipped steps before failing; default 100
 
-	Workers   int // goroutines over the S draws; default GOMAXPROCS. Results do not depend on it.
+	Workers   int // goroutines over a step's draws (at most 4 are used: the draws go in ≤ 4 blocks); default GOMAXPROCS. Results do not depend on it.
 	DiagDraws int // draws for the final ELBO, PSIS k̂ and output; default 1000
 }
 

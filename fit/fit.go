@@ -288,7 +288,7 @@ type job struct {
 func (r *runner) setup() error {
 	cfg := r.cfg
 	r.n = r.fam.NumParams()
-	W := max(1, min(cfg.Workers, max(cfg.Samples, cfg.EvalSamples)))
+	W := max(1, min(cfg.Workers, numBlocks(max(cfg.Samples, cfg.EvalSamples))))
 	for range W {
 		e, err := objective.New(r.target, r.fam, r.obj)
 		if err != nil {
