@@ -138,7 +138,7 @@ Exit codes: 0 converged, 3 not converged (iteration cap), 1 error, 130 cancelled
 	fl.IntVar(&f.samples, "samples", 0, fmt.Sprintf("Monte Carlo draws per gradient step (default 8; flows %d)", fit.FlowSamples))
 	fl.Float64Var(&f.lr, "lr", 0, fmt.Sprintf("Adam step size in preconditioned coordinates (default 0.02; flows %g)", fit.FlowLR))
 	fl.Float64Var(&f.tol, "tol", 0, fmt.Sprintf("plateau tolerance of the stopping rule in nats (default 0.02; flows %g)", fit.FlowTol))
-	fl.IntVar(&f.workers, "workers", 0, "goroutines per step (default GOMAXPROCS); results do not depend on it")
+	fl.IntVar(&f.workers, "workers", 0, "goroutines per step, at most 4 (default GOMAXPROCS); results do not depend on it")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
 	return cmd
 }
