@@ -51,7 +51,36 @@ type FlowOptions struct {
 	// sampling); 0 or +Inf is the standard-normal base. Any kind; family.MinBaseDF ≤ ν ≤
 	// family.MaxBaseDF.
 	BaseDF float64
+	// Affine adds one affine autoregressive layer (an IAF layer, flow.MAF with a MADE with
+	// direct connections, the Activation above and log-scales soft-clamped at ±5) to a
+	// bernstein flow, in the first Bernstein layer's (the model's native) order:
+	//
+	//   - "" or AffineNone: none (the default).
+	//   - AffineLast: applied after the Bernstein layers, closest to z: with x = B(u) the
+	//     Bernstein output, z_j = m_j(x_<j) + exp(s_j(x_<j))·x_j. Since x_<j ↦ z_<j is a
+	//     bijection, s_j is a function of the preceding output coordinates, so the layer can
+	//     carry a conditional scale that changes fast with an earlier coordinate — a funnel
+	//     (centred eight schools: sd(θ_j − μ | τ) = τ, i.e. s_j ≈ log τ, linear in an earlier
+	//     coordinate), which a Bernstein layer with linear tails must build from its
+	//     polynomial's slope.
+	//   - AffineFirst: applied before the Bernstein layers, on the base noise (a contrast: the
+	//     polynomial layers then act on an already rescaled input).
+	//
+	// The layer starts at the identity, so the warm start is unchanged. Cost: one MADE pass
+	// with K = 2 per draw on top of the Bernstein layers (a sequential inverse, d passes, for
+	// external points only). bernstein only.
+	Affine string
+	// AffineHidden are the hidden sizes of the affine layer's MADE; nil: [32 32] (the maf
+	// kind's default).
+	AffineHidden []int
 }
+
+// Values of FlowOptions.Affine.
+const (
+	AffineNone  = "none"
+	AffineLast  = "last"
+	AffineFirst = "first"
+)
 
 // maxFlowLayers caps FlowOptions.Layers.
 const maxFlowLayers = 64
@@ -68,7 +97,8 @@ const maxFlowLayers = 64
 //     both directions cost one pass per layer, so the STL gradient is cheap.
 //   - bernstein: Layers triangular Bernstein flows (flow.NewBernsteinAR, BF-VI, Dürr et al.
 //     2024) with MADE conditioners (direct connections) of degree Degree; orderings alternate
-//     between layers.
+//     between layers. FlowOptions.Affine adds an affine autoregressive (IAF) layer after or
+//     before them.
 //
 // Errors name the bad option.
 func NewFlowFamily(kind string, d int, o FlowOptions) (*family.Flow, error) {
@@ -99,6 +129,26 @@ func NewFlowFamily(kind string, d int, o FlowOptions) (*family.Flow, error) {
 	}
 	if o.Bounded && kind != KindBernstein {
 		return nil, fmt.Errorf("fit: NewFlowFamily: bounded tails are for %s only (kind=%s)", KindBernstein, kind)
+	}
+	switch o.Affine {
+	case "", AffineNone:
+		if o.AffineHidden != nil {
+			return nil, fmt.Errorf("fit: NewFlowFamily: affine hidden sizes %v without an affine layer (affine=%q)", o.AffineHidden, o.Affine)
+		}
+	case AffineLast, AffineFirst:
+		if kind != KindBernstein {
+			return nil, fmt.Errorf("fit: NewFlowFamily: an affine layer (affine=%s) is for %s only (kind=%s)", o.Affine, KindBernstein, kind)
+		}
+	default:
+		return nil, fmt.Errorf("fit: NewFlowFamily: affine %q, want %s, %s or %s", o.Affine, AffineNone, AffineLast, AffineFirst)
+	}
+	if len(o.AffineHidden) > maxHidden {
+		return nil, fmt.Errorf("fit: NewFlowFamily: %d affine hidden layers, want at most %d", len(o.AffineHidden), maxHidden)
+	}
+	for _, h := range o.AffineHidden {
+		if h < 1 || h > maxUnits {
+			return nil, fmt.Errorf("fit: NewFlowFamily: affine hidden size %d, want 1 to %d", h, maxUnits)
+		}
 	}
 	fopts := []family.FlowOption{family.FlowSeed(o.Seed)}
 	switch nu := o.BaseDF; {
@@ -150,6 +200,18 @@ func NewFlowFamily(kind string, d int, o FlowOptions) (*family.Flow, error) {
 				mo = append(mo, nn.WithOrder(rev))
 			}
 			parts[l] = flow.NewBernsteinAR(nn.NewMADE(d, hidden(10, 10), M+1, mo...), flow.BernsteinTails(tails))
+		}
+		if o.Affine == AffineLast || o.Affine == AffineFirst {
+			ah := []int{32, 32}
+			if o.AffineHidden != nil {
+				ah = clone(o.AffineHidden)
+			}
+			aff := flow.NewMAF(nn.NewMADE(d, ah, 2, nn.WithDirect(), nn.WithActivation(act)))
+			if o.Affine == AffineLast {
+				parts = append(parts, aff)
+			} else {
+				parts = append([]flow.Flow{aff}, parts...)
+			}
 		}
 		f = flow.Compose(parts...)
 	default:
@@ -264,7 +326,7 @@ func Auto(ctx context.Context, target model.Target, cfg AutoConfig, opts ...Opti
 	for _, k := range flows {
 		fo := cfg.FlowOptions
 		if k != KindBernstein {
-			fo.Degree, fo.Bounded = 0, false
+			fo.Degree, fo.Bounded, fo.Affine, fo.AffineHidden = 0, false, "", nil
 		}
 		q, err := NewFlowFamily(k, d, fo)
 		if err != nil {

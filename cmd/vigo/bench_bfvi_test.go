@@ -54,3 +54,44 @@ func TestBenchBFVITBaseSkipPaper(t *testing.T) {
 		t.Errorf("--skip-paper still fitted the paper's flow:\n%s", s)
 	}
 }
+
+// TestBenchBFVIAffineAndKind: --affine last adds the affine layer to the default flow's row,
+// --flow-kind maf replaces the row by vigo's maf family, and bad values are refused before any
+// fit with the option named.
+func TestBenchBFVIAffineAndKind(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--affine", "last", "--affine-hidden", "4"}, "then an affine IAF layer (tanh MADE 1×4, direct) last)"},
+		{[]string{"--flow-kind", "maf", "--hidden", "4"}, "| vigo maf (2 IAF layers with direct connections, tanh, hidden 1×4)"},
+	} {
+		file := filepath.Join(t.TempDir(), "bfvi.md")
+		args := append([]string{"bench", "bfvi", "--exp", "e3", "--restarts", "1", "--draws", "500", "--boot", "5", "--max-iter", "200",
+			"--skip-paper", "--out", file}, c.args...)
+		log, err := run(t, args...)
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", c.args, err, log)
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), c.want) {
+			t.Errorf("%v: report lacks %q:\n%s", c.args, c.want, b)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--affine", "middle"}, `affine "middle"`},
+		{[]string{"--flow-kind", "maf", "--affine", "last"}, "is for bernstein only (kind=maf)"},
+		{[]string{"--flow-kind", "spline"}, `flow kind "spline"`},
+	} {
+		_, err := run(t, append([]string{"bench", "bfvi", "--exp", "e3", "--restarts", "1", "--out", "-"}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want it to contain %q", c.args, err, c.want)
+		}
+	}
+}

@@ -93,3 +93,22 @@ func TestHiddenText(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultFlowLabel pins the labels of vigo's flow row for the affine layer and the maf
+// kind.
+func TestDefaultFlowLabel(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{}, "BF-VI vigo default (M=20, linear tails, tanh MADE 2×10)"},
+		{Config{Affine: "last"}, "BF-VI vigo default (M=20, linear tails, tanh MADE 2×10, then an affine IAF layer (tanh MADE 2×32, direct) last)"},
+		{Config{Affine: "first", AffineHidden: []int{10, 10}, Layers: 2}, "BF-VI vigo default (M=20, linear tails, tanh MADE 2×10, 2 layers of alternating order, after an affine IAF layer (tanh MADE 2×10, direct) first)"},
+		{Config{Kind: "maf"}, "vigo maf (2 IAF layers with direct connections, tanh, hidden 2×32)"},
+		{Config{Kind: "realnvp", BaseDF: 5}, "vigo realnvp (4 coupling layers, tanh, hidden 2×32, Student-t base ν=5)"},
+	} {
+		if got := defaultFlowLabel(c.cfg, ""); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.cfg, got, c.want)
+		}
+	}
+}

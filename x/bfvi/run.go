@@ -56,6 +56,16 @@ type Config struct {
 	Hidden []int
 	// DefaultDegree is the Bernstein degree M of vigo's default flow; 0: fit's default (20).
 	DefaultDegree int
+	// Affine adds an affine autoregressive (IAF) layer to vigo's default flow
+	// (fit.FlowOptions.Affine: "last", after the Bernstein layers, closest to z; "first",
+	// before them); "" or "none": none.
+	Affine string
+	// AffineHidden are the hidden sizes of that layer's MADE (fit.FlowOptions.AffineHidden);
+	// nil: 32, 32.
+	AffineHidden []int
+	// Kind replaces vigo's default Bernstein flow by another standard flow kind
+	// (fit.KindMAF: fit.NewFlowFamily("maf") with Hidden, Layers, Activation); "": bernstein.
+	Kind string
 	// SkipPaper leaves out the paper's flow (bounded map, M = Degree) on the proper targets:
 	// only the full-rank Gaussian and vigo's default flow are fitted, which saves most of the
 	// time. The e5p rows (the paper's flow only) ignore it.
@@ -179,7 +189,9 @@ func runRestart(ctx context.Context, cfg Config, ex kExperiment, tg model.Target
 		fc.Samples = max(fit.FlowSamples/cfg.K, 1)
 	}
 	var results []*fit.Result
-	defOpts := fit.FlowOptions{Seed: seed, BaseDF: cfg.BaseDF, Activation: cfg.Activation, Layers: cfg.Layers, Hidden: cfg.Hidden, Degree: cfg.DefaultDegree}
+	defOpts := fit.FlowOptions{Seed: seed, BaseDF: cfg.BaseDF, Activation: cfg.Activation, Layers: cfg.Layers, Hidden: cfg.Hidden, Degree: cfg.DefaultDegree,
+		Affine: cfg.Affine, AffineHidden: cfg.AffineHidden}
+	defKind := defaultFlowKind(cfg.Kind)
 	// gauss is the Gaussian stage of FitFlow (its settings) on target g; flowFrom fits fam
 	// warm-started from it.
 	gauss := func(g model.Target) (*fit.Result, error) {
@@ -190,11 +202,16 @@ func runRestart(ctx context.Context, cfg Config, ex kExperiment, tg model.Target
 		return fit.Fit(ctx, tg, fam, obj, fc, fit.WithWarmStart(gr))
 	}
 	defaultFlow := func(gr *fit.Result) (*fit.Result, error) {
-		defFam, err := fit.NewFlowFamily(fit.KindBernstein, tg.Dim(), defOpts)
+		defFam, err := fit.NewFlowFamily(defKind, tg.Dim(), defOpts)
 		if err != nil {
 			return nil, err
 		}
-		return flowFrom(defFam, gr)
+		o := obj
+		if defKind != fit.KindBernstein {
+			o = fit.FlowObjective(defKind)
+			o.K = obj.K
+		}
+		return fit.Fit(ctx, tg, defFam, o, fc, fit.WithWarmStart(gr))
 	}
 	switch {
 	case ex.proper == nil && cfg.SkipPaper: // the Gaussian, then only vigo's default flow
@@ -273,6 +290,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	if cfg.K < 0 {
 		return nil, fmt.Errorf("bfvi: Run: K %d: want ≥ 0", cfg.K)
+	}
+	if cfg.Kind != "" && cfg.Kind != fit.KindBernstein && cfg.Kind != fit.KindMAF && cfg.Kind != fit.KindRealNVP {
+		return nil, fmt.Errorf("bfvi: Run: flow kind %q, want %s, %s or %s", cfg.Kind, fit.KindBernstein, fit.KindMAF, fit.KindRealNVP)
+	}
+	// Check the flow options once, before any fit runs (the errors name the option).
+	if _, err := fit.NewFlowFamily(defaultFlowKind(cfg.Kind), 2, fit.FlowOptions{BaseDF: cfg.BaseDF, Activation: cfg.Activation,
+		Layers: cfg.Layers, Hidden: cfg.Hidden, Degree: cfg.DefaultDegree, Affine: cfg.Affine, AffineHidden: cfg.AffineHidden}); err != nil {
+		return nil, fmt.Errorf("bfvi: Run: vigo's flow: %w", err)
 	}
 	if cfg.Draws1D < 1 || cfg.Seeds1D < 1 {
 		return nil, fmt.Errorf("bfvi: Run: 1-D draws %d, seeds %d: want ≥ 1", cfg.Draws1D, cfg.Seeds1D)
@@ -369,14 +394,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		paperRow := &KHatRow{Method: fmt.Sprintf("BF-VI paper (M=%d, bounded, linear MADE 2×10%s)", cfg.Degree, train), Paper: ex.paperFlow, PaperK: ex.paperFlowK}
 		rows := []*KHatRow{paperRow}
 		if ex.proper == nil {
-			base := ""
-			if cfg.BaseDF > 0 {
-				base = fmt.Sprintf(", Student-t base ν=%g", cfg.BaseDF)
-			}
-			if cfg.Layers > 1 {
-				base += fmt.Sprintf(", %d layers of alternating order", cfg.Layers)
-			}
-			def := &KHatRow{Method: fmt.Sprintf("BF-VI vigo default (M=%d, linear tails, %s MADE %s%s%s)", defaultFlowDegree(cfg.DefaultDegree), defaultFlowActivation(cfg.Activation), hiddenText(cfg.Hidden), base, train), Paper: ex.paperFlow, PaperK: ex.paperFlowK}
+			def := &KHatRow{Method: defaultFlowLabel(cfg, train), Paper: ex.paperFlow, PaperK: ex.paperFlowK}
 			rows = []*KHatRow{{Method: "full-rank Gaussian", Paper: ex.paperGauss, PaperK: ex.paperGaussK}, paperRow, def}
 			if cfg.SkipPaper {
 				rows = []*KHatRow{rows[0], def}
@@ -490,6 +508,58 @@ func paperTargetText(rows []KHatRow) string {
 		}
 	}
 	return ""
+}
+
+// defaultFlowKind is the flow kind of vigo's flow row for Config.Kind.
+func defaultFlowKind(k string) string {
+	if k == "" {
+		return fit.KindBernstein
+	}
+	return k
+}
+
+// defaultFlowLabel is the method label of vigo's flow row; train describes the objective.
+func defaultFlowLabel(cfg Config, train string) string {
+	act := defaultFlowActivation(cfg.Activation)
+	base := ""
+	if cfg.BaseDF > 0 {
+		base = fmt.Sprintf(", Student-t base ν=%g", cfg.BaseDF)
+	}
+	switch kind := defaultFlowKind(cfg.Kind); kind {
+	case fit.KindMAF, fit.KindRealNVP:
+		h, L, what := cfg.Hidden, cfg.Layers, "IAF layers with direct connections"
+		if h == nil {
+			h = []int{32, 32}
+		}
+		if L == 0 {
+			L = 2
+			if kind == fit.KindRealNVP {
+				L = 4
+			}
+		}
+		if kind == fit.KindRealNVP {
+			what = "coupling layers"
+		}
+		return fmt.Sprintf("vigo %s (%d %s, %s, hidden %s%s%s)", kind, L, what, act, hiddenText(h), base, train)
+	}
+	if cfg.Layers > 1 {
+		base += fmt.Sprintf(", %d layers of alternating order", cfg.Layers)
+	}
+	switch cfg.Affine {
+	case fit.AffineLast:
+		base += ", then an affine IAF layer (" + act + " MADE " + hiddenText(affineHidden(cfg.AffineHidden)) + ", direct) last"
+	case fit.AffineFirst:
+		base += ", after an affine IAF layer (" + act + " MADE " + hiddenText(affineHidden(cfg.AffineHidden)) + ", direct) first"
+	}
+	return fmt.Sprintf("BF-VI vigo default (M=%d, linear tails, %s MADE %s%s%s)", defaultFlowDegree(cfg.DefaultDegree), act, hiddenText(cfg.Hidden), base, train)
+}
+
+// affineHidden is the affine layer's hidden sizes for Config.AffineHidden.
+func affineHidden(h []int) []int {
+	if h == nil {
+		return []int{32, 32}
+	}
+	return h
 }
 
 // defaultFlowDegree is the degree of vigo's default Bernstein flow for Config.DefaultDegree.
