@@ -155,15 +155,15 @@ func dot(a, b []float64) float64 {
 
 // TestSavedAffineBernsteinRoundTrip: a Bernstein flow with an affine layer last saves to
 // fit.json and reads back to the same flow (generic compose/maf/bernstein_ar spec): the saved
-// fit repeats the fit's draws and log densities bit for bit. It is saved under the generic
-// name "flow" (mixed layer types).
+// fit repeats the fit's draws and log densities bit for bit. It is saved under the name
+// "bernstein" (FlowName: Bernstein layers with an affine autoregressive layer).
 func TestSavedAffineBernsteinRoundTrip(t *testing.T) {
 	q, err := NewFlowFamily(KindBernstein, 5, FlowOptions{Hidden: []int{6}, Degree: 4, Affine: AffineLast, AffineHidden: []int{6}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	res, s, _ := savedFit(t, q)
-	if s.Family.Kind != KindFlow || s.Family.Name != KindFlow {
+	if s.Family.Kind != KindFlow || s.Family.Name != KindBernstein {
 		t.Errorf("saved as kind %q name %q", s.Family.Kind, s.Family.Name)
 	}
 	var buf bytes.Buffer

@@ -425,35 +425,34 @@ func flowFamily(fs FamilySpec, nparams int) (family.Family, error) {
 }
 
 // FlowName names a flow for reports: "maf", "realnvp", "bernstein" for the stacks the CLI
-// builds (MAFs; coupling layers; Bernstein flows, with permutations between layers allowed),
-// "flow" otherwise.
+// builds (MAFs; coupling layers; Bernstein flows, with permutations between layers and the
+// affine autoregressive layer of FlowOptions.Affine allowed), "flow" otherwise.
 func FlowName(f flow.Flow) string {
 	parts := []flow.Flow{f}
 	if c, ok := f.(*flow.Composed); ok {
 		parts = c.Parts()
 	}
-	kind := ""
+	var maf, nvp, bern bool
 	for _, p := range parts {
-		var k string
 		switch p.(type) {
 		case *flow.MAF:
-			k = KindMAF
+			maf = true
 		case *flow.Coupling:
-			k = KindRealNVP
+			nvp = true
 		case *flow.Bernstein, *flow.BernsteinAR:
-			k = KindBernstein
+			bern = true
 		case *flow.Permutation:
-			continue
 		default:
 			return KindFlow
 		}
-		if kind != "" && kind != k {
-			return KindFlow
-		}
-		kind = k
 	}
-	if kind == "" {
-		return KindFlow
+	switch {
+	case bern && !nvp:
+		return KindBernstein
+	case maf && !nvp && !bern:
+		return KindMAF
+	case nvp && !maf && !bern:
+		return KindRealNVP
 	}
-	return kind
+	return KindFlow
 }

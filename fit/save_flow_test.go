@@ -116,6 +116,30 @@ func TestDescribeFlowRebuildsEveryPart(t *testing.T) {
 	}
 }
 
+// FlowName: the stacks the CLI builds get their kind; Bernstein layers may carry an affine
+// autoregressive layer (FlowOptions.Affine); other mixtures are "flow".
+func TestFlowName(t *testing.T) {
+	d := 3
+	made := func(k int) *nn.MADE { return nn.NewMADE(d, []int{4}, k) }
+	for _, c := range []struct {
+		f    flow.Flow
+		want string
+	}{
+		{flow.Compose(flow.NewMAF(made(2)), flow.Permute([]int{2, 0, 1}), flow.NewMAF(made(2))), KindMAF},
+		{flow.NewCoupling(d, nil, []int{4}, ad.Tanh, 3), KindRealNVP},
+		{flow.NewBernsteinAR(made(4)), KindBernstein},
+		{flow.Compose(flow.NewBernsteinAR(made(4)), flow.NewMAF(made(2))), KindBernstein},
+		{flow.Compose(flow.NewMAF(made(2)), flow.NewBernsteinAR(made(4))), KindBernstein},
+		{flow.Compose(flow.NewBernsteinAR(made(4)), flow.NewCoupling(d, nil, []int{4}, ad.Tanh, 3)), KindFlow},
+		{flow.Compose(flow.NewMAF(made(2)), flow.NewCoupling(d, nil, []int{4}, ad.Tanh, 3)), KindFlow},
+		{flow.NewAffine(d), KindFlow},
+	} {
+		if got := FlowName(c.f); got != c.want {
+			t.Errorf("FlowName(%T %v) = %q, want %q", c.f, c.f, got, c.want)
+		}
+	}
+}
+
 func TestDescribeFlowRejectsUnknownFlows(t *testing.T) {
 	if _, err := DescribeFlow(otherFlow{flow.NewAffine(2)}); err == nil || !strings.Contains(err.Error(), "cannot be saved") {
 		t.Errorf("error %v", err)

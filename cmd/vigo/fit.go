@@ -48,6 +48,7 @@ type fitFlags struct {
 	degree     int
 	activation string
 	bounded    bool
+	affine     string
 	baseDF     float64
 	warm       bool
 	budget     time.Duration
@@ -89,8 +90,8 @@ Families (--family):
              per stage and why it chose it
 Flows are warm-started: a full-rank Gaussian is fitted first and the flow starts exactly
 at it, in its whitened coordinates (--warm=false starts from the Laplace approximation
-instead). --layers, --hidden, --activation, --degree and --bounded change the flows'
-structure; --base-df ν gives a flow a Student-t base with ν degrees of freedom (heavier
+instead). --layers, --hidden, --activation, --degree, --bounded and --affine change the
+flows' structure; --base-df ν gives a flow a Student-t base with ν degrees of freedom (heavier
 tails) instead of the standard normal. Flows default to 32 draws per step, step size 0.01 and plateau tolerance
 0.002 nats (Gaussians: 8, 0.02, 0.02): with the Gaussian settings the stopping rule ends
 a flow fit long before its ELBO stops rising.
@@ -126,6 +127,7 @@ Exit codes: 0 converged, 3 not converged (iteration cap), 1 error, 130 cancelled
 	fl.IntVar(&f.degree, "degree", 0, "degree M of the Bernstein polynomials (default 20)")
 	fl.StringVar(&f.activation, "activation", "", "activation of the flow's conditioners: tanh (default), relu or linear")
 	fl.BoolVar(&f.bounded, "bounded", false, "bernstein: the BF-VI paper's bounded map (compact support) instead of linear tails")
+	fl.StringVar(&f.affine, "affine", "", "bernstein: add an affine autoregressive layer, last (after the Bernstein layers: conditional scales that change fast, as in funnels) or first (default none)")
 	fl.Float64Var(&f.baseDF, "base-df", 0, "flows: Student-t base with this many degrees of freedom, 1 to 1000 (default 0: standard-normal base)")
 	fl.BoolVar(&f.warm, "warm", true, "flows: fit a full-rank Gaussian first and start the flow at it (false: start at the Laplace approximation)")
 	fl.DurationVar(&f.budget, "budget", 0, "auto: wall-time budget of the whole search, e.g. 5m (default none)")
@@ -217,7 +219,7 @@ func newFamily(kind string, d, rank int, f fitFlags) (family.Family, error) {
 // flowOptions are the flow structure flags.
 func flowOptions(f fitFlags) fit.FlowOptions {
 	return fit.FlowOptions{Layers: f.layers, Hidden: f.hidden, Degree: f.degree, Activation: f.activation,
-		Bounded: f.bounded, Seed: f.seed, BaseDF: f.baseDF}
+		Bounded: f.bounded, Affine: f.affine, Seed: f.seed, BaseDF: f.baseDF}
 }
 
 // newFlowFamily builds a flow family from the flags; errors name the flag.
@@ -251,6 +253,7 @@ func checkFitFlags(f fitFlags) error {
 		{"--base-df", f.baseDF != 0, flowish, "a flow family or auto"},
 		{"--degree", f.degree != 0, f.family == fit.KindBernstein || f.family == familyAuto, "--family bernstein or auto"},
 		{"--bounded", f.bounded, f.family == fit.KindBernstein || f.family == familyAuto, "--family bernstein or auto"},
+		{"--affine", f.affine != "", f.family == fit.KindBernstein || f.family == familyAuto, "--family bernstein or auto"},
 		{"--warm=false", !f.warm, isFlowKind(f.family), "a flow family (auto always warm-starts its flows)"},
 		{"--budget", f.budget != 0, f.family == familyAuto, "--family auto"},
 	} {

@@ -14,7 +14,7 @@ import (
 // says so in the draws header, saves to fit.json, and vigo draw repeats the fit's draws.
 func TestFitFlowFamiliesSaveAndDraw(t *testing.T) {
 	if testing.Short() {
-		t.Skip("three flow fits (≈3 s)")
+		t.Skip("four flow fits (≈3 s)")
 	}
 	for _, c := range []struct {
 		kind  string
@@ -23,6 +23,7 @@ func TestFitFlowFamiliesSaveAndDraw(t *testing.T) {
 		{fit.KindMAF, []string{"--hidden", "4"}},
 		{fit.KindRealNVP, []string{"--hidden", "4", "--layers", "2", "--warm=false"}},
 		{fit.KindBernstein, []string{"--hidden", "4", "--degree", "3", "--activation", "linear"}},
+		{fit.KindBernstein, []string{"--hidden", "4", "--degree", "3", "--affine", "last"}},
 	} {
 		dir := t.TempDir()
 		args := append(quick(dir, "--iter", "100", "--draws", "30", "--family", c.kind), c.extra...)
@@ -95,6 +96,8 @@ func TestFitFlowFlagErrorsNameTheFlag(t *testing.T) {
 		want string
 	}{
 		{[]string{"--family", "maf", "--degree", "5"}, "--degree: only for --family bernstein"},
+		{[]string{"--family", "maf", "--affine", "last"}, "--affine: only for --family bernstein"},
+		{[]string{"--family", "bernstein", "--affine", "middle"}, `affine "middle", want none, last or first`},
 		{[]string{"--budget", "1m"}, "--budget: only for --family auto"},
 		{[]string{"--family", "auto", "--warm=false"}, "--warm=false: only for a flow family"},
 		{[]string{"--layers", "2"}, "--layers: only for a flow family"},
