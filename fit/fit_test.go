@@ -91,24 +91,33 @@ func TestMeanFieldFromZeroStartMovesToTheMode(t *testing.T) {
 
 func TestSameSeedSameResultForAnyWorkerCount(t *testing.T) {
 	g := target()
-	cfg := Config{Seed: 7, MaxIter: 400, Workers: 1}
+	// S = 10 draws: blocks of 3, 3, 3, 1, shared unevenly by 3 workers; 8 workers are capped at 4.
+	cfg := Config{Seed: 7, MaxIter: 400, Workers: 1, Samples: 10}
 	a, err := Fit(context.Background(), g, family.NewFullRank(2), objective.Options{}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Workers = 2
-	b, err := Fit(context.Background(), g, family.NewFullRank(2), objective.Options{}, cfg)
-	if err != nil {
-		t.Fatal(err)
+	for _, w := range []int{2, 3, 8} {
+		cfg.Workers = w
+		b, err := Fit(context.Background(), g, family.NewFullRank(2), objective.Options{}, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameFit(t, a, b, w)
 	}
+}
+
+// sameFit fails unless a and b (1 and w workers) have the same parameters and draws, bit for bit.
+func sameFit(t *testing.T, a, b *Result, w int) {
+	t.Helper()
 	for i := range a.Params {
 		if a.Params[i] != b.Params[i] {
-			t.Fatalf("params differ between 1 and 2 workers: %v vs %v", a.Params, b.Params)
+			t.Fatalf("params differ between 1 and %d workers: %v vs %v", w, a.Params, b.Params)
 		}
 	}
 	for i := range a.Draws {
 		if a.Draws[i] != b.Draws[i] {
-			t.Fatal("draws differ between 1 and 2 workers")
+			t.Fatalf("draws differ between 1 and %d workers", w)
 		}
 	}
 }
@@ -189,5 +198,36 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 	_, err = Fit(context.Background(), target(), family.NewMeanField(3), objective.Options{}, Config{})
 	if err == nil || !strings.Contains(err.Error(), "dimension") {
 		t.Fatalf("error = %v", err)
+	}
+}
+
+// The blocks of a step cover its draws once, in order: at most maxBlocks non-empty blocks,
+// none longer than the first (a function of the count only, never of the workers).
+func TestDrawBlocks(t *testing.T) {
+	for count := 1; count <= 70; count++ {
+		nb := numBlocks(count)
+		if nb < 1 || nb > maxBlocks || nb > count {
+			t.Fatalf("count %d: %d blocks", count, nb)
+		}
+		next := 0
+		first := 0
+		for b := range nb {
+			lo, hi := block(b, count)
+			if lo != next || hi <= lo {
+				t.Fatalf("count %d: block %d is [%d, %d), want to start at %d and be non-empty", count, b, lo, hi, next)
+			}
+			if b == 0 {
+				first = hi - lo
+			} else if hi-lo > first {
+				t.Fatalf("count %d: block %d has %d draws, more than the first's %d", count, b, hi-lo, first)
+			}
+			next = hi
+		}
+		if next != count {
+			t.Fatalf("count %d: blocks end at %d", count, next)
+		}
+	}
+	if numBlocks(0) != 0 {
+		t.Errorf("numBlocks(0) = %d", numBlocks(0))
 	}
 }
