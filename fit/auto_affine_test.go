@@ -1,7 +1,6 @@
 package fit
 
 import (
-	"bytes"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -166,14 +165,7 @@ func TestSavedAffineBernsteinRoundTrip(t *testing.T) {
 	if s.Family.Kind != KindFlow || s.Family.Name != KindBernstein {
 		t.Errorf("saved as kind %q name %q", s.Family.Kind, s.Family.Name)
 	}
-	var buf bytes.Buffer
-	if err := s.Write(&buf); err != nil {
-		t.Fatal(err)
-	}
-	back, err := Read("fit.json", &buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	back := writeRead(t, s)
 	aff, _ := back.Approximation()
 	parts := aff.Base.(*family.Flow).Flow().(*flow.Composed).Parts()
 	if _, ok := parts[len(parts)-1].(*flow.MAF); !ok || len(parts) != 2 {

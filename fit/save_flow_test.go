@@ -45,14 +45,7 @@ func TestSavedFlowRoundTripDrawsLikeTheFit(t *testing.T) {
 		if s.Family.Kind != KindFlow || s.Family.Name != kind || s.Version != flowVersion {
 			t.Errorf("%s: saved as kind %q name %q version %d", kind, s.Family.Kind, s.Family.Name, s.Version)
 		}
-		var buf bytes.Buffer
-		if err := s.Write(&buf); err != nil {
-			t.Fatal(err)
-		}
-		back, err := Read("fit.json", &buf)
-		if err != nil {
-			t.Fatalf("%s: %v", kind, err)
-		}
+		back := writeRead(t, s)
 		if back.Family.Name != kind {
 			t.Errorf("%s: read back as %q", kind, back.Family.Name)
 		}

@@ -53,17 +53,24 @@ func savedFit(t *testing.T, fam family.Family) (*Result, *Saved, *model.Model) {
 	return res, s, m
 }
 
+// writeRead writes s as fit.json into memory and reads it back.
+func writeRead(t *testing.T, s *Saved) *Saved {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := s.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Read("fit.json", &buf)
+	if err != nil {
+		t.Fatalf("%s: %v", s.Family.Kind, err)
+	}
+	return back
+}
+
 func TestSavedRoundTripDrawsLikeTheFit(t *testing.T) {
 	for _, fam := range []family.Family{family.NewMeanField(5), family.NewFullRank(5), family.NewLowRank(5, 2, family.WithPositivity(family.Softplus))} {
 		res, s, m := savedFit(t, fam)
-		var buf bytes.Buffer
-		if err := s.Write(&buf); err != nil {
-			t.Fatal(err)
-		}
-		back, err := Read("fit.json", &buf)
-		if err != nil {
-			t.Fatal(err)
-		}
+		back := writeRead(t, s)
 		if back.Family != s.Family || back.Config != s.Config || back.Diagnostics != s.Diagnostics {
 			t.Errorf("%s: header changed: %+v %+v / %+v %+v", s.Family.Kind, back.Family, back.Diagnostics, s.Family, s.Diagnostics)
 		}
