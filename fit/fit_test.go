@@ -231,3 +231,23 @@ func TestDrawBlocks(t *testing.T) {
 		t.Errorf("numBlocks(0) = %d", numBlocks(0))
 	}
 }
+
+// Every fit reports a finite, positive bootstrap sd of k̂, and the verdict notes a k̂ within
+// one sd of the threshold.
+func TestKHatSDAndBorderline(t *testing.T) {
+	res, err := Fit(context.Background(), target(), family.NewFullRank(2), objective.Options{}, Config{Seed: 3, MaxIter: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(res.KHatSD > 0) || math.IsInf(res.KHatSD, 0) {
+		t.Errorf("KHatSD = %v", res.KHatSD)
+	}
+	if got := borderline(0.62, 0.67, 0.1); !strings.Contains(got, "borderline") || !strings.Contains(got, "0.10") {
+		t.Errorf("borderline(0.62, 0.67, 0.1) = %q", got)
+	}
+	for _, c := range [][3]float64{{0.4, 0.67, 0.1}, {0.9, 0.67, 0.1}, {0.6, 0.67, 0}, {math.NaN(), 0.67, 0.1}, {0.6, 0.67, math.NaN()}} {
+		if got := borderline(c[0], c[1], c[2]); got != "" {
+			t.Errorf("borderline%v = %q, want none", c, got)
+		}
+	}
+}

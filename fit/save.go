@@ -103,6 +103,7 @@ type Diagnostics struct {
 	ELBO, ELBOSE   float64
 	KHat           float64
 	KHatThreshold  float64
+	KHatSD         float64 // bootstrap sd of KHat; 0 in fits saved before it existed
 	PSISESS        float64
 	Draws          int
 	Verdict        string
@@ -120,6 +121,7 @@ type diagnosticsJSON struct {
 	ELBOSE         jfloat `json:"elbo_mcse"`
 	KHat           jfloat `json:"khat"`
 	KHatThreshold  jfloat `json:"khat_threshold"`
+	KHatSD         jfloat `json:"khat_sd"`
 	PSISESS        jfloat `json:"psis_ess"`
 	Draws          int    `json:"draws"`
 	Verdict        string `json:"verdict"`
@@ -129,7 +131,7 @@ type diagnosticsJSON struct {
 // MarshalJSON writes the diagnostics with snake_case keys.
 func (d Diagnostics) MarshalJSON() ([]byte, error) {
 	return json.Marshal(diagnosticsJSON{d.Status, d.Reason, d.Iterations, d.GradEvals, d.Skipped, d.InitNote,
-		jfloat(d.ELBO), jfloat(d.ELBOSE), jfloat(d.KHat), jfloat(d.KHatThreshold), jfloat(d.PSISESS),
+		jfloat(d.ELBO), jfloat(d.ELBOSE), jfloat(d.KHat), jfloat(d.KHatThreshold), jfloat(d.KHatSD), jfloat(d.PSISESS),
 		d.Draws, d.Verdict, jfloat(d.ElapsedSeconds)})
 }
 
@@ -140,7 +142,7 @@ func (d *Diagnostics) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*d = Diagnostics{w.Status, w.Reason, w.Iterations, w.GradEvals, w.Skipped, w.InitNote,
-		float64(w.ELBO), float64(w.ELBOSE), float64(w.KHat), float64(w.KHatThreshold), float64(w.PSISESS),
+		float64(w.ELBO), float64(w.ELBOSE), float64(w.KHat), float64(w.KHatThreshold), float64(w.KHatSD), float64(w.PSISESS),
 		w.Draws, w.Verdict, float64(w.ElapsedSeconds)}
 	return nil
 }
@@ -251,7 +253,7 @@ func NewSaved(res *Result, info SaveInfo) (*Saved, error) {
 		Diagnostics: Diagnostics{
 			Status: res.Status.String(), Reason: res.Reason, Iterations: res.Iterations,
 			GradEvals: res.GradEvals, Skipped: res.Skipped, InitNote: res.InitNote,
-			ELBO: res.ELBO, ELBOSE: res.ELBOSE, KHat: res.KHat, KHatThreshold: res.KHatThreshold,
+			ELBO: res.ELBO, ELBOSE: res.ELBOSE, KHat: res.KHat, KHatThreshold: res.KHatThreshold, KHatSD: res.KHatSD,
 			PSISESS: res.PSISESS, Draws: len(res.LogQ), Verdict: res.Verdict,
 			ElapsedSeconds: res.Elapsed.Seconds(),
 		},

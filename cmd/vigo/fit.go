@@ -596,6 +596,7 @@ func fitHeader(m *loadedModel, f fitFlags, cfg fit.Config, res *fit.Result, auto
 		fmt.Sprintf("elbo_mcse = %.3g", res.ELBOSE),
 		"khat = " + diag.FormatKhat(res.KHat),
 		fmt.Sprintf("khat_threshold = %.3g", res.KHatThreshold),
+		fmt.Sprintf("khat_sd = %.2g", res.KHatSD),
 		"verdict = " + res.Verdict,
 	}
 	if auto != nil {
@@ -677,7 +678,7 @@ func psisPick(res *fit.Result, n int, f fitFlags) (func(int) int, string, error)
 func summaryNotes(res *fit.Result) []string {
 	return []string{
 		res.Verdict,
-		fmt.Sprintf("k̂ = %s on %d draws (threshold %.2f), PSIS ESS %.0f", diag.FormatKhat(res.KHat), len(res.LogQ), res.KHatThreshold, res.PSISESS),
+		fmt.Sprintf("k̂ = %s ± %.2f on %d draws (threshold %.2f), PSIS ESS %.0f", diag.FormatKhat(res.KHat), res.KHatSD, len(res.LogQ), res.KHatThreshold, res.PSISESS),
 		fmt.Sprintf("ELBO = %.6g ± %.2g (MCSE, %d draws)", res.ELBO, res.ELBOSE, len(res.LogQ)),
 		fmt.Sprintf("%s: %s", res.Status, res.Reason),
 	}
@@ -742,8 +743,8 @@ func printFitReport(w io.Writer, m *loadedModel, f fitFlags, res *fit.Result, o 
 	if res.Skipped > 0 {
 		fmt.Fprintf(w, "skipped %d steps with a non-finite gradient\n", res.Skipped)
 	}
-	fmt.Fprintf(w, "ELBO = %.6g ± %.2g (MCSE, %d draws); k̂ = %s on %d draws (threshold %.2f), PSIS ESS %.0f\n",
-		res.ELBO, res.ELBOSE, len(res.LogP), diag.FormatKhat(res.KHat), len(res.LogP), res.KHatThreshold, res.PSISESS)
+	fmt.Fprintf(w, "ELBO = %.6g ± %.2g (MCSE, %d draws); k̂ = %s ± %.2f (bootstrap sd) on %d draws (threshold %.2f), PSIS ESS %.0f\n",
+		res.ELBO, res.ELBOSE, len(res.LogP), diag.FormatKhat(res.KHat), res.KHatSD, len(res.LogP), res.KHatThreshold, res.PSISESS)
 	fmt.Fprintf(w, "stopped: %s: %s\n", res.Status, res.Reason)
 	fmt.Fprintf(w, "verdict: %s\n", res.Verdict)
 	if o.resample != "" {

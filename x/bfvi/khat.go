@@ -22,23 +22,7 @@ func BootstrapKHat(logRatios []float64, b int, seed uint64) (k, variance float64
 	if b < 2 {
 		return r.K, 0, nil
 	}
-	rng := rand.New(rand.NewPCG(seed, 0x6266766921))
-	buf := make([]float64, len(logRatios))
-	ks := make([]float64, 0, b)
-	for range b {
-		for i := range buf {
-			buf[i] = logRatios[rng.IntN(len(logRatios))]
-		}
-		rb, err := diag.PSIS(buf)
-		if err != nil {
-			return 0, 0, fmt.Errorf("bfvi: BootstrapKHat: resample: %w", err)
-		}
-		if !math.IsInf(rb.K, 0) && !math.IsNaN(rb.K) {
-			ks = append(ks, rb.K)
-		}
-	}
-	_, v := meanVar(ks)
-	return r.K, v, nil
+	return r.K, diag.KhatBootVar(logRatios, b, rand.New(rand.NewPCG(seed, 0x6266766921))), nil
 }
 
 // Rubin combines per-run estimates k_r with their within-run (bootstrap) variances v_r by
