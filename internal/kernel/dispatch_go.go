@@ -6,21 +6,9 @@ func impl() string { return "go" }
 
 func clearUpper() {}
 
-func axpy(a float64, x, y []float64)               { axpyGo(a, x, y) }
-func dot(x, y []float64) float64                   { return dotGo(x, y) }
-func softplusv(sp, sg, r []float64)                { softplusGo(sp, sg, r) }
-func axpy4(a0, a1, a2, a3 float64, x, y []float64) { axpy4Go(a0, a1, a2, a3, x, y) }
-func axpy2(a0, a1 float64, x, y []float64)         { axpy2Go(a0, a1, x, y) }
+func axpy(a float64, x, y []float64) { axpyGo(a, x, y) }
+func dot(x, y []float64) float64     { return dotGo(x, y) }
+func softplusv(sp, sg, r []float64)  { softplusGo(sp, sg, r) }
 func bernElev4(m int, xy, b2, tds, b1, dzdl, res []float64) {
 	bernElev4Go(m, xy, b2, tds, b1, dzdl, res)
-}
-func interleave4(dst, src []float64, s, n int) int { return interleave4Go(dst, src, s, n) }
-func deinterleave4(dst []float64, s int, a []float64, b float64, x, y []float64, n int) int {
-	return deinterleave4Go(dst, s, a, b, x, y, n)
-}
-func scatterAxpyDot(a float64, g, dst []float64, s int, q []float64) float64 {
-	return scatterAxpyDotGo(a, g, dst, s, q)
-}
-func scatterAxpyDot4(a float64, g, dst []float64, s int, q []float64, o [4]int) float64 {
-	return scatterAxpyDot4Go(a, g, dst, s, q, o)
 }

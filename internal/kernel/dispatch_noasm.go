@@ -1,9 +1,10 @@
-//go:build goexperiment.simd
+//go:build !amd64 || purego || goexperiment.simd
 
 package kernel
 
-// The output-layer kernels of MADE run the pure-Go loops in the GOEXPERIMENT=simd build (as
-// before they moved here from package nn); the assembly versions are in asm_amd64.s.
+// The MADE output-layer and interleaving kernels run their pure-Go loops in every build without
+// the assembly of asm_amd64.go: other architectures, -tags purego, and GOEXPERIMENT=simd (whose
+// archsimd code has no versions of them).
 
 func axpy4(a0, a1, a2, a3 float64, x, y []float64) { axpy4Go(a0, a1, a2, a3, x, y) }
 func axpy2(a0, a1 float64, x, y []float64)         { axpy2Go(a0, a1, x, y) }
