@@ -63,3 +63,16 @@ func median(x []float64) float64 {
 	}
 	return (y[len(y)/2-1] + y[len(y)/2]) / 2
 }
+
+// BenchmarkKhatBootVar times the bootstrap behind fit.Result.KHatSD: 100 resamples of 1,000
+// log weights.
+func BenchmarkKhatBootVar(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	lw := make([]float64, 1000)
+	for i := range lw {
+		lw[i] = rng.NormFloat64()
+	}
+	for b.Loop() {
+		KhatBootVar(lw, 100, rand.New(rand.NewPCG(3, 4)))
+	}
+}
