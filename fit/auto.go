@@ -82,6 +82,20 @@ const (
 	AffineFirst = "first"
 )
 
+// checkHidden checks the hidden layer sizes of a conditioner (what names which one in the
+// error: "" or "affine ").
+func checkHidden(what string, hidden []int) error {
+	if len(hidden) > maxHidden {
+		return fmt.Errorf("fit: NewFlowFamily: %d %shidden layers, want at most %d", len(hidden), what, maxHidden)
+	}
+	for _, h := range hidden {
+		if h < 1 || h > maxUnits {
+			return fmt.Errorf("fit: NewFlowFamily: %shidden size %d, want 1 to %d", what, h, maxUnits)
+		}
+	}
+	return nil
+}
+
 // maxFlowLayers caps FlowOptions.Layers.
 const maxFlowLayers = 64
 
@@ -108,13 +122,8 @@ func NewFlowFamily(kind string, d int, o FlowOptions) (*family.Flow, error) {
 	if o.Layers < 0 || o.Layers > maxFlowLayers {
 		return nil, fmt.Errorf("fit: NewFlowFamily: layers %d, want 1 to %d", o.Layers, maxFlowLayers)
 	}
-	for _, h := range o.Hidden {
-		if h < 1 || h > maxUnits {
-			return nil, fmt.Errorf("fit: NewFlowFamily: hidden size %d, want 1 to %d", h, maxUnits)
-		}
-	}
-	if len(o.Hidden) > maxHidden {
-		return nil, fmt.Errorf("fit: NewFlowFamily: %d hidden layers, want at most %d", len(o.Hidden), maxHidden)
+	if err := checkHidden("", o.Hidden); err != nil {
+		return nil, err
 	}
 	act := ad.Tanh
 	if o.Activation != "" {
@@ -142,13 +151,8 @@ func NewFlowFamily(kind string, d int, o FlowOptions) (*family.Flow, error) {
 	default:
 		return nil, fmt.Errorf("fit: NewFlowFamily: affine %q, want %s, %s or %s", o.Affine, AffineNone, AffineLast, AffineFirst)
 	}
-	if len(o.AffineHidden) > maxHidden {
-		return nil, fmt.Errorf("fit: NewFlowFamily: %d affine hidden layers, want at most %d", len(o.AffineHidden), maxHidden)
-	}
-	for _, h := range o.AffineHidden {
-		if h < 1 || h > maxUnits {
-			return nil, fmt.Errorf("fit: NewFlowFamily: affine hidden size %d, want 1 to %d", h, maxUnits)
-		}
+	if err := checkHidden("affine ", o.AffineHidden); err != nil {
+		return nil, err
 	}
 	fopts := []family.FlowOption{family.FlowSeed(o.Seed)}
 	switch nu := o.BaseDF; {
