@@ -359,7 +359,7 @@ func (r *runner) sync() error {
 // is O(number of parameters) — the parameter vector copied onto the tape and its adjoint
 // cleared, a flow's per-parameter-value preparations (the packed MADE output layer), the
 // gradient scaled and summed into the step's. Evaluated draw by draw, that was ≈ 45% of a
-// Bernstein flow's fit on eight schools (≈ 4,000 parameters, S = 32). The split depends on the
+// Bernstein flow's fit on eight schools (≈ 4,600 parameters, S = 32). The split depends on the
 // number of draws only, never on Config.Workers, so the result stays bit-identical for any
 // number of workers; up to maxBlocks workers share a step.
 const maxBlocks = 4
