@@ -13,10 +13,8 @@ import (
 	"time"
 
 	"github.com/vigo-bayes/vigo/diag"
-	"github.com/vigo-bayes/vigo/family"
 	"github.com/vigo-bayes/vigo/fit"
 	"github.com/vigo-bayes/vigo/model"
-	"github.com/vigo-bayes/vigo/objective"
 	"github.com/vigo-bayes/vigo/zoo"
 )
 
@@ -95,61 +93,106 @@ type Method struct {
 	Run  RunFunc
 }
 
-var methods = map[string]Method{}
-
-// RegisterMethod adds m to the methods the benchmark can run; call it from an init function.
-// It panics on a duplicate or incomplete method (programmer misuse).
-func RegisterMethod(m Method) {
-	if m.Name == "" || m.Run == nil {
-		panic("bench: RegisterMethod: method needs a Name and a Run function")
+// Methods returns every method the benchmark can run, in report order: the Gaussian and flow
+// recipes (fit.DefaultRecipe of each kind, run by RecipeMethod; each flow also cold, from the
+// Laplace start) and NUTS. It is a table, built anew on each call: no registry.
+func Methods() []Method {
+	gauss := []struct {
+		kind, about string
+		stan        StanAlgo
+	}{
+		{fit.KindMeanField, "mean-field Gaussian", StanMeanField},
+		{fit.KindFullRank, "full-rank Gaussian (Cholesky)", StanFullRank},
+		{fit.KindLowRank, "rank-⌈√d⌉ plus diagonal Gaussian", StanNone},
 	}
-	if _, dup := methods[m.Name]; dup {
-		panic("bench: RegisterMethod: duplicate method " + m.Name)
+	var out []Method
+	for _, g := range gauss {
+		out = append(out, RecipeMethod(g.kind, g.about, g.stan, fit.DefaultRecipe(g.kind)))
 	}
-	methods[m.Name] = m
+	flows := []struct{ kind, about string }{
+		{fit.KindMAF, "2 IAF layers (MADE 32×32 tanh, direct connections)"},
+		{fit.KindRealNVP, "4 affine coupling layers (MLP 32×32 tanh)"},
+		{fit.KindBernstein, "triangular Bernstein flow (BF-VI; degree 20, MADE 10×10 tanh, direct connections, linear tails)"},
+	}
+	for _, f := range flows {
+		warm := fit.DefaultRecipe(f.kind)
+		cold := fit.DefaultRecipe(f.kind)
+		cold.WarmStart = fit.WarmNone
+		out = append(out, RecipeMethod(f.kind, f.about, StanNone, warm), RecipeMethod(f.kind+"-cold", f.about, StanNone, cold))
+	}
+	return append(out, nutsMethod())
 }
 
-// MethodNames returns the registered method names in sorted order.
+// MethodNames returns the names of Methods, in order.
 func MethodNames() []string {
-	names := make([]string, 0, len(methods))
-	for n := range methods {
-		names = append(names, n)
+	var names []string
+	for _, m := range Methods() {
+		names = append(names, m.Name)
 	}
-	slices.Sort(names)
 	return names
 }
 
-// LookupMethod returns the registered method called name.
+// LookupMethod returns the method of Methods called name.
 func LookupMethod(name string) (Method, error) {
-	m, ok := methods[name]
-	if !ok {
-		return Method{}, fmt.Errorf("bench: unknown method %q (have %s)", name, strings.Join(MethodNames(), ", "))
+	for _, m := range Methods() {
+		if m.Name == name {
+			return m, nil
+		}
 	}
-	return m, nil
+	return Method{}, fmt.Errorf("bench: unknown method %q (have %s)", name, strings.Join(MethodNames(), ", "))
 }
 
-// VIMethod returns a method that fits newFamily(d) with fit.Fit and objective obj (default
-// fit.Config otherwise: Laplace start, plateau stopping rule) and reports 1000 draws (or
-// RunOptions.Draws) constrained to the model's reported quantities, with the fit's k̂ and
-// gradient count.
-func VIMethod(name, about string, stan StanAlgo, gaussian bool, newFamily func(d int) family.Family, obj objective.Options) Method {
-	return Method{Name: name, About: about, Stan: stan, Gaussian: gaussian,
+// RecipeMethod returns a method that runs recipe r with fit.Run — the seed, the iteration
+// cap (RunOptions.MaxIter, when set) and the diagnostic draws (RunOptions.Draws, when set)
+// of each run written into it — and reports the draws constrained to the model's reported
+// quantities, with the fit's k̂ and gradient count (a warm start's stage included). vigo fit
+// with the same recipe runs the same fit. About gets the recipe's estimator, S, step size,
+// tolerance and warm start appended.
+func RecipeMethod(name, about string, stan StanAlgo, r fit.Recipe) Method {
+	about = fmt.Sprintf("%s; %s, S %d, %s step %g, %s rule tol %g", about, estimatorWords(r.Objective.Estimator),
+		r.Objective.Samples, r.Optimizer.Name, r.Optimizer.LR, r.Stop.Rule, r.Stop.Tol)
+	flow := fit.IsFlowKind(r.Family.Kind)
+	if flow && r.WarmStart == fit.WarmFullRank {
+		about += "; warm start from a full-rank fit"
+	} else if flow {
+		about += "; Laplace start"
+	}
+	return Method{Name: name, About: about, Stan: stan, Gaussian: !flow, Flow: flow,
 		Run: func(ctx context.Context, m *zoo.Model, seed uint64, opt RunOptions) (*Outcome, error) {
-			cfg := fit.Config{Seed: seed, MaxIter: opt.MaxIter, Workers: opt.Workers, DiagDraws: opt.Draws}
-			res, err := fit.Fit(ctx, m, newFamily(m.Dim()), obj, cfg)
-			return vmOutcome(ctx, m, res, err)
+			rr := r
+			rr.Seed = seed
+			if opt.MaxIter > 0 {
+				rr.MaxIter = opt.MaxIter
+			}
+			if opt.Draws > 0 {
+				rr.DiagDraws = opt.Draws
+			}
+			res, err := fit.Run(ctx, m, rr, fit.WithWorkers(opt.Workers))
+			if err != nil {
+				return nil, err
+			}
+			return fitOutcome(m, res), nil
 		}}
 }
 
-// vmOutcome turns a fit into an Outcome: the draws constrained to the model's reported
+// estimatorWords names a gradient estimator for the report.
+func estimatorWords(est string) string {
+	switch est {
+	case fit.EstSTL:
+		return "ELBO with STL gradient"
+	case fit.EstELBO:
+		return "plain ELBO gradient"
+	case fit.EstIWELBO:
+		return "IWELBO"
+	case fit.EstDReG:
+		return "IWELBO with DReG gradient"
+	}
+	return est
+}
+
+// fitOutcome turns a fit into an Outcome: the draws constrained to the model's reported
 // quantities, with the fit's k̂ and gradient count.
-func vmOutcome(ctx context.Context, m *zoo.Model, res *fit.Result, err error) (*Outcome, error) {
-	if err != nil {
-		return nil, err
-	}
-	if res.Status == fit.Cancelled {
-		return nil, ctx.Err()
-	}
+func fitOutcome(m *zoo.Model, res *fit.Result) *Outcome {
 	d := m.Dim()
 	names := m.Names()
 	n := len(res.Draws) / d
@@ -164,52 +207,6 @@ func vmOutcome(ctx context.Context, m *zoo.Model, res *fit.Result, err error) (*
 		GradEvals: res.GradEvals,
 		Converged: res.Status == fit.Converged,
 		Status:    res.Reason,
-	}, nil
-}
-
-// FlowMethod returns a method that fits the standard flow family kind (fit.NewFlowFamily with
-// its default structure, conditioner weights seeded by the run's seed) with fit.FlowDefaults
-// and fit.FlowObjective: warm-started from a full-rank Gaussian fit (fit.FitFlow; the
-// Gaussian stage's gradient evaluations are counted) or, with warm false, from the Laplace
-// approximation like the Gaussian methods.
-func FlowMethod(name, about, kind string, warm bool) Method {
-	return Method{Name: name, About: about, Flow: true,
-		Run: func(ctx context.Context, m *zoo.Model, seed uint64, opt RunOptions) (*Outcome, error) {
-			q, err := fit.NewFlowFamily(kind, m.Dim(), fit.FlowOptions{Seed: seed})
-			if err != nil {
-				return nil, err
-			}
-			cfg := fit.FlowDefaults(fit.Config{Seed: seed, MaxIter: opt.MaxIter, Workers: opt.Workers, DiagDraws: opt.Draws})
-			var res *fit.Result
-			if warm {
-				res, _, err = fit.FitFlow(ctx, m, q, fit.FlowObjective(kind), cfg)
-			} else {
-				res, err = fit.Fit(ctx, m, q, fit.FlowObjective(kind), cfg)
-			}
-			return vmOutcome(ctx, m, res, err)
-		}}
-}
-
-// LowRankRank is the rank of the "lowrank" method's family, capped at the dimension.
-const LowRankRank = 3
-
-func init() {
-	stl := objective.Options{STL: true}
-	RegisterMethod(VIMethod("meanfield", "mean-field Gaussian, ELBO with STL gradient", StanMeanField, true,
-		func(d int) family.Family { return family.NewMeanField(d) }, stl))
-	RegisterMethod(VIMethod("fullrank", "full-rank Gaussian (Cholesky), ELBO with STL gradient", StanFullRank, true,
-		func(d int) family.Family { return family.NewFullRank(d) }, stl))
-	RegisterMethod(VIMethod("lowrank", fmt.Sprintf("rank-%d plus diagonal Gaussian, ELBO with STL gradient", LowRankRank), StanNone, true,
-		func(d int) family.Family { return family.NewLowRank(d, min(LowRankRank, d)) }, stl))
-	flows := []struct{ kind, about string }{
-		{fit.KindMAF, "2 IAF layers (MADE 32×32 tanh, direct connections), plain ELBO gradient"},
-		{fit.KindRealNVP, "4 affine coupling layers (MLP 32×32 tanh), ELBO with STL gradient"},
-		{fit.KindBernstein, "triangular Bernstein flow (BF-VI; degree 20, MADE 10×10 tanh, direct connections, linear tails), plain ELBO gradient"},
-	}
-	cfg := fmt.Sprintf("S %d, step %g, tol %g", fit.FlowSamples, fit.FlowLR, fit.FlowTol)
-	for _, f := range flows {
-		RegisterMethod(FlowMethod(f.kind, f.about+"; "+cfg+"; warm start from a full-rank fit", f.kind, true))
-		RegisterMethod(FlowMethod(f.kind+"-cold", f.about+"; "+cfg+"; Laplace start", f.kind, false))
 	}
 }
 
@@ -288,7 +285,8 @@ type SeedResult struct {
 // Config says what the benchmark runs.
 type Config struct {
 	Posteriors []string // zoo short names or posteriordb names; nil means all of zoo.Names()
-	Methods    []string // registered method names; nil means meanfield, fullrank, lowrank
+	Methods    []string // method names (Methods, then Extra); nil means meanfield, fullrank, lowrank
+	Extra      []Method // methods beyond the table of Methods (a caller's own), selectable by name
 	Seeds      int      // seeds 1..Seeds; 0 means 3
 	Dir        string   // posteriordb directory; "" means zoo.DefaultDir()
 	RunOptions
@@ -324,6 +322,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	rep := &Report{Seeds: cfg.Seeds, Options: cfg.RunOptions}
 	for _, n := range mnames {
+		i := slices.IndexFunc(cfg.Extra, func(m Method) bool { return m.Name == n })
+		if i >= 0 {
+			rep.Methods = append(rep.Methods, cfg.Extra[i])
+			continue
+		}
 		m, err := LookupMethod(n)
 		if err != nil {
 			return nil, err

@@ -187,8 +187,6 @@ func nutsMethod() Method {
 		}}
 }
 
-func init() { RegisterMethod(nutsMethod()) }
-
 // NUTSCheck is a NUTS run compared with the posterior's reference draws.
 type NUTSCheck struct {
 	*NUTSRun

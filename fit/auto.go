@@ -30,27 +30,27 @@ const (
 type FlowOptions struct {
 	// Layers: maf 2 IAF layers (orderings alternate), realnvp 4 coupling layers (masks
 	// alternate), bernstein 1 triangular Bernstein layer (orderings alternate when more).
-	Layers int
+	Layers int `json:"layers,omitempty"`
 	// Hidden are the conditioner's hidden layer sizes: [32 32] for maf and realnvp, [10 10]
 	// for bernstein (the BF-VI paper's MADE).
-	Hidden []int
+	Hidden []int `json:"hidden,omitempty"`
 	// Degree is the Bernstein polynomial degree M (bernstein only; default 20; the paper's
 	// multivariate runs use 49).
-	Degree int
+	Degree int `json:"degree,omitempty"`
 	// Activation of the conditioners' hidden layers: "tanh" (default), "relu" or "linear"
 	// (the BF-VI reference code's MADE has none).
-	Activation string
+	Activation string `json:"activation,omitempty"`
 	// Bounded selects the BF-VI paper's bounded map (a sigmoid before the polynomial, compact
 	// support) for bernstein; the default is linear tails (support ℝ, and the warm start is
 	// exact).
-	Bounded bool
+	Bounded bool `json:"bounded,omitempty"`
 	// Seed seeds the conditioners' random initial weights (family.FlowSeed).
-	Seed uint64
+	Seed uint64 `json:"seed,omitempty"`
 	// BaseDF is the degrees of freedom ν of a Student-t base (family.FlowBaseDF: independent
 	// t_ν marginals, heavier tails than the posterior is the safe side for importance
 	// sampling); 0 or +Inf is the standard-normal base. Any kind; family.MinBaseDF ≤ ν ≤
 	// family.MaxBaseDF.
-	BaseDF float64
+	BaseDF float64 `json:"base_df,omitempty"`
 	// Affine adds one affine autoregressive layer (an IAF layer, flow.MAF with a MADE with
 	// direct connections, the Activation above and log-scales soft-clamped at ±5) to a
 	// bernstein flow, in the first Bernstein layer's (the model's native) order:
@@ -69,10 +69,10 @@ type FlowOptions struct {
 	// The layer starts at the identity, so the warm start is unchanged. Cost: one MADE pass
 	// with K = 2 per draw on top of the Bernstein layers (a sequential inverse, d passes, for
 	// external points only). bernstein only.
-	Affine string
+	Affine string `json:"affine,omitempty"`
 	// AffineHidden are the hidden sizes of the affine layer's MADE; nil: [32 32] (the maf
 	// kind's default).
-	AffineHidden []int
+	AffineHidden []int `json:"affine_hidden,omitempty"`
 }
 
 // Values of FlowOptions.Affine.
@@ -95,6 +95,9 @@ func checkHidden(what string, hidden []int) error {
 	}
 	return nil
 }
+
+// defaultDegree is the bernstein kind's default polynomial degree.
+const defaultDegree = 20
 
 // maxFlowLayers caps FlowOptions.Layers.
 const maxFlowLayers = 64
@@ -183,7 +186,7 @@ func NewFlowFamily(kind string, d int, o FlowOptions) (*family.Flow, error) {
 	case KindBernstein:
 		M := o.Degree
 		if M == 0 {
-			M = 20
+			M = defaultDegree
 		}
 		if M < 1 || M > maxFlowDegree {
 			return nil, fmt.Errorf("fit: NewFlowFamily: degree %d, want 1 to %d", M, maxFlowDegree)
@@ -224,10 +227,10 @@ func NewFlowFamily(kind string, d int, o FlowOptions) (*family.Flow, error) {
 	return family.NewFlow(f, fopts...), nil
 }
 
-// FlowObjective is the gradient estimator used with a standard flow kind: the STL
-// (sticking-the-landing) ELBO gradient for realnvp, whose inverse is one pass per layer; the
-// plain reparameterisation gradient for maf and bernstein, whose inverses are sequential (d
-// conditioner passes, ≈15× the cost of a step for an IAF in d = 10).
+// FlowObjective is the gradient estimator DefaultRecipe uses with a standard flow kind: the
+// STL (sticking-the-landing) ELBO gradient for realnvp, whose inverse is one pass per layer;
+// the plain reparameterisation gradient for maf and bernstein, whose inverses are sequential
+// (d conditioner passes per draw).
 func FlowObjective(kind string) objective.Options {
 	if kind == KindRealNVP {
 		return objective.Options{STL: true}
@@ -237,30 +240,42 @@ func FlowObjective(kind string) objective.Options {
 
 // AutoConfig configures Auto.
 type AutoConfig struct {
-	// Config is shared by every stage (seed, iteration cap, workers, diagnostic draws, …).
-	// Samples, LR and Tol, when zero, take Fit's defaults for the Gaussian stages and
-	// FlowDefaults for the flow stages.
-	Config
+	// Stages are the recipes tried in order; nil: AutoStages(FlowOptions{}) — mean field,
+	// full rank, bernstein, maf, each with its DefaultRecipe. A flow stage whose WarmStart is
+	// WarmFullRank starts from the last full-rank stage's fit when there was one (else it runs
+	// its own full-rank stage).
+	Stages []Recipe
 	// Threshold is the k̂ a stage must get below to be usable; default (0): each stage's
 	// sample-size threshold min(1 − 1/log₁₀ S, 0.7) for its S = DiagDraws draws.
 	Threshold float64
 	// Budget bounds the wall time of the whole search (0: none). A stage running when it
 	// runs out is cancelled and kept as a partial fit; no stage starts after it.
 	Budget time.Duration
-	// Flows are the flow kinds tried after the full-rank Gaussian, in order; default
-	// bernstein, then maf. Each flow is warm-started from the full-rank fit (WithWarmStart).
-	Flows []string
-	// FlowOptions is the structure of the flows (per-kind defaults for zero fields).
-	FlowOptions FlowOptions
 	// Report, when not nil, is called with each stage's line (AutoStage.Line) as soon as the
 	// stage ends.
 	Report func(line string)
 }
 
+// AutoStages are Auto's default stages: DefaultRecipe of meanfield, fullrank, bernstein and
+// maf, the flows with structure flow (the bernstein-only options are dropped for maf).
+func AutoStages(flow FlowOptions) []Recipe {
+	out := []Recipe{DefaultRecipe(KindMeanField), DefaultRecipe(KindFullRank)}
+	for _, k := range []string{KindBernstein, KindMAF} {
+		r := DefaultRecipe(k)
+		fo := flow
+		if k != KindBernstein {
+			fo.Degree, fo.Bounded, fo.Affine, fo.AffineHidden = 0, false, "", nil
+		}
+		r.Family.Flow = &fo
+		out = append(out, r)
+	}
+	return out
+}
+
 // AutoStage is one family Auto tried.
 type AutoStage struct {
 	Family string  // meanfield, fullrank, or a flow kind
-	Config Config  // the stage's configuration (per-family defaults not yet filled in)
+	Recipe Recipe  // the stage's recipe
 	Result *Result // nil when the stage failed
 	Err    error   // why the stage failed
 	Note   string  // warm start, budget
@@ -272,13 +287,17 @@ type AutoResult struct {
 	Stages []AutoStage
 	Chosen int    // index into Stages
 	Reason string // why that stage was chosen, in words
+	// GradEvals and Elapsed are the totals of the whole search (every stage run).
+	GradEvals int
+	Elapsed   time.Duration
 }
 
 // Best returns the chosen stage's fit.
 func (a *AutoResult) Best() *Result { return a.Stages[a.Chosen].Result }
 
-// Auto fits increasingly flexible families — mean-field Gaussian, full-rank Gaussian, then
-// the flows of cfg.Flows warm-started from the full-rank fit — and chooses among them.
+// Auto fits increasingly flexible families — by default mean-field Gaussian, full-rank
+// Gaussian, then bernstein and maf flows warm-started from the full-rank fit — and chooses
+// among them. Each stage is a Recipe run by Run.
 //
 // Two numbers judge a stage. PSIS k̂ says whether q is good enough to use (below the
 // threshold: cfg.Threshold when set, else the stage's own min(1 − 1/log₁₀ S, 0.7) for its S
@@ -286,17 +305,19 @@ func (a *AutoResult) Best() *Result { return a.Stages[a.Chosen].Result }
 // log Z − KL(q‖p), so a higher ELBO is a q closer to the posterior; a later stage leads only
 // when its ELBO beats the leader's by more than twice their combined Monte Carlo standard
 // error (a tie goes to the simpler family). The search stops when the leading stage is below
-// its threshold, except that a mean-field fit below it is always followed by the full-rank
-// fit when d ≤ AutoFullRankMaxDim (cheap next to a flow): on garch11 mean-field passes
-// (k̂ 0.59) with a 0.7-nat lower ELBO than full-rank and marginals off by W1/sd 0.23. The
-// choice is the leading stage among those below their thresholds; when none is, the stage
-// with the lowest k̂ (the highest ELBO when no k̂ is finite), with a warning. Gaussian stages
-// use the STL gradient; flows use FlowObjective. A stage that fails with an error is recorded
-// and skipped. opts (observers) apply to every stage; WithResume and the preconditioning
-// options are not allowed.
+// its threshold, except that a mean-field fit below it is always followed by the next stage
+// when d ≤ AutoFullRankMaxDim (full rank is cheap next to a flow): on garch11 mean-field
+// passes (k̂ 0.59) with a 0.7-nat lower ELBO than full-rank and marginals off by W1/sd 0.23.
+// The choice is the leading stage among those below their thresholds; when none is, the stage
+// with the lowest k̂ (the highest ELBO when no k̂ is finite), with a warning. A stage that
+// fails with an error is recorded and skipped. opts (observers, workers) apply to every
+// stage; WithResume and the preconditioning options are not allowed.
 //
-// Cost: the sum of the stages run; on the posteriordb set the two Gaussian stages take
-// 0.05–5 s and a flow stage 2–60 s.
+// Cancellation: as Run — a cancelled ctx returns the partial search (the stages so far, the
+// choice among them) with an error wrapping ctx.Err(); when no stage finished, the result is
+// nil. The budget running out is not an error.
+//
+// Cost: the sum of the stages run.
 func Auto(ctx context.Context, target model.Target, cfg AutoConfig, opts ...Option) (*AutoResult, error) {
 	var o options
 	for _, f := range opts {
@@ -308,37 +329,19 @@ func Auto(ctx context.Context, target model.Target, cfg AutoConfig, opts ...Opti
 	if cfg.Threshold < 0 || math.IsNaN(cfg.Threshold) || cfg.Budget < 0 {
 		return nil, fmt.Errorf("fit: Auto: threshold %g and budget %v must be positive", cfg.Threshold, cfg.Budget)
 	}
-	if err := cfg.Config.withDefaults().validate(); err != nil {
-		return nil, err
+	stages := cfg.Stages
+	if stages == nil {
+		stages = AutoStages(FlowOptions{})
 	}
-	flows := cfg.Flows
-	if flows == nil {
-		flows = []string{KindBernstein, KindMAF}
+	if len(stages) == 0 {
+		return nil, errors.New("fit: Auto: no stages")
+	}
+	for i := range stages {
+		if err := stages[i].Validate(); err != nil {
+			return nil, fmt.Errorf("fit: Auto: stage %d (%s): %w", i, stages[i].Family.Kind, err)
+		}
 	}
 	d := target.Dim()
-	type stage struct {
-		name string
-		fam  family.Family
-		obj  objective.Options
-		cfg  Config
-		warm bool
-	}
-	stages := []stage{
-		{name: KindMeanField, fam: family.NewMeanField(d), obj: objective.Options{STL: true}, cfg: cfg.Config},
-		{name: KindFullRank, fam: family.NewFullRank(d), obj: objective.Options{STL: true}, cfg: cfg.Config},
-	}
-	for _, k := range flows {
-		fo := cfg.FlowOptions
-		if k != KindBernstein {
-			fo.Degree, fo.Bounded, fo.Affine, fo.AffineHidden = 0, false, "", nil
-		}
-		q, err := NewFlowFamily(k, d, fo)
-		if err != nil {
-			return nil, err
-		}
-		stages = append(stages, stage{name: k, fam: q, obj: FlowObjective(k), cfg: FlowDefaults(cfg.Config), warm: true})
-	}
-
 	runCtx := ctx
 	start := time.Now()
 	if cfg.Budget > 0 {
@@ -349,28 +352,35 @@ func Auto(ctx context.Context, target model.Target, cfg AutoConfig, opts ...Opti
 	out := &AutoResult{Chosen: -1}
 	var fullRank *Result
 	for i, st := range stages {
+		name := st.Family.Kind
 		if ctx.Err() != nil {
 			break
 		}
 		if runCtx.Err() != nil {
-			out.Stages = append(out.Stages, AutoStage{Family: st.name, Config: st.cfg, Note: "not run",
-				Line: fmt.Sprintf("%s: not run: the budget of %v was spent", st.name, cfg.Budget)})
+			out.Stages = append(out.Stages, AutoStage{Family: name, Recipe: st, Note: "not run",
+				Line: fmt.Sprintf("%s: not run: the budget of %v was spent", name, cfg.Budget)})
 			continue
 		}
-		as := AutoStage{Family: st.name, Config: st.cfg}
+		as := AutoStage{Family: name, Recipe: st}
 		so := opts[:len(opts):len(opts)]
-		if st.warm {
+		if st.WarmStart == WarmFullRank {
 			if fullRank != nil {
 				so = append(so, WithWarmStart(fullRank))
 				as.Note = "warm start from the full-rank fit"
 			} else {
-				as.Note = "cold start (Laplace): no full-rank fit to start from"
+				as.Note = "warm start from its own full-rank fit: no full-rank stage before it"
 			}
 		}
-		res, err := Fit(runCtx, target, st.fam, st.obj, st.cfg, so...)
+		res, err := Run(runCtx, target, st, so...)
+		if res != nil && errors.Is(err, runCtx.Err()) {
+			err = nil // cancelled or out of budget: keep the partial fit
+		}
 		as.Result, as.Err = res, err
-		if err == nil && st.name == KindFullRank {
-			fullRank = res
+		if err == nil {
+			out.GradEvals += res.GradEvals
+			if name == KindFullRank {
+				fullRank = res
+			}
 		}
 		if err == nil && res.Status == Cancelled && ctx.Err() == nil {
 			as.Note = strings.TrimPrefix(as.Note+"; budget ran out during the stage (partial fit)", "; ")
@@ -378,10 +388,10 @@ func Auto(ctx context.Context, target model.Target, cfg AutoConfig, opts ...Opti
 		out.Stages = append(out.Stages, as)
 		leader := out.leader(cfg.Threshold, false)
 		done := leader >= 0 && out.good(leader, cfg.Threshold) &&
-			!(st.name == KindMeanField && d <= AutoFullRankMaxDim && i+1 < len(stages))
+			!(name == KindMeanField && d <= AutoFullRankMaxDim && i+1 < len(stages))
 		next := ""
 		if i+1 < len(stages) {
-			next = stages[i+1].name
+			next = stages[i+1].Family.Kind
 		}
 		out.Stages[i].Line = stageLine(&out.Stages[i], out.threshold(i, cfg.Threshold), out.good(i, cfg.Threshold), done, leader, next)
 		if cfg.Report != nil {
@@ -391,11 +401,15 @@ func Auto(ctx context.Context, target model.Target, cfg AutoConfig, opts ...Opti
 			break
 		}
 	}
+	out.Elapsed = time.Since(start)
 	if err := out.choose(cfg.Threshold); err != nil {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("fit: Auto: %w before any stage finished", ctx.Err())
+			return nil, fmt.Errorf("fit: Auto: %w before any stage finished", context.Cause(ctx))
 		}
 		return nil, err
+	}
+	if ctx.Err() != nil {
+		return out, fmt.Errorf("fit: Auto: %w (partial search)", context.Cause(ctx))
 	}
 	return out, nil
 }

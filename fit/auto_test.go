@@ -12,7 +12,7 @@ import (
 // two stages, chooses fullrank and says why, one line per stage.
 func TestAutoStopsAtTheFirstGoodFamily(t *testing.T) {
 	var lines []string
-	cfg := AutoConfig{Config: Config{Seed: 2, MaxIter: 2000}, Report: func(l string) { lines = append(lines, l) }}
+	cfg := AutoConfig{Stages: testStages(2, 2000, 0, nil), Report: func(l string) { lines = append(lines, l) }}
 	a, err := Auto(context.Background(), target(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +43,7 @@ func TestAutoStopsAtTheFirstGoodFamily(t *testing.T) {
 func TestAutoPrefersFullRankWhenMeanFieldPassesWithALowerELBO(t *testing.T) {
 	g := gauss2{m: [2]float64{1, 2}, sd: [2]float64{1, 3}, rho: 0.5}
 	var lines []string
-	cfg := AutoConfig{Config: Config{Seed: 3, MaxIter: 3000}, Threshold: 0.99, Report: func(l string) { lines = append(lines, l) }}
+	cfg := AutoConfig{Stages: testStages(3, 3000, 0, nil), Threshold: 0.99, Report: func(l string) { lines = append(lines, l) }}
 	a, err := Auto(context.Background(), g, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -70,13 +70,13 @@ func TestAutoPrefersFullRankWhenMeanFieldPassesWithALowerELBO(t *testing.T) {
 // stage runs — the flow warm-started from the full-rank fit — and the lowest k̂ is chosen with
 // a warning.
 func TestAutoTriesTheFlowsAndChoosesTheLowestKhat(t *testing.T) {
-	cfg := AutoConfig{Config: Config{Seed: 2, MaxIter: 300, DiagDraws: 200}, Threshold: -1e-9}
+	maf := DefaultRecipe(KindMAF)
+	maf.Family.Flow = &FlowOptions{Hidden: []int{4}}
+	cfg := AutoConfig{Stages: testStages(2, 300, 200, []Recipe{maf}), Threshold: -1e-9}
 	if _, err := Auto(context.Background(), target(), cfg); err == nil {
 		t.Error("negative threshold: no error")
 	}
 	cfg.Threshold = 1e-9
-	cfg.Flows = []string{KindMAF}
-	cfg.FlowOptions = FlowOptions{Hidden: []int{4}}
 	a, err := Auto(context.Background(), target(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -98,13 +98,17 @@ func TestAutoTriesTheFlowsAndChoosesTheLowestKhat(t *testing.T) {
 // TestAutoBudget: a spent budget stops the search; the stages not run are listed.
 func TestAutoBudget(t *testing.T) {
 	// The plateau window is longer than the test: only the budget can stop the first stage.
-	cfg := AutoConfig{Config: Config{Seed: 2, MaxIter: 1e7, Window: 1e5}, Threshold: 1e-9, Budget: 1}
+	stages := testStages(2, 1e7, 0, nil)
+	for i := range stages {
+		stages[i].Stop.Window = 1e5
+	}
+	cfg := AutoConfig{Stages: stages, Threshold: 1e-9, Budget: 1}
 	a, err := Auto(context.Background(), target(), cfg)
 	if err == nil {
 		t.Fatalf("1 ns budget: chose %+v", a.Stages[a.Chosen])
 	}
 	cfg.Budget = 50e6 // 50 ms: mean-field runs (cut short), nothing after it
-	cfg.Flows = []string{}
+	cfg.Stages = stages[:2]
 	a, err = Auto(context.Background(), target(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -137,4 +141,21 @@ func TestAutoReasonOnATie(t *testing.T) {
 	if a.Stages[a.Chosen].Family != KindFullRank || !strings.Contains(a.Reason, "the highest ELBO (-32.206) of the 2 families") {
 		t.Errorf("chose %s: %s", a.Stages[a.Chosen].Family, a.Reason)
 	}
+}
+
+// testStages are the mean-field and full-rank DefaultRecipes followed by flows (nil: the
+// default bernstein and maf stages), with the seed, the iteration cap and (when not 0) the
+// diagnostic draws set in every stage.
+func testStages(seed uint64, maxIter, diagDraws int, flows []Recipe) []Recipe {
+	st := AutoStages(FlowOptions{})
+	if flows != nil {
+		st = append(st[:2], flows...)
+	}
+	for i := range st {
+		st[i].Seed, st[i].MaxIter = seed, maxIter
+		if diagDraws > 0 {
+			st[i].DiagDraws = diagDraws
+		}
+	}
+	return st
 }

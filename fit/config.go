@@ -83,7 +83,7 @@ type Config struct {
 	EvalSamples int     // draws of the tracking estimate (common random numbers); default 256
 	Window      int     // tracking estimates in the plateau window; default 6 (StopTrend: 30)
 	Tol         float64 // plateau: stop when the window's gain is below Tol nats; default 0.02
-	Decays      int     // step-size reductions (×0.2 each) on a plateau before stopping; default 2
+	Decays      int     // step-size reductions (×0.2 each) on a plateau before stopping; default 2; negative: none
 	Stop        StopRule
 	// TrendZ is StopTrend's one-sided normal quantile for the upper confidence bound of the
 	// window's gain; default 1.645 (95%).
@@ -100,6 +100,12 @@ type Config struct {
 	Init      Init    // how q starts; default InitLaplace
 	InitScale float64 // InitZero's standard deviation; default 0.1
 	InitIter  int     // L-BFGS iteration cap of InitLaplace; default 1000
+	// InitPoint, when not nil, is the initial point in unconstrained space (length d): where
+	// InitLaplace's mode search starts, or the centre of InitZero's Gaussian. Default: 0.
+	InitPoint []float64
+
+	// Optimizer is OptAdam (the default, "") or OptRMSprop; LR is its step size.
+	Optimizer string
 
 	NaN      NaNPolicy // what a non-finite gradient does; default NaNSkip
 	MaxSkips int       // consecutive skipped steps before failing; default 100
@@ -167,14 +173,16 @@ func (c Config) validate() error {
 		return bad("TrendZ", c.TrendZ)
 	case c.Tol < 0:
 		return bad("Tol", c.Tol)
-	case c.Decays < 0:
-		return fmt.Errorf("fit: Config: Decays must not be negative (Decays=%d)", c.Decays)
+	case c.Optimizer != "" && c.Optimizer != OptAdam && c.Optimizer != OptRMSprop:
+		return fmt.Errorf("fit: Config: unknown Optimizer %q (want %s or %s)", c.Optimizer, OptAdam, OptRMSprop)
 	case c.InitScale < 0:
 		return bad("InitScale", c.InitScale)
 	case c.Workers < 0:
 		return bad("Workers", c.Workers)
 	case c.DiagDraws < 0:
 		return bad("DiagDraws", c.DiagDraws)
+	case !finiteSlice(c.InitPoint):
+		return fmt.Errorf("fit: Config: InitPoint has a non-finite value (InitPoint=%v)", c.InitPoint)
 	case c.Init != InitLaplace && c.Init != InitZero:
 		return fmt.Errorf("fit: Config: unknown Init %d", c.Init)
 	}

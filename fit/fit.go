@@ -85,6 +85,7 @@ type options struct {
 	observers []func(Progress)
 	resume    *State
 	warm      *warmStart // WithWarmStart or WithPreconditioner; see warm.go
+	workers   int        // WithWorkers (Run)
 }
 
 // WithObserver calls f at every tracking estimate, from the fitting goroutine.
@@ -129,6 +130,12 @@ type Result struct {
 	LogQ  []float64 // log q(z)
 
 	State *State
+
+	// Recipe is the recipe Run ran (nil for a fit made by Fit with a family of the caller's).
+	Recipe *Recipe
+	// WarmStart is the full-rank fit a Recipe with WarmStart WarmFullRank started from
+	// (nil otherwise).
+	WarmStart *Result
 }
 
 // plateauSchedule is the step-size multiplier the stopping rule cuts.
@@ -211,6 +218,12 @@ func initialState(target model.Target, fam family.Family, cfg Config, resume *St
 	}
 	_, diagOnly := fam.(*family.MeanField)
 	shift := make([]float64, d)
+	if cfg.InitPoint != nil {
+		if len(cfg.InitPoint) != d {
+			return nil, nil, fmt.Errorf("fit: Fit: Config.InitPoint has %d values, the target's dimension is %d", len(cfg.InitPoint), d)
+		}
+		copy(shift, cfg.InitPoint)
+	}
 	var scale []float64
 	baseScale := 1.0
 	if cfg.Init == InitLaplace {
@@ -271,7 +284,7 @@ type runner struct {
 	n, noise int
 	ests     []*objective.Estimator // per worker: the objective
 	trk      []*objective.Estimator // per worker: the plain ELBO for tracking
-	opt      *optim.Adam
+	opt      optim.Optimizer
 	rnd      *rng.Stream
 	eps      []float64 // S × noise of the current step
 	evalEps  []float64 // EvalSamples × noise, fixed for the whole fit
@@ -307,7 +320,11 @@ func (r *runner) setup() error {
 		r.trk = append(r.trk, tr)
 	}
 	r.noise = r.ests[0].NoiseLen(1)
-	r.opt = optim.NewAdam(r.n, optim.AdamConfig{LR: cfg.LR, Schedule: plateauSchedule{&r.st.LRScale}})
+	if cfg.Optimizer == OptRMSprop {
+		r.opt = optim.NewRMSprop(r.n, optim.RMSpropConfig{LR: cfg.LR, Schedule: plateauSchedule{&r.st.LRScale}})
+	} else {
+		r.opt = optim.NewAdam(r.n, optim.AdamConfig{LR: cfg.LR, Schedule: plateauSchedule{&r.st.LRScale}})
+	}
 	if r.st.Opt != nil {
 		if err := r.opt.UnmarshalBinary(r.st.Opt); err != nil {
 			return fmt.Errorf("fit: resume: optimiser state: %w", err)

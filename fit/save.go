@@ -17,12 +17,13 @@ import (
 )
 
 // SaveFormat and SaveVersion identify a saved fit (fit.json). A reader accepts versions up to
-// SaveVersion and refuses newer ones, naming the field. A file is written with the lowest
-// version that can hold it: 1 for the Gaussian families, 2 for flows (KindFlow, added in
-// version 2), so Gaussian fits stay readable by older vigo.
+// SaveVersion and refuses newer ones, naming the field and the version. History: version 1
+// held the Gaussian families, version 2 added flows (KindFlow), version 3 stores the Recipe
+// that ran ("recipe") instead of the loop's configuration ("config", Go field names). Files of
+// every earlier version load; they are written at version 3.
 const (
 	SaveFormat  = "vigo-fit"
-	SaveVersion = 2
+	SaveVersion = 3
 )
 
 // Family kinds in a saved fit.
@@ -68,7 +69,11 @@ type Saved struct {
 	Mean []float64 `json:"unconstrained_mean"`
 	SD   []float64 `json:"unconstrained_sd"`
 
-	Config      Config       `json:"config"`
+	// Recipe is the recipe that ran (Run); absent for a fit made by Fit with the caller's
+	// own family. Config is the loop configuration that files of versions 1 and 2 stored
+	// instead (read only: written files carry the Recipe).
+	Recipe      *Recipe      `json:"recipe,omitempty"`
+	Config      *Config      `json:"config,omitempty"`
 	Diagnostics Diagnostics  `json:"diagnostics"`
 	Trace       []TracePoint `json:"trace"`
 
@@ -191,7 +196,6 @@ type SaveInfo struct {
 	Data      string        // where the data came from
 	Layout    *model.Layout // the model's parameter layout: z ↦ Stan parameters
 	Reported  []string      // the model's reported quantities, if they differ from the layout's
-	Config    Config        // the fit's configuration (defaults are filled in)
 }
 
 // NewSaved describes res for saving. It fails if the layout does not match the fit's
@@ -222,10 +226,7 @@ func NewSaved(res *Result, info SaveInfo) (*Saved, error) {
 	default:
 		return nil, fmt.Errorf("fit: NewSaved: family %T cannot be saved", aff.Base)
 	}
-	version := 1
-	if spec.Kind == KindFlow {
-		version = flowVersion
-	}
+	version := SaveVersion
 	if info.Layout == nil {
 		return nil, errors.New("fit: NewSaved: no layout")
 	}
@@ -249,7 +250,7 @@ func NewSaved(res *Result, info SaveInfo) (*Saved, error) {
 		Shift: clone(aff.Shift), Scale: clone(aff.Scale), ScaleDiag: aff.Diag,
 		Layout: specs, Names: info.Layout.Names(), Reported: clone(info.Reported),
 		Mean: mean, SD: sd,
-		Config: info.Config.withDefaults(),
+		Recipe: res.Recipe,
 		Diagnostics: Diagnostics{
 			Status: res.Status.String(), Reason: res.Reason, Iterations: res.Iterations,
 			GradEvals: res.GradEvals, Skipped: res.Skipped, InitNote: res.InitNote,
@@ -349,6 +350,11 @@ func (s *Saved) check() error {
 	}
 	if s.Version < 1 || s.Version > SaveVersion {
 		return fmt.Errorf("field \"version\": %d, this vigo reads versions 1 to %d", s.Version, SaveVersion)
+	}
+	if s.Recipe != nil {
+		if err := s.Recipe.Validate(); err != nil {
+			return fmt.Errorf("field \"recipe\": %w", err)
+		}
 	}
 	fs := s.Family
 	d := fs.Dim

@@ -46,7 +46,7 @@ func savedFit(t *testing.T, fam family.Family) (*Result, *Saved, *model.Model) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewSaved(res, SaveInfo{Vigo: "test", Model: "small", Data: "none", Layout: m.Layout, Config: cfg})
+	s, err := NewSaved(res, SaveInfo{Vigo: "test", Model: "small", Data: "none", Layout: m.Layout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestSavedRoundTripDrawsLikeTheFit(t *testing.T) {
 	for _, fam := range []family.Family{family.NewMeanField(5), family.NewFullRank(5), family.NewLowRank(5, 2, family.WithPositivity(family.Softplus))} {
 		res, s, m := savedFit(t, fam)
 		back := writeRead(t, s)
-		if back.Family != s.Family || back.Config != s.Config || back.Diagnostics != s.Diagnostics {
+		if back.Family != s.Family || back.Recipe != nil || back.Diagnostics != s.Diagnostics {
 			t.Errorf("%s: header changed: %+v %+v / %+v %+v", s.Family.Kind, back.Family, back.Diagnostics, s.Family, s.Diagnostics)
 		}
 		for i := range res.Params {
@@ -132,7 +132,7 @@ func TestReadErrorsNameFileAndField(t *testing.T) {
 	for _, c := range []struct {
 		old, new, want string
 	}{
-		{`"version": 1`, `"version": 99`, `field "version": 99`},
+		{`"version": 3`, `"version": 99`, `field "version": 99`},
 		{`"format": "vigo-fit"`, `"format": "other"`, `field "format"`},
 		{`"kind": "meanfield"`, `"kind": "flow"`, `field "family.kind"`},
 		{`"dim": 5`, `"dim": 4`, `field "params": 10 values, meanfield in d=4 needs 8`},

@@ -1,7 +1,6 @@
 package fit
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/vigo-bayes/vigo/family"
 	"github.com/vigo-bayes/vigo/model"
-	"github.com/vigo-bayes/vigo/objective"
 )
 
 // warmStart is a fixed preconditioning map that replaces the Laplace start.
@@ -48,8 +46,12 @@ func WithWarmStart(prev *Result) Option {
 		w.err = errors.New("fit: WithWarmStart: no previous fit")
 	default:
 		w.shift, w.scale, w.err = gaussianMoments(prev.Family, prev.Params)
+		name := "previous"
+		if prev.Recipe != nil {
+			name = prev.Recipe.Family.Kind
+		}
 		w.note = fmt.Sprintf("warm start: whitened by the mean and covariance of the %s fit (k̂ %.2f, ELBO %.4g); q starts at that Gaussian",
-			familyName(prev.Family.Base), prev.KHat, prev.ELBO)
+			name, prev.KHat, prev.ELBO)
 	}
 	return func(o *options) { o.warm = w }
 }
@@ -105,22 +107,7 @@ func (w *warmStart) state(st *State, target model.Target, fam family.Family, cfg
 	return startAt(st, fam, clone(w.shift), clone(w.scale), w.diag, 1, cfg)
 }
 
-// familyName names a base family for notes: its saved kind, or its Go type.
-func familyName(f family.Family) string {
-	switch f.(type) {
-	case *family.MeanField:
-		return KindMeanField
-	case *family.FullRank:
-		return KindFullRank
-	case *family.LowRank:
-		return KindLowRank
-	case *family.Flow:
-		return "flow"
-	}
-	return fmt.Sprintf("%T", f)
-}
-
-// Flow defaults of FlowDefaults. Measured on eight_schools, garch11 and gp_pois_regr (three
+// Flow defaults of DefaultRecipe. Measured on eight_schools, garch11 and gp_pois_regr (three
 // seeds): with Fit's Gaussian defaults (S = 8, LR 0.02, Tol 0.02) the plateau rule stops a
 // flow long before its ELBO stops rising (a flow gains its last nats slowly, and the larger
 // step's jitter hides the gain); S = 32 rather than 16 gained 0.1–0.5 nats of ELBO on
@@ -135,55 +122,3 @@ const (
 	FlowAverage = 1000 // steps: time constant of the iterate average
 )
 
-// FlowDefaults fills the fields of cfg that are zero with the defaults for flow families:
-// Samples FlowSamples, LR FlowLR, Tol FlowTol, Stop StopTrend (whose Window default is 30) and
-// Average FlowAverage. Other fields are left as they are.
-func FlowDefaults(cfg Config) Config {
-	if cfg.Samples == 0 {
-		cfg.Samples = FlowSamples
-	}
-	if cfg.LR == 0 {
-		cfg.LR = FlowLR
-	}
-	if cfg.Tol == 0 {
-		cfg.Tol = FlowTol
-	}
-	if cfg.Stop == StopAuto {
-		cfg.Stop = StopTrend
-	}
-	if cfg.Average == 0 {
-		cfg.Average = FlowAverage
-	}
-	return cfg
-}
-
-// FitFlow is the warm-started flow fit: a full-rank Gaussian fit first (Laplace start, the
-// STL gradient and Fit's Gaussian defaults; of cfg it takes Seed, MaxIter, InitIter, NaN,
-// MaxSkips, Workers and DiagDraws), then fam in the Gaussian's whitened coordinates with cfg
-// and obj (see WithWarmStart). opts (observers) apply to both stages; WithResume and the
-// preconditioning options are not allowed. It returns the flow's result, whose GradEvals and
-// Elapsed include the Gaussian stage, and the Gaussian's. A context cancelled during the
-// Gaussian stage still gives a flow result: the cancelled flow fit stops at its start, the
-// Gaussian moment match of the partial full-rank fit.
-func FitFlow(ctx context.Context, target model.Target, fam family.Family, obj objective.Options, cfg Config, opts ...Option) (flowRes, gauss *Result, err error) {
-	var o options
-	for _, f := range opts {
-		f(&o)
-	}
-	if o.resume != nil || o.warm != nil {
-		return nil, nil, errors.New("fit: FitFlow: WithResume, WithWarmStart and WithPreconditioner are not allowed")
-	}
-	gcfg := Config{Seed: cfg.Seed, MaxIter: cfg.MaxIter, InitIter: cfg.InitIter, NaN: cfg.NaN, MaxSkips: cfg.MaxSkips,
-		Workers: cfg.Workers, DiagDraws: cfg.DiagDraws}
-	gauss, err = Fit(ctx, target, family.NewFullRank(target.Dim()), objective.Options{STL: true}, gcfg, opts...)
-	if err != nil {
-		return nil, nil, err
-	}
-	flowRes, err = Fit(ctx, target, fam, obj, cfg, append(opts[:len(opts):len(opts)], WithWarmStart(gauss))...)
-	if err != nil {
-		return nil, gauss, err
-	}
-	flowRes.GradEvals += gauss.GradEvals
-	flowRes.Elapsed += gauss.Elapsed
-	return flowRes, gauss, nil
-}

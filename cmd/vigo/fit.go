@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -21,7 +23,7 @@ import (
 	"github.com/vigo-bayes/vigo/family"
 	"github.com/vigo-bayes/vigo/fit"
 	"github.com/vigo-bayes/vigo/model"
-	"github.com/vigo-bayes/vigo/objective"
+
 	"github.com/vigo-bayes/vigo/zoo"
 )
 
@@ -41,6 +43,11 @@ type fitFlags struct {
 	workers           int
 	quiet             bool
 	psisResample      bool
+	init              string // CmdStan init JSON
+	estimator         string
+	k                 int
+	optimizer         string
+	recipe            string // a Recipe JSON file (or a fit.json holding one)
 
 	// flows and auto
 	layers     int
@@ -58,12 +65,7 @@ type fitFlags struct {
 const familyAuto = "auto"
 
 // familyNames lists the values of --family.
-const familyNames = "meanfield, fullrank, lowrank, maf, realnvp, bernstein or auto"
-
-// isFlowKind reports whether kind is one of the flow families.
-func isFlowKind(kind string) bool {
-	return kind == fit.KindMAF || kind == fit.KindRealNVP || kind == fit.KindBernstein
-}
+var familyNames = strings.Join(fit.Kinds(), ", ") + " or " + familyAuto
 
 // minDiagDraws is the number of draws k̂ is computed on at least (issue 3: ≥ 1000).
 const minDiagDraws = 1000
@@ -114,6 +116,13 @@ Exit codes: 0 converged, 3 not converged (iteration cap), 1 error, 130 cancelled
 			if len(args) == 1 {
 				name = args[0]
 			}
+			if f.recipe != "" && !cmd.Flags().Changed("family") {
+				r, err := readRecipe(f.recipe)
+				if err != nil {
+					return err
+				}
+				f.family = r.Family.Kind
+			}
 			return runFit(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), name, f)
 		},
 	}
@@ -141,6 +150,11 @@ Exit codes: 0 converged, 3 not converged (iteration cap), 1 error, 130 cancelled
 	fl.Float64Var(&f.lr, "lr", 0, fmt.Sprintf("Adam step size in preconditioned coordinates (default 0.02; flows %g)", fit.FlowLR))
 	fl.Float64Var(&f.tol, "tol", 0, fmt.Sprintf("plateau tolerance of the stopping rule in nats (default 0.02; flows %g)", fit.FlowTol))
 	fl.IntVar(&f.workers, "workers", 0, "goroutines per step, at most 4 (default GOMAXPROCS); results do not depend on it")
+	fl.StringVar(&f.init, "init", "", "initial values: a CmdStan init JSON file with every parameter's constrained value by name; the fit's Laplace mode search starts there")
+	fl.StringVar(&f.estimator, "estimator", "", "gradient estimator: elbo (plain reparameterisation), stl, iwelbo or dreg (default: stl for the Gaussians and realnvp, elbo for maf and bernstein)")
+	fl.IntVar(&f.k, "k", 0, "iwelbo and dreg: draws per importance-weighted group (default 1; with --estimator iwelbo|dreg, 4)")
+	fl.StringVar(&f.optimizer, "optimizer", "", "optimiser: adam (default) or rmsprop (Keras's, as the BF-VI paper uses)")
+	fl.StringVar(&f.recipe, "recipe", "", "run the fit described by this Recipe JSON file (or the recipe stored in a fit.json); other fit flags change its fields")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
 	return cmd
 }
@@ -194,45 +208,219 @@ func loadDataFile(path string) (*model.Data, error) {
 	return model.LoadData(path)
 }
 
-// newFamily builds the family named by --family (not auto).
-func newFamily(kind string, d, rank int, f fitFlags) (family.Family, error) {
-	switch kind {
-	case fit.KindMeanField:
-		return family.NewMeanField(d), nil
-	case fit.KindFullRank:
-		return family.NewFullRank(d), nil
-	case fit.KindLowRank:
-		if rank == 0 {
-			rank = int(math.Ceil(math.Sqrt(float64(d))))
-		}
-		if rank < 1 || rank > d {
-			return nil, fmt.Errorf("--rank: %d, want 1 to %d (the model's dimension)", rank, d)
-		}
-		return family.NewLowRank(d, rank), nil
-	}
-	if isFlowKind(kind) {
-		return newFlowFamily(kind, d, f)
-	}
-	return nil, fmt.Errorf("--family: unknown family %q (want %s)", kind, familyNames)
-}
-
 // flowOptions are the flow structure flags.
 func flowOptions(f fitFlags) fit.FlowOptions {
 	return fit.FlowOptions{Layers: f.layers, Hidden: f.hidden, Degree: f.degree, Activation: f.activation,
-		Bounded: f.bounded, Affine: f.affine, Seed: f.seed, BaseDF: f.baseDF}
+		Bounded: f.bounded, Affine: f.affine, BaseDF: f.baseDF}
 }
 
-// newFlowFamily builds a flow family from the flags; errors name the flag.
-func newFlowFamily(kind string, d int, f fitFlags) (family.Family, error) {
-	q, err := fit.NewFlowFamily(kind, d, flowOptions(f))
-	if err != nil {
-		return nil, fmt.Errorf("--family %s: %w", kind, err)
+// fitRecipe turns the flags into the Recipe of --family (not auto): DefaultRecipe(family), or
+// the --recipe file, with every flag that was given written into it; init is the unconstrained
+// initial point of --init (nil without it).
+func fitRecipe(f fitFlags, init []float64) (fit.Recipe, error) {
+	r := fit.DefaultRecipe(f.family)
+	if f.recipe != "" {
+		var err error
+		if r, err = readRecipe(f.recipe); err != nil {
+			return r, err
+		}
 	}
-	return q, nil
+	if fit.IsFlowKind(r.Family.Kind) {
+		fo := flowOptions(f)
+		if r.Family.Flow != nil && f.recipe != "" {
+			fo = mergeFlow(*r.Family.Flow, fo)
+		}
+		r.Family.Flow = &fo
+		if !f.warm {
+			r.WarmStart = fit.WarmNone
+		}
+	}
+	r.Family.Rank = max(r.Family.Rank, f.rank)
+	applyCommon(&r, f, init)
+	if err := r.Validate(); err != nil {
+		return r, fmt.Errorf("flags: %w", err)
+	}
+	return r, nil
+}
+
+// applyCommon writes the flags every stage shares into r.
+func applyCommon(r *fit.Recipe, f fitFlags, init []float64) {
+	r.Seed = f.seed
+	r.DiagDraws = max(f.draws, minDiagDraws)
+	if f.psisResample {
+		// Resample from 4× as many draws as are written, so fewer rows repeat.
+		r.DiagDraws = max(4*f.draws, minDiagDraws)
+	}
+	if f.iter != 0 {
+		r.MaxIter = f.iter
+	}
+	if f.samples != 0 {
+		r.Objective.Samples = f.samples
+	}
+	if f.estimator != "" {
+		r.Objective.Estimator = f.estimator
+		if f.estimator == fit.EstIWELBO || f.estimator == fit.EstDReG {
+			r.Objective.K = 4
+		} else {
+			r.Objective.K = 1
+		}
+	}
+	if f.k != 0 {
+		r.Objective.K = f.k
+	}
+	if f.optimizer != "" {
+		r.Optimizer.Name = f.optimizer
+	}
+	if f.lr != 0 {
+		r.Optimizer.LR = f.lr
+	}
+	if f.tol != 0 {
+		r.Stop.Tol = f.tol
+	}
+	if init != nil {
+		r.Init.Point = init
+	}
+}
+
+// mergeFlow is the flow structure of a --recipe file with the structure flags given.
+func mergeFlow(base, flags fit.FlowOptions) fit.FlowOptions {
+	if flags.Layers != 0 {
+		base.Layers = flags.Layers
+	}
+	if flags.Hidden != nil {
+		base.Hidden = flags.Hidden
+	}
+	if flags.Degree != 0 {
+		base.Degree = flags.Degree
+	}
+	if flags.Activation != "" {
+		base.Activation = flags.Activation
+	}
+	if flags.Bounded {
+		base.Bounded = true
+	}
+	if flags.Affine != "" {
+		base.Affine = flags.Affine
+	}
+	if flags.BaseDF != 0 {
+		base.BaseDF = flags.BaseDF
+	}
+	return base
+}
+
+// readRecipe reads a Recipe JSON file, or the "recipe" of a fit.json.
+func readRecipe(path string) (fit.Recipe, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fit.Recipe{}, fmt.Errorf("--recipe: %w", err)
+	}
+	var probe struct {
+		Format string          `json:"format"`
+		Recipe json.RawMessage `json:"recipe"`
+	}
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return fit.Recipe{}, fmt.Errorf("--recipe %s: %w", path, err)
+	}
+	if probe.Format == fit.SaveFormat {
+		if probe.Recipe == nil {
+			return fit.Recipe{}, fmt.Errorf("--recipe %s: a fit.json without a recipe (written before version 3)", path)
+		}
+		b = probe.Recipe
+	}
+	var r fit.Recipe
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return r, fmt.Errorf("--recipe %s: %w", path, err)
+	}
+	if err := r.Validate(); err != nil {
+		return r, fmt.Errorf("--recipe %s: %w", path, err)
+	}
+	return r, nil
+}
+
+// autoStages are the stages of --family auto with the flags written into each.
+func autoStages(f fitFlags, init []float64) ([]fit.Recipe, error) {
+	st := fit.AutoStages(flowOptions(f))
+	for i := range st {
+		applyCommon(&st[i], f, init)
+		if err := st[i].Validate(); err != nil {
+			return nil, fmt.Errorf("flags: auto stage %s: %w", st[i].Family.Kind, err)
+		}
+	}
+	return st, nil
+}
+
+// loadInit reads --init (CmdStan init JSON: constrained values by parameter name) into an
+// unconstrained point of m's layout.
+func loadInit(path string, lay *model.Layout) ([]float64, error) {
+	if path == "" {
+		return nil, nil
+	}
+	d, err := model.LoadData(path)
+	if err != nil {
+		return nil, fmt.Errorf("--init: %w", err)
+	}
+	vals := map[string][]float64{}
+	shapes := map[string][]int{}
+	for _, p := range lay.Params() {
+		if !d.Has(p.Name) {
+			continue
+		}
+		dims := make([]int, len(p.Dims))
+		for i := range dims {
+			dims[i] = -1
+		}
+		v, sh, err := d.Array(p.Name, dims...)
+		if err != nil {
+			return nil, fmt.Errorf("--init %s: %w", path, err)
+		}
+		vals[p.Name], shapes[p.Name] = v, sh
+	}
+	lookup := func(name string) (float64, bool) {
+		base, idx, ok := splitIndex(name)
+		v, have := vals[base]
+		if !ok || !have || len(idx) != len(shapes[base]) {
+			return 0, false
+		}
+		off := 0
+		for i, k := range idx { // row-major offset of the 1-based index
+			if k < 1 || k > shapes[base][i] {
+				return 0, false
+			}
+			off = off*shapes[base][i] + k - 1
+		}
+		return v[off], true
+	}
+	z := make([]float64, lay.Dim())
+	if err := lay.FreeNamed(lookup, z); err != nil {
+		return nil, fmt.Errorf("--init %s: %w (give every parameter)", path, err)
+	}
+	return z, nil
+}
+
+// splitIndex splits a Stan-flattened name "theta[2,1]" into "theta" and [2 1].
+func splitIndex(name string) (string, []int, bool) {
+	i := strings.IndexByte(name, '[')
+	if i < 0 {
+		return name, nil, true
+	}
+	if !strings.HasSuffix(name, "]") {
+		return "", nil, false
+	}
+	var idx []int
+	for _, part := range strings.Split(name[i+1:len(name)-1], ",") {
+		k, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil {
+			return "", nil, false
+		}
+		idx = append(idx, k)
+	}
+	return name[:i], idx, true
 }
 
 func checkFitFlags(f fitFlags) error {
-	flowish := isFlowKind(f.family) || f.family == familyAuto
+	flowish := fit.IsFlowKind(f.family) || f.family == familyAuto
 	switch {
 	case f.family == fit.KindMeanField, f.family == fit.KindFullRank, f.family == fit.KindLowRank, flowish:
 	default:
@@ -254,8 +442,9 @@ func checkFitFlags(f fitFlags) error {
 		{"--degree", f.degree != 0, f.family == fit.KindBernstein || f.family == familyAuto, "--family bernstein or auto"},
 		{"--bounded", f.bounded, f.family == fit.KindBernstein || f.family == familyAuto, "--family bernstein or auto"},
 		{"--affine", f.affine != "", f.family == fit.KindBernstein || f.family == familyAuto, "--family bernstein or auto"},
-		{"--warm=false", !f.warm, isFlowKind(f.family), "a flow family (auto always warm-starts its flows)"},
+		{"--warm=false", !f.warm, fit.IsFlowKind(f.family), "a flow family (auto always warm-starts its flows)"},
 		{"--budget", f.budget != 0, f.family == familyAuto, "--family auto"},
+		{"--recipe", f.recipe != "", f.family != familyAuto, "a single family (auto runs its own stages)"},
 	} {
 		if c.set && !c.ok {
 			return fmt.Errorf("%s: only for %s (family=%s)", c.flag, c.need, f.family)
@@ -306,11 +495,21 @@ func runFit(ctx context.Context, stdout, stderr io.Writer, name string, f fitFla
 	if err != nil {
 		return err
 	}
-	var fam family.Family
-	if f.family != familyAuto {
-		if fam, err = newFamily(f.family, m.Dim(), f.rank, f); err != nil {
-			return err
-		}
+	init, err := loadInit(f.init, m.Layout())
+	if err != nil {
+		return err
+	}
+	var (
+		recipe fit.Recipe
+		stages []fit.Recipe
+	)
+	if f.family == familyAuto {
+		stages, err = autoStages(f, init)
+	} else {
+		recipe, err = fitRecipe(f, init)
+	}
+	if err != nil {
+		return err
 	}
 	var ref *model.Draws
 	if f.reference != "" {
@@ -321,13 +520,7 @@ func runFit(ctx context.Context, stdout, stderr io.Writer, name string, f fitFla
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
-	cfg := fit.Config{Seed: f.seed, Samples: f.samples, LR: f.lr, Tol: f.tol, MaxIter: f.iter, Workers: f.workers,
-		DiagDraws: max(f.draws, minDiagDraws)}
-	if f.psisResample {
-		// Resample from 4× as many draws as are written, so fewer rows repeat.
-		cfg.DiagDraws = max(4*f.draws, minDiagDraws)
-	}
-	var opts []fit.Option
+	opts := []fit.Option{fit.WithWorkers(f.workers)}
 	prog := newProgress(stderr, f.quiet)
 	if prog != nil {
 		opts = append(opts, fit.WithObserver(prog.observe))
@@ -339,38 +532,32 @@ func runFit(ctx context.Context, stdout, stderr io.Writer, name string, f fitFla
 		res  *fit.Result
 		auto *fit.AutoResult
 	)
-	switch {
-	case f.family == familyAuto:
-		acfg := fit.AutoConfig{Config: cfg, Budget: f.budget, FlowOptions: flowOptions(f)}
+	if stages != nil {
+		acfg := fit.AutoConfig{Stages: stages, Budget: f.budget}
 		if prog != nil {
 			acfg.Report = prog.line
 		}
 		auto, err = fit.Auto(ctx, m, acfg, opts...)
-		if err == nil {
-			res, cfg = auto.Best(), auto.Stages[auto.Chosen].Config
+		if auto != nil {
+			res = auto.Best()
 		}
-	case isFlowKind(f.family):
-		cfg = fit.FlowDefaults(cfg)
-		if f.warm {
-			res, _, err = fit.FitFlow(ctx, m, fam, fit.FlowObjective(f.family), cfg, opts...)
-		} else {
-			res, err = fit.Fit(ctx, m, fam, fit.FlowObjective(f.family), cfg, opts...)
-		}
-	default:
-		res, err = fit.Fit(ctx, m, fam, objective.Options{}, cfg, opts...)
+	} else {
+		res, err = fit.Run(ctx, m, recipe, opts...)
 	}
 	prog.finish()
-	if err != nil {
+	if res == nil {
 		return fmt.Errorf("fit %s: %w", m.Name, err)
 	}
-	out, err := writeFitOutputs(m, f, cfg, res, ref, auto)
-	if err != nil {
-		return err
+	out, werr := writeFitOutputs(m, f, res, ref, auto)
+	if werr != nil {
+		return werr
 	}
 	printFitReport(stdout, m, f, res, out, auto)
 	switch {
-	case ctx.Err() != nil || res.Status == fit.Cancelled:
+	case err != nil && errors.Is(err, context.Canceled):
 		return fmt.Errorf("fit %s: %w after %d iterations (partial result written to %s)", m.Name, context.Canceled, res.Iterations, f.out)
+	case err != nil:
+		return fmt.Errorf("fit %s: %w", m.Name, err)
 	case res.Status == fit.Converged:
 		return nil
 	default:
@@ -434,7 +621,7 @@ constraining transforms and all normalising constants included (CmdStan's ADVI w
 here; vigo writes the value, as Stan's Pathfinder does). lp_approx__ = log q(z), the
 normalised log density of the approximation at z. lp__ - lp_approx__ are the PSIS log weights.`
 
-func writeFitOutputs(m *loadedModel, f fitFlags, cfg fit.Config, res *fit.Result, ref *model.Draws, auto *fit.AutoResult) (*fitOutput, error) {
+func writeFitOutputs(m *loadedModel, f fitFlags, res *fit.Result, ref *model.Draws, auto *fit.AutoResult) (*fitOutput, error) {
 	d := m.Dim()
 	names, fill := drawColumns(m.Model)
 	k := len(names)
@@ -456,7 +643,7 @@ func writeFitOutputs(m *loadedModel, f fitFlags, cfg fit.Config, res *fit.Result
 		o.files = append(o.files, p)
 		return p
 	}
-	header := fitHeader(m, f, cfg, res, auto)
+	header := fitHeader(m, f, res, auto)
 	if resampleNote != "" {
 		header = append(header, "psis_resample = "+resampleNote)
 	}
@@ -515,7 +702,7 @@ func writeFitOutputs(m *loadedModel, f fitFlags, cfg fit.Config, res *fit.Result
 		reported = nil
 	}
 	saved, err := fit.NewSaved(res, fit.SaveInfo{Vigo: vigoVersion(), Model: m.Name, Posterior: m.Posterior,
-		Data: m.data, Layout: m.Layout(), Reported: reported, Config: cfg})
+		Data: m.data, Layout: m.Layout(), Reported: reported})
 	if err != nil {
 		return nil, err
 	}
@@ -524,7 +711,7 @@ func writeFitOutputs(m *loadedModel, f fitFlags, cfg fit.Config, res *fit.Result
 	}
 
 	// Plots.
-	title := fmt.Sprintf("%s, %s", m.Name, familyDesc(res.Family.Base))
+	title := fmt.Sprintf("%s, %s", m.Name, familyDesc(res))
 	if len(res.Trace) > 0 {
 		if err := fit.PlotELBO(path("elbo.png"), "ELBO: "+title, res.Trace, res.ELBO); err != nil {
 			return nil, err
@@ -563,42 +750,42 @@ func equalNames(a, b []string) bool {
 	return true
 }
 
-// fitHeader is the comment header of draws.csv: the configuration and the diagnostics. It
+// fitHeader is the comment header of draws.csv: the recipe that ran and the diagnostics. It
 // holds nothing that changes between runs with the same seed (no time, no paths of --out).
-func fitHeader(m *loadedModel, f fitFlags, cfg fit.Config, res *fit.Result, auto *fit.AutoResult) []string {
-	_, flow := res.Family.Base.(*family.Flow)
-	defS, defLR, defTol := "8 (default)", "0.02 (default)", "0.02 (default)"
-	if flow {
-		defS = fmt.Sprintf("%d (flow default)", fit.FlowSamples)
-		defLR = fmt.Sprintf("%g (flow default)", fit.FlowLR)
-		defTol = fmt.Sprintf("%g (flow default)", fit.FlowTol)
-	}
+func fitHeader(m *loadedModel, f fitFlags, res *fit.Result, auto *fit.AutoResult) []string {
 	h := []string{
 		"vigo = " + vigoVersion(),
 		"method = variational",
 		"model = " + m.Name,
 		"posterior = " + m.Posterior,
 		"data = " + m.data,
-		"family = " + familyDesc(res.Family.Base),
-		fmt.Sprintf("seed = %d", f.seed),
-		fmt.Sprintf("draws = %d (k̂ on %d)", f.draws, len(res.LogQ)),
-		fmt.Sprintf("iter = %s", orDefault(f.iter, "20000 (default)")),
-		fmt.Sprintf("samples = %s", orDefault(f.samples, defS)),
-		fmt.Sprintf("lr = %s", orDefaultF(f.lr, defLR)),
-		fmt.Sprintf("tol = %s", orDefaultF(f.tol, defTol)),
-		"init = " + res.InitNote,
-		"status = " + res.Status.String(),
-		"reason = " + res.Reason,
+		"family = " + familyDesc(res),
+	}
+	if r := res.Recipe; r != nil {
+		h = append(h,
+			fmt.Sprintf("seed = %d", r.Seed),
+			fmt.Sprintf("draws = %d (k̂ on %d)", f.draws, len(res.LogQ)),
+			fmt.Sprintf("iter = %d", r.MaxIter),
+			fmt.Sprintf("estimator = %s (S = %d, K = %d)", r.Objective.Estimator, r.Objective.Samples, r.Objective.K),
+			fmt.Sprintf("optimizer = %s (lr = %g)", r.Optimizer.Name, r.Optimizer.LR),
+			fmt.Sprintf("stop = %s (tol = %g, window = %d, every %d steps, average = %d)", r.Stop.Rule, r.Stop.Tol, r.Stop.Window, r.Stop.EvalEvery, r.Stop.Average),
+			"warm_start = "+r.WarmStart,
+		)
+	}
+	h = append(h,
+		"init = "+res.InitNote,
+		"status = "+res.Status.String(),
+		"reason = "+res.Reason,
 		fmt.Sprintf("iterations = %d", res.Iterations),
 		fmt.Sprintf("grad_evals = %d", res.GradEvals),
 		fmt.Sprintf("skipped_steps = %d", res.Skipped),
 		fmt.Sprintf("elbo = %.6g", res.ELBO),
 		fmt.Sprintf("elbo_mcse = %.3g", res.ELBOSE),
-		"khat = " + diag.FormatKhat(res.KHat),
+		"khat = "+diag.FormatKhat(res.KHat),
 		fmt.Sprintf("khat_threshold = %.3g", res.KHatThreshold),
 		fmt.Sprintf("khat_sd = %.2g", res.KHatSD),
-		"verdict = " + res.Verdict,
-	}
+		"verdict = "+res.Verdict,
+	)
 	if auto != nil {
 		h = append(h, autoNotes(auto)...)
 	}
@@ -614,37 +801,17 @@ func autoNotes(a *fit.AutoResult) []string {
 	return append(out, fmt.Sprintf("auto: chose %s: %s", a.Stages[a.Chosen].Family, a.Reason))
 }
 
-func orDefault(v int, def string) string {
-	if v == 0 {
-		return def
+// familyDesc names the fitted family from its recipe: "meanfield", "lowrank (rank 3)",
+// "bernstein (flow, degree 20, normal base), 4630 parameters".
+func familyDesc(res *fit.Result) string {
+	if res.Recipe == nil {
+		return fmt.Sprintf("%T", res.Family.Base)
 	}
-	return fmt.Sprint(v)
-}
-
-func orDefaultF(v float64, def string) string {
-	if v == 0 {
-		return def
+	desc := res.Recipe.Family.Describe(res.Family.Dim())
+	if fit.IsFlowKind(res.Recipe.Family.Kind) {
+		desc += fmt.Sprintf(", %d parameters", res.Family.NumParams())
 	}
-	return fmt.Sprint(v)
-}
-
-// familyDesc names a family: "meanfield", "fullrank", "lowrank (rank 3)".
-func familyDesc(f family.Family) string {
-	switch b := f.(type) {
-	case *family.MeanField:
-		return fit.KindMeanField
-	case *family.FullRank:
-		return fit.KindFullRank
-	case *family.LowRank:
-		return fmt.Sprintf("%s (rank %d)", fit.KindLowRank, b.Rank())
-	case *family.Flow:
-		base := "normal base"
-		if df := b.BaseDF(); !math.IsInf(df, 1) {
-			base = fmt.Sprintf("Student-t base, ν = %g", df)
-		}
-		return fmt.Sprintf("%s (flow, %s, %d parameters)", fit.FlowName(b.Flow()), base, b.NumParams())
-	}
-	return fmt.Sprintf("%T", f)
+	return desc
 }
 
 // psisPick returns which diagnostic draw goes to row i of draws.csv: row i itself, or, with
@@ -725,7 +892,7 @@ func compareReference(draws *diag.Draws, ref *model.Draws, refPath string) (*dia
 }
 
 func printFitReport(w io.Writer, m *loadedModel, f fitFlags, res *fit.Result, o *fitOutput, auto *fit.AutoResult) {
-	fmt.Fprintf(w, "%s (%s), %s family, %d unconstrained parameters, seed %d\n\n", m.Name, m.Posterior, familyDesc(res.Family.Base), m.Dim(), f.seed)
+	fmt.Fprintf(w, "%s (%s), %s family, %d unconstrained parameters, seed %d\n\n", m.Name, m.Posterior, familyDesc(res), m.Dim(), f.seed)
 	table := *o.summary
 	table.Notes = nil // the notes (k̂, ELBO, stop reason) close the report below, once
 	table.WriteText(w)

@@ -11,10 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vigo-bayes/vigo/family"
 	"github.com/vigo-bayes/vigo/fit"
 	"github.com/vigo-bayes/vigo/model"
-	"github.com/vigo-bayes/vigo/objective"
 	"github.com/vigo-bayes/vigo/zoo"
 )
 
@@ -178,40 +176,34 @@ func runRestart(ctx context.Context, cfg Config, ex kExperiment, tg model.Target
 	if maxIter == 0 {
 		maxIter = ex.maxIter
 	}
-	paperFam, err := fit.NewFlowFamily(fit.KindBernstein, tg.Dim(), fit.FlowOptions{Degree: cfg.Degree, Activation: "linear", Bounded: true, Seed: seed})
-	if err != nil {
-		return fail(err)
-	}
-	fc := fit.FlowDefaults(fit.Config{Seed: seed, DiagDraws: cfg.Draws, MaxIter: maxIter, Workers: 1})
-	obj := fit.FlowObjective(fit.KindBernstein)
+	// The paper's flow (bounded Bernstein, linear conditioner) and vigo's default flow as
+	// recipes; the Gaussian stage is the warm start's full-rank recipe.
+	paper := fit.DefaultRecipe(fit.KindBernstein)
+	paper.Family.Flow = &fit.FlowOptions{Degree: cfg.Degree, Activation: "linear", Bounded: true}
+	paper.Seed, paper.DiagDraws, paper.MaxIter = seed, cfg.Draws, maxIter
 	if cfg.K > 1 {
-		obj.K = cfg.K
-		fc.Samples = max(fit.FlowSamples/cfg.K, 1)
+		paper.Objective.Estimator, paper.Objective.K = fit.EstIWELBO, cfg.K
+		paper.Objective.Samples = max(fit.FlowSamples/cfg.K, 1)
+	}
+	gaussRec := fit.DefaultRecipe(fit.KindFullRank)
+	gaussRec.Seed, gaussRec.DiagDraws, gaussRec.MaxIter = seed, cfg.Draws, maxIter
+	defKind := defaultFlowKind(cfg.Kind)
+	def := fit.DefaultRecipe(defKind)
+	def.Family.Flow = &fit.FlowOptions{BaseDF: cfg.BaseDF, Activation: cfg.Activation, Layers: cfg.Layers, Hidden: cfg.Hidden, Degree: cfg.DefaultDegree,
+		Affine: cfg.Affine, AffineHidden: cfg.AffineHidden}
+	def.Seed, def.DiagDraws, def.MaxIter = seed, cfg.Draws, maxIter
+	def.Objective.Samples, def.Objective.K = paper.Objective.Samples, paper.Objective.K
+	if cfg.K > 1 && def.Objective.Estimator == fit.EstSTL {
+		def.Objective.Estimator = fit.EstDReG
+	} else if cfg.K > 1 {
+		def.Objective.Estimator = fit.EstIWELBO
 	}
 	var results []*fit.Result
-	defOpts := fit.FlowOptions{Seed: seed, BaseDF: cfg.BaseDF, Activation: cfg.Activation, Layers: cfg.Layers, Hidden: cfg.Hidden, Degree: cfg.DefaultDegree,
-		Affine: cfg.Affine, AffineHidden: cfg.AffineHidden}
-	defKind := defaultFlowKind(cfg.Kind)
-	// gauss is the Gaussian stage of FitFlow (its settings) on target g; flowFrom fits fam
-	// warm-started from it.
-	gauss := func(g model.Target) (*fit.Result, error) {
-		return fit.Fit(ctx, g, family.NewFullRank(tg.Dim()), objective.Options{STL: true},
-			fit.Config{Seed: seed, MaxIter: maxIter, DiagDraws: cfg.Draws, Workers: 1})
-	}
-	flowFrom := func(fam family.Family, gr *fit.Result) (*fit.Result, error) {
-		return fit.Fit(ctx, tg, fam, obj, fc, fit.WithWarmStart(gr))
-	}
-	defaultFlow := func(gr *fit.Result) (*fit.Result, error) {
-		defFam, err := fit.NewFlowFamily(defKind, tg.Dim(), defOpts)
-		if err != nil {
-			return nil, err
-		}
-		o := obj
-		if defKind != fit.KindBernstein {
-			o = fit.FlowObjective(defKind)
-			o.K = obj.K
-		}
-		return fit.Fit(ctx, tg, defFam, o, fc, fit.WithWarmStart(gr))
+	one := fit.WithWorkers(1)
+	// gauss is the Gaussian stage on target g; flowFrom fits recipe r warm-started from it.
+	gauss := func(g model.Target) (*fit.Result, error) { return fit.Run(ctx, g, gaussRec, one) }
+	flowFrom := func(r fit.Recipe, gr *fit.Result) (*fit.Result, error) {
+		return fit.Run(ctx, tg, r, one, fit.WithWarmStart(gr))
 	}
 	switch {
 	case ex.proper == nil && cfg.SkipPaper: // the Gaussian, then only vigo's default flow
@@ -219,7 +211,7 @@ func runRestart(ctx context.Context, cfg Config, ex kExperiment, tg model.Target
 		if err != nil {
 			return fail(err)
 		}
-		dr, err := defaultFlow(gr)
+		dr, err := flowFrom(def, gr)
 		if err != nil {
 			return fail(err)
 		}
@@ -230,20 +222,21 @@ func runRestart(ctx context.Context, cfg Config, ex kExperiment, tg model.Target
 		if err != nil {
 			return fail(err)
 		}
-		fr, err := flowFrom(paperFam, gr)
+		fr, err := flowFrom(paper, gr)
 		if err != nil {
 			return fail(err)
 		}
 		results = append(results, fr)
 		out.wall = append(out.wall, fr.Elapsed)
 	default:
-		fr, gr, err := fit.FitFlow(ctx, tg, paperFam, obj, fc)
+		fr, err := fit.Run(ctx, tg, paper, one)
 		if err != nil {
 			return fail(err)
 		}
+		gr := fr.WarmStart
 		results = []*fit.Result{gr, fr}
-		out.wall = []time.Duration{gr.Elapsed, fr.Elapsed - gr.Elapsed} // FitFlow's Elapsed includes the Gaussian stage
-		dr, err := defaultFlow(gr)
+		out.wall = []time.Duration{gr.Elapsed, fr.Elapsed - gr.Elapsed} // Run's Elapsed includes the Gaussian stage
+		dr, err := flowFrom(def, gr)
 		if err != nil {
 			return fail(err)
 		}

@@ -1,0 +1,478 @@
+package fit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/vigo-bayes/vigo/family"
+	"github.com/vigo-bayes/vigo/model"
+	"github.com/vigo-bayes/vigo/objective"
+)
+
+// RecipeVersion is the version of the Recipe's JSON form. A reader accepts versions up to it
+// and refuses newer ones, naming the field.
+const RecipeVersion = 1
+
+// Recipe fully describes a fit: the family, the objective and its gradient estimator, the
+// optimiser, the stopping rule, the iteration cap, the warm start, the initial point, the seed
+// and the diagnostics. Every caller that runs the same Recipe on the same target — vigo fit,
+// vigo bench, Auto's stages, x/bfvi, a user's program — runs the same estimator and gets the
+// same fit bit for bit (Run; the number of workers never changes the result).
+//
+// A Recipe stores the values that run, never "0 means default": start from DefaultRecipe(kind),
+// which fills in what is right for that kind, and change fields. Validate names every bad
+// value. The JSON form (snake_case field names) is what fit.json stores under "recipe".
+type Recipe struct {
+	Version   int             `json:"version"`
+	Family    FamilyRecipe    `json:"family"`
+	Objective ObjectiveRecipe `json:"objective"`
+	Optimizer OptimizerRecipe `json:"optimizer"`
+	Stop      StopRecipe      `json:"stop"`
+	// MaxIter is the iteration cap of the fit (of each stage of a warm-started flow).
+	MaxIter int `json:"max_iter"`
+	// WarmStart is WarmNone or WarmFullRank: fit DefaultRecipe(fullrank) first (with this
+	// Recipe's seed, cap, init, NaN policy and diagnostic draws) and start the family at its
+	// Gaussian moment match, in its whitened coordinates (WithWarmStart). Flows default to
+	// WarmFullRank.
+	WarmStart string     `json:"warm_start"`
+	Init      InitRecipe `json:"init"`
+	Seed      uint64     `json:"seed"`
+	// DiagDraws are the fresh draws of the final ELBO, PSIS k̂ and the output.
+	DiagDraws int `json:"diag_draws"`
+	// NaN is NaNPolicySkip (drop a step with a non-finite gradient; fail after MaxSkips in a
+	// row) or NaNPolicyFail (fail at the first one).
+	NaN      string `json:"nan"`
+	MaxSkips int    `json:"max_skips"`
+}
+
+// FamilyRecipe names a variational family and its structure.
+type FamilyRecipe struct {
+	// Kind is KindMeanField, KindFullRank, KindLowRank, KindMAF, KindRealNVP or KindBernstein.
+	Kind string `json:"kind"`
+	// Rank of the lowrank family; 0 takes ⌈√d⌉ for the target's dimension d.
+	Rank int `json:"rank,omitempty"`
+	// Flow is the structure of a flow kind (nil for the Gaussians); its zero fields take the
+	// kind's defaults (FlowOptions).
+	Flow *FlowOptions `json:"flow,omitempty"`
+}
+
+// Gradient estimators of ObjectiveRecipe.Estimator.
+const (
+	// EstELBO is the ELBO with the plain reparameterisation gradient (Kingma & Welling 2014).
+	EstELBO = "elbo"
+	// EstSTL is the ELBO with the sticking-the-landing gradient (Roeder, Wu & Duvenaud 2017).
+	EstSTL = "stl"
+	// EstIWELBO is the importance-weighted ELBO over K draws (Burda, Grosse & Salakhutdinov
+	// 2016) with the plain reparameterisation gradient.
+	EstIWELBO = "iwelbo"
+	// EstDReG is the IWELBO with the doubly reparameterised gradient (Tucker et al. 2019).
+	EstDReG = "dreg"
+)
+
+// ObjectiveRecipe is the objective, its gradient estimator and its Monte Carlo sizes.
+type ObjectiveRecipe struct {
+	Estimator string `json:"estimator"` // EstELBO, EstSTL, EstIWELBO or EstDReG
+	Samples   int    `json:"samples"`   // S: groups of K draws per gradient step
+	K         int    `json:"k"`         // draws per importance-weighted group; 1 for the ELBO
+}
+
+// Optimisers of OptimizerRecipe.Name.
+const (
+	OptAdam    = "adam"    // Adam (Kingma & Ba 2015), β₁ 0.9, β₂ 0.999
+	OptRMSprop = "rmsprop" // RMSprop as Keras implements it (ρ 0.9, ε 1e-7), as the BF-VI paper uses
+)
+
+// OptimizerRecipe is the stochastic optimiser and its step size, in the fit's preconditioned
+// coordinates (the stopping rule cuts it by ×0.2 on each plateau).
+type OptimizerRecipe struct {
+	Name string  `json:"name"` // OptAdam or OptRMSprop
+	LR   float64 `json:"lr"`
+}
+
+// Stopping rules of StopRecipe.Rule.
+const (
+	RuleHalves = "halves" // StopHalves
+	RuleTrend  = "trend"  // StopTrend
+)
+
+// StopRecipe is the stopping rule and the tracking estimates it judges (see Config and
+// StopRule for the rules' definitions).
+type StopRecipe struct {
+	Rule        string  `json:"rule"`         // RuleHalves or RuleTrend
+	EvalEvery   int     `json:"eval_every"`   // steps between tracking estimates
+	EvalSamples int     `json:"eval_samples"` // draws of a tracking estimate (common random numbers)
+	Window      int     `json:"window"`       // tracking estimates in the plateau window
+	Tol         float64 `json:"tol"`          // plateau tolerance in nats
+	Decays      int     `json:"decays"`       // step-size cuts (×0.2) before stopping
+	TrendZ      float64 `json:"trend_z"`      // RuleTrend's one-sided normal quantile
+	// Average is the time constant in steps of the moving average of the iterates; 0: none.
+	Average int `json:"average"`
+}
+
+// Initialisation methods of InitRecipe.Method.
+const (
+	InitMethodLaplace = "laplace" // InitLaplace
+	InitMethodZero    = "zero"    // InitZero
+)
+
+// InitRecipe says where the fit starts.
+type InitRecipe struct {
+	Method string  `json:"method"` // InitMethodLaplace or InitMethodZero
+	Scale  float64 `json:"scale"`  // InitMethodZero's standard deviation
+	Iter   int     `json:"iter"`   // L-BFGS cap of the Laplace mode search
+	// Point, when not nil, is the initial point in unconstrained space (length d): the start
+	// of the Laplace mode search, or the centre of InitMethodZero's Gaussian. vigo fit --init
+	// reads it from CmdStan's init JSON on the constrained scale.
+	Point []float64 `json:"point,omitempty"`
+}
+
+// Warm starts of Recipe.WarmStart.
+const (
+	WarmNone     = "none"
+	WarmFullRank = "fullrank"
+)
+
+// NaN policies of Recipe.NaN.
+const (
+	NaNPolicySkip = "skip"
+	NaNPolicyFail = "fail"
+)
+
+// Kinds lists every family kind a Recipe can name, in order of flexibility.
+func Kinds() []string {
+	return []string{KindMeanField, KindFullRank, KindLowRank, KindMAF, KindRealNVP, KindBernstein}
+}
+
+// IsFlowKind reports whether kind is one of the flow families.
+func IsFlowKind(kind string) bool {
+	return kind == KindMAF || kind == KindRealNVP || kind == KindBernstein
+}
+
+// DefaultRecipe returns the recipe vigo uses for family kind, every field filled in.
+//
+// The Gaussians (meanfield, fullrank, lowrank): the ELBO with the STL gradient, S = 8, Adam
+// at 0.02, the half-means plateau rule (6 estimates of 256 draws every 100 steps, tol 0.02
+// nats, 2 cuts), 20,000 steps, the Laplace start. STL is the Gaussians' estimator because its
+// variance vanishes as q approaches the posterior; it is what the posteriordb benchmark
+// measured.
+//
+// The flows: S = 32, Adam at 0.01, the trend rule over 30 estimates with tol 0.002 and the
+// moving average of the iterates over 1,000 steps (see FlowDefaults for why), warm-started
+// from a full-rank fit; the STL gradient for realnvp, whose inverse is one pass per layer, the
+// plain gradient for maf and bernstein, whose inverses are sequential (FlowObjective).
+//
+// An unknown kind gives a recipe that Validate rejects, naming the kind.
+func DefaultRecipe(kind string) Recipe {
+	r := Recipe{
+		Version:   RecipeVersion,
+		Family:    FamilyRecipe{Kind: kind},
+		Objective: ObjectiveRecipe{Estimator: EstSTL, Samples: 8, K: 1},
+		Optimizer: OptimizerRecipe{Name: OptAdam, LR: 0.02},
+		Stop: StopRecipe{Rule: RuleHalves, EvalEvery: 100, EvalSamples: 256, Window: 6, Tol: 0.02,
+			Decays: 2, TrendZ: 1.645},
+		MaxIter:   20000,
+		WarmStart: WarmNone,
+		Init:      InitRecipe{Method: InitMethodLaplace, Scale: 0.1, Iter: 1000},
+		Seed:      1,
+		DiagDraws: 1000,
+		NaN:       NaNPolicySkip,
+		MaxSkips:  100,
+	}
+	if IsFlowKind(kind) {
+		r.Family.Flow = &FlowOptions{}
+		r.Objective.Samples = FlowSamples
+		if !FlowObjective(kind).STL {
+			r.Objective.Estimator = EstELBO
+		}
+		r.Optimizer.LR = FlowLR
+		r.Stop.Rule, r.Stop.Window, r.Stop.Tol, r.Stop.Average = RuleTrend, 30, FlowTol, FlowAverage
+		r.WarmStart = WarmFullRank
+	}
+	return r
+}
+
+// Validate reports the first bad value of r, naming its JSON field; NaN and ±Inf are bad
+// everywhere. It does not know the target: Run checks the dimension-dependent values (the
+// lowrank rank, the initial point's length).
+func (r *Recipe) Validate() error {
+	bad := func(field string, v any, want string) error {
+		return fmt.Errorf("fit: Recipe: %s = %v, want %s", field, v, want)
+	}
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	switch {
+	case r.Version < 1 || r.Version > RecipeVersion:
+		return bad("version", r.Version, fmt.Sprintf("1 to %d (a newer vigo wrote it?)", RecipeVersion))
+	case !oneOf(r.Family.Kind, Kinds()...):
+		return bad("family.kind", fmt.Sprintf("%q", r.Family.Kind), strings.Join(Kinds(), ", "))
+	case r.Family.Rank < 0:
+		return bad("family.rank", r.Family.Rank, "≥ 1 (0: ⌈√d⌉)")
+	case r.Family.Rank != 0 && r.Family.Kind != KindLowRank:
+		return bad("family.rank", r.Family.Rank, "0 for family "+r.Family.Kind+" (a rank is for lowrank)")
+	case r.Family.Flow != nil && !IsFlowKind(r.Family.Kind):
+		return bad("family.flow", "set", "absent for family "+r.Family.Kind)
+	case !oneOf(r.Objective.Estimator, EstELBO, EstSTL, EstIWELBO, EstDReG):
+		return bad("objective.estimator", fmt.Sprintf("%q", r.Objective.Estimator), "elbo, stl, iwelbo or dreg")
+	case r.Objective.Samples < 1:
+		return bad("objective.samples", r.Objective.Samples, "≥ 1")
+	case r.Objective.K < 1:
+		return bad("objective.k", r.Objective.K, "≥ 1")
+	case (r.Objective.Estimator == EstELBO || r.Objective.Estimator == EstSTL) && r.Objective.K != 1:
+		return bad("objective.k", r.Objective.K, "1 for estimator "+r.Objective.Estimator+" (iwelbo or dreg for K > 1)")
+	case !oneOf(r.Optimizer.Name, OptAdam, OptRMSprop):
+		return bad("optimizer.name", fmt.Sprintf("%q", r.Optimizer.Name), "adam or rmsprop")
+	case !(r.Optimizer.LR > 0) || !finite(r.Optimizer.LR):
+		return bad("optimizer.lr", r.Optimizer.LR, "a finite value > 0")
+	case !oneOf(r.Stop.Rule, RuleHalves, RuleTrend):
+		return bad("stop.rule", fmt.Sprintf("%q", r.Stop.Rule), "halves or trend")
+	case r.Stop.EvalEvery < 1:
+		return bad("stop.eval_every", r.Stop.EvalEvery, "≥ 1")
+	case r.Stop.EvalSamples < 1:
+		return bad("stop.eval_samples", r.Stop.EvalSamples, "≥ 1")
+	case r.Stop.Window < 2 || (r.Stop.Rule == RuleTrend && r.Stop.Window < 3):
+		return bad("stop.window", r.Stop.Window, "≥ 2 (≥ 3 for the trend rule)")
+	case !(r.Stop.Tol > 0) || !finite(r.Stop.Tol):
+		return bad("stop.tol", r.Stop.Tol, "a finite value > 0")
+	case r.Stop.Decays < 0:
+		return bad("stop.decays", r.Stop.Decays, "≥ 0")
+	case !(r.Stop.TrendZ >= 0) || !finite(r.Stop.TrendZ):
+		return bad("stop.trend_z", r.Stop.TrendZ, "a finite value ≥ 0")
+	case r.Stop.Average < 0:
+		return bad("stop.average", r.Stop.Average, "≥ 0 (0: no averaging)")
+	case r.MaxIter < 1:
+		return bad("max_iter", r.MaxIter, "≥ 1")
+	case !oneOf(r.WarmStart, WarmNone, WarmFullRank):
+		return bad("warm_start", fmt.Sprintf("%q", r.WarmStart), "none or fullrank")
+	case !oneOf(r.Init.Method, InitMethodLaplace, InitMethodZero):
+		return bad("init.method", fmt.Sprintf("%q", r.Init.Method), "laplace or zero")
+	case !(r.Init.Scale > 0) || !finite(r.Init.Scale):
+		return bad("init.scale", r.Init.Scale, "a finite value > 0")
+	case r.Init.Iter < 1:
+		return bad("init.iter", r.Init.Iter, "≥ 1")
+	case r.DiagDraws < 2:
+		return bad("diag_draws", r.DiagDraws, "≥ 2")
+	case !oneOf(r.NaN, NaNPolicySkip, NaNPolicyFail):
+		return bad("nan", fmt.Sprintf("%q", r.NaN), "skip or fail")
+	case r.MaxSkips < 1:
+		return bad("max_skips", r.MaxSkips, "≥ 1")
+	}
+	for i, v := range r.Init.Point {
+		if !finite(v) {
+			return bad(fmt.Sprintf("init.point[%d]", i), v, "a finite value")
+		}
+	}
+	if f := r.Family.Flow; f != nil {
+		if _, err := NewFlowFamily(r.Family.Kind, 1, *f); err != nil {
+			return fmt.Errorf("fit: Recipe: family.flow: %w", err)
+		}
+	}
+	return nil
+}
+
+func oneOf(s string, set ...string) bool {
+	for _, v := range set {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Describe names the family in a few words: "meanfield", "lowrank (rank 3)", "bernstein flow
+// (degree 20, 1 layer, normal base)".
+func (f FamilyRecipe) Describe(d int) string {
+	switch f.Kind {
+	case KindLowRank:
+		return fmt.Sprintf("%s (rank %d)", f.Kind, f.rank(d))
+	case KindMAF, KindRealNVP, KindBernstein:
+		var o FlowOptions
+		if f.Flow != nil {
+			o = *f.Flow
+		}
+		base := "normal base"
+		if o.BaseDF != 0 && !math.IsInf(o.BaseDF, 1) {
+			base = fmt.Sprintf("Student-t base, ν = %g", o.BaseDF)
+		}
+		parts := []string{}
+		if o.Layers != 0 {
+			parts = append(parts, fmt.Sprintf("%d layers", o.Layers))
+		}
+		if f.Kind == KindBernstein {
+			deg := o.Degree
+			if deg == 0 {
+				deg = defaultDegree
+			}
+			parts = append(parts, fmt.Sprintf("degree %d", deg))
+			if o.Bounded {
+				parts = append(parts, "bounded")
+			}
+			if o.Affine != "" && o.Affine != AffineNone {
+				parts = append(parts, "affine layer "+o.Affine)
+			}
+		}
+		if o.Hidden != nil {
+			parts = append(parts, fmt.Sprintf("hidden %v", o.Hidden))
+		}
+		if o.Activation != "" {
+			parts = append(parts, o.Activation)
+		}
+		parts = append(parts, base)
+		return fmt.Sprintf("%s (flow, %s)", f.Kind, strings.Join(parts, ", "))
+	}
+	return f.Kind
+}
+
+// rank is the lowrank family's rank on ℝ^d.
+func (f FamilyRecipe) rank(d int) int {
+	if f.Rank != 0 {
+		return f.Rank
+	}
+	return int(math.Ceil(math.Sqrt(float64(d))))
+}
+
+// NewFamily builds the family f names on ℝ^d: the one place where a family is made from its
+// name. A flow's conditioner weights are seeded by seed (FlowOptions.Seed, when not zero,
+// takes precedence). Errors name the bad field.
+func (f FamilyRecipe) NewFamily(d int, seed uint64) (family.Family, error) {
+	if d < 1 {
+		return nil, fmt.Errorf("fit: NewFamily: dimension %d, want ≥ 1", d)
+	}
+	switch f.Kind {
+	case KindMeanField:
+		return family.NewMeanField(d), nil
+	case KindFullRank:
+		return family.NewFullRank(d), nil
+	case KindLowRank:
+		k := f.rank(d)
+		if k < 1 || k > d {
+			return nil, fmt.Errorf("fit: NewFamily: family.rank = %d, want 1 to %d (the target's dimension)", k, d)
+		}
+		return family.NewLowRank(d, k), nil
+	case KindMAF, KindRealNVP, KindBernstein:
+		var o FlowOptions
+		if f.Flow != nil {
+			o = *f.Flow
+		}
+		if o.Seed == 0 {
+			o.Seed = seed
+		}
+		return NewFlowFamily(f.Kind, d, o)
+	}
+	return nil, fmt.Errorf("fit: NewFamily: family.kind = %q, want %s", f.Kind, strings.Join(Kinds(), ", "))
+}
+
+// objective is the estimator's objective.Options.
+func (o ObjectiveRecipe) options() objective.Options {
+	return objective.Options{K: o.K, STL: o.Estimator == EstSTL || o.Estimator == EstDReG}
+}
+
+// Config is the loop configuration of r (everything but the family, the objective's
+// estimator and the warm start), with workers goroutines.
+func (r *Recipe) Config(workers int) Config {
+	c := Config{
+		Seed: r.Seed, Samples: r.Objective.Samples, LR: r.Optimizer.LR, MaxIter: r.MaxIter,
+		EvalEvery: r.Stop.EvalEvery, EvalSamples: r.Stop.EvalSamples, Window: r.Stop.Window,
+		Tol: r.Stop.Tol, Decays: r.Stop.Decays, TrendZ: r.Stop.TrendZ, Average: r.Stop.Average,
+		InitScale: r.Init.Scale, InitIter: r.Init.Iter, InitPoint: r.Init.Point,
+		MaxSkips: r.MaxSkips, Workers: workers, DiagDraws: r.DiagDraws,
+		Stop: StopHalves, Optimizer: r.Optimizer.Name,
+	}
+	if r.Stop.Rule == RuleTrend {
+		c.Stop = StopTrend
+	}
+	if r.Stop.Average == 0 {
+		c.Average = -1 // none
+	}
+	if r.Stop.Decays == 0 {
+		c.Decays = -1
+	}
+	if r.Init.Method == InitMethodZero {
+		c.Init = InitZero
+	}
+	if r.NaN == NaNPolicyFail {
+		c.NaN = NaNFail
+	}
+	return c
+}
+
+// warmRecipe is the full-rank stage of a warm-started recipe: DefaultRecipe(fullrank) with
+// r's seed, iteration cap, initialisation, NaN policy and diagnostic draws.
+func (r *Recipe) warmRecipe() Recipe {
+	g := DefaultRecipe(KindFullRank)
+	g.Seed, g.MaxIter, g.Init, g.NaN, g.MaxSkips, g.DiagDraws = r.Seed, r.MaxIter, r.Init, r.NaN, r.MaxSkips, r.DiagDraws
+	return g
+}
+
+// WithWorkers spreads each step's draws over n goroutines (at most 4 are used: the draws go
+// in ≤ 4 blocks); 0 is GOMAXPROCS. The result does not depend on n.
+func WithWorkers(n int) Option { return func(o *options) { o.workers = n } }
+
+// Run fits the family of recipe r to target and checks it: the one entry point behind vigo
+// fit, vigo bench, Auto and x/bfvi. With r.WarmStart = WarmFullRank it first fits the full-rank
+// stage (warmRecipe; the result's WarmStart) and starts the family at it, unless WithWarmStart
+// gives the previous fit to start from; GradEvals and Elapsed then include that stage. The
+// result carries a copy of r.
+//
+// Concurrency: target.Density (or LogDensity) is called from up to four goroutines at once,
+// one tape each (see model.Target).
+//
+// Cancellation: a cancelled ctx ends the fit at its next step; Run returns the partial result
+// (Status Cancelled, diagnostics computed) together with an error that wraps ctx.Err(), so
+// errors.Is(err, context.Canceled) holds and a caller that only checks err never mistakes a
+// partial fit for a finished one. Other errors come with a nil result.
+func Run(ctx context.Context, target model.Target, r Recipe, opts ...Option) (*Result, error) {
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	d := target.Dim()
+	if r.Init.Point != nil && len(r.Init.Point) != d {
+		return nil, fmt.Errorf("fit: Run: init.point has %d values, the target's dimension is %d", len(r.Init.Point), d)
+	}
+	fam, err := r.Family.NewFamily(d, r.Seed)
+	if err != nil {
+		return nil, err
+	}
+	cfg := r.Config(o.workers)
+	var warm *Result
+	if r.WarmStart == WarmFullRank && o.warm == nil && o.resume == nil {
+		wr := r.warmRecipe()
+		warm, err = Run(ctx, target, wr, opts...)
+		if err != nil && !errors.Is(err, ctx.Err()) {
+			return nil, fmt.Errorf("fit: Run: warm-start stage: %w", err)
+		}
+		opts = append(opts[:len(opts):len(opts)], WithWarmStart(warm))
+	}
+	res, err := Fit(ctx, target, fam, r.Objective.options(), cfg, opts...)
+	if err != nil {
+		return nil, err
+	}
+	rc := r.clone()
+	res.Recipe = &rc
+	if warm != nil {
+		res.WarmStart = warm
+		res.GradEvals += warm.GradEvals
+		res.Elapsed += warm.Elapsed
+	}
+	if res.Status == Cancelled {
+		return res, fmt.Errorf("fit: Run: %w after %d iterations (partial result)", context.Cause(ctx), res.Iterations)
+	}
+	return res, nil
+}
+
+// clone returns a deep copy of r.
+func (r *Recipe) clone() Recipe {
+	c := *r
+	c.Init.Point = clone(r.Init.Point)
+	if r.Family.Flow != nil {
+		f := *r.Family.Flow
+		f.Hidden, f.AffineHidden = clone(f.Hidden), clone(f.AffineHidden)
+		c.Family.Flow = &f
+	}
+	return c
+}
