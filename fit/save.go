@@ -475,6 +475,18 @@ func equalStrings(a, b []string) bool {
 	return true
 }
 
+// Seed is the seed of the saved fit: its recipe's, or the configuration's in files written
+// before version 3.
+func (s *Saved) Seed() uint64 {
+	switch {
+	case s.Recipe != nil:
+		return s.Recipe.Seed
+	case s.Config != nil:
+		return s.Config.Seed
+	}
+	return 0
+}
+
 // Approximation returns q: the base family pushed through the saved affine map, and its
 // parameters.
 func (s *Saved) Approximation() (*Affine, []float64) { return s.aff, s.Params }

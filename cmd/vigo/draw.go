@@ -62,7 +62,7 @@ func runDraw(stdout io.Writer, path string, f drawFlags, seedSet bool) error {
 	if err != nil {
 		return err
 	}
-	seed := s.Config.Seed
+	seed := s.Seed()
 	if seedSet {
 		seed = f.seed
 	}

@@ -238,9 +238,33 @@ func fitRecipe(f fitFlags, init []float64) (fit.Recipe, error) {
 	r.Family.Rank = max(r.Family.Rank, f.rank)
 	applyCommon(&r, f, init)
 	if err := r.Validate(); err != nil {
-		return r, fmt.Errorf("flags: %w", err)
+		return r, flagError(err, r.Family.Kind)
 	}
 	return r, nil
+}
+
+// recipeFlags maps a Recipe's JSON fields to the flags that set them.
+func recipeFlags() [][2]string {
+	return [][2]string{
+		{"family.rank", "--rank"}, {"objective.estimator", "--estimator"}, {"objective.samples", "--samples"},
+		{"objective.k", "--k"}, {"optimizer.name", "--optimizer"}, {"optimizer.lr", "--lr"}, {"stop.tol", "--tol"},
+		{"max_iter", "--iter"}, {"diag_draws", "--draws"}, {"init.point", "--init"},
+	}
+}
+
+// flagError names the flag behind a recipe error: "--rank: fit: …" (a flow structure error
+// names --family KIND).
+func flagError(err error, kind string) error {
+	msg := err.Error()
+	if strings.Contains(msg, "family.flow") {
+		return fmt.Errorf("--family %s: %w", kind, err)
+	}
+	for _, rf := range recipeFlags() {
+		if strings.Contains(msg, rf[0]+" ") {
+			return fmt.Errorf("%s: %w", rf[1], err)
+		}
+	}
+	return fmt.Errorf("flags: %w", err)
 }
 
 // applyCommon writes the flags every stage shares into r.
@@ -345,7 +369,7 @@ func autoStages(f fitFlags, init []float64) ([]fit.Recipe, error) {
 	for i := range st {
 		applyCommon(&st[i], f, init)
 		if err := st[i].Validate(); err != nil {
-			return nil, fmt.Errorf("flags: auto stage %s: %w", st[i].Family.Kind, err)
+			return nil, flagError(fmt.Errorf("auto stage %s: %w", st[i].Family.Kind, err), st[i].Family.Kind)
 		}
 	}
 	return st, nil
@@ -510,6 +534,9 @@ func runFit(ctx context.Context, stdout, stderr io.Writer, name string, f fitFla
 	}
 	if err != nil {
 		return err
+	}
+	if _, err := recipe.Family.NewFamily(m.Dim(), recipe.Seed); stages == nil && err != nil {
+		return flagError(err, recipe.Family.Kind)
 	}
 	var ref *model.Draws
 	if f.reference != "" {

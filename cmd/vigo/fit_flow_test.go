@@ -32,7 +32,7 @@ func TestFitFlowFamiliesSaveAndDraw(t *testing.T) {
 		}
 		csv := filepath.Join(dir, "draws.csv")
 		header := strings.Join(readCSV(t, csv).Config, "\n")
-		for _, w := range []string{"family = " + c.kind + " (flow, ", fmt.Sprintf("samples = %d (flow default)", fit.FlowSamples), "tol = 0.002 (flow default)"} {
+		for _, w := range []string{"family = " + c.kind + " (flow, ", fmt.Sprintf("(S = %d, K = 1)", fit.FlowSamples), "trend (tol = 0.002,"} {
 			if !strings.Contains(header, w) {
 				t.Errorf("%s: header lacks %q:\n%s", c.kind, w, header)
 			}
@@ -45,8 +45,8 @@ func TestFitFlowFamiliesSaveAndDraw(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Family.Kind != fit.KindFlow || s.Family.Name != c.kind || s.Config.Samples != fit.FlowSamples {
-			t.Errorf("%s: fit.json family %+v, samples %d", c.kind, s.Family, s.Config.Samples)
+		if s.Family.Kind != fit.KindFlow || s.Family.Name != c.kind || s.Recipe == nil || s.Recipe.Objective.Samples != fit.FlowSamples {
+			t.Errorf("%s: fit.json family %+v, recipe %+v", c.kind, s.Family, s.Recipe)
 		}
 		drawn := filepath.Join(dir, "drawn.csv")
 		if out, err := run(t, "draw", filepath.Join(dir, "fit.json"), "--draws", "30", "--out", drawn); err != nil {
