@@ -121,4 +121,3 @@ const (
 	FlowTol     = 0.002
 	FlowAverage = 1000 // steps: time constant of the iterate average
 )
-

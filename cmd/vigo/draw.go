@@ -105,7 +105,7 @@ func runDraw(stdout io.Writer, path string, f drawFlags, seedSet bool) error {
 		comments = append(comments, "lp__ = nan: the model's log density needs the data (pass --data to add it and the transformed parameters).",
 			"lp_approx__ = log q(z), the normalised log density of the approximation at the unconstrained draw z.")
 	} else {
-		comments = append(comments, "data = "+m.data, lpNote)
+		comments = append(comments, "data = "+m.data, fit.StanCSVNote)
 	}
 	var buf bytes.Buffer
 	if err := model.WriteStanCSV(&buf, &model.StanCSV{Config: comments, Names: names, Draws: vals}); err != nil {

@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -23,6 +21,7 @@ import (
 	"github.com/vigo-bayes/vigo/family"
 	"github.com/vigo-bayes/vigo/fit"
 	"github.com/vigo-bayes/vigo/model"
+	"github.com/vigo-bayes/vigo/output"
 
 	"github.com/vigo-bayes/vigo/zoo"
 )
@@ -592,46 +591,29 @@ func runFit(ctx context.Context, stdout, stderr io.Writer, name string, f fitFla
 	}
 }
 
-// fitOutput is what writeFitOutputs computed for the report.
-type fitOutput struct {
-	summary  *diag.Summary
-	dist     *diag.Distance
-	files    []string
-	resample string // what --psis-resample did; "" without it
+// zooColumns are a zoo model's output columns (drawColumns) as fit.Columns.
+type zooColumns struct {
+	names []string
+	fill  func(row, z []float64)
 }
 
-// drawColumns returns the column names of a draws file for m — the layout's parameters, then
-// the reported quantities that are not parameters — and a function filling one row.
-func drawColumns(m *zoo.Model) (names []string, fill func(row, z []float64)) {
-	lay := m.Layout()
-	lnames := lay.Names()
-	isParam := make(map[string]bool, len(lnames))
-	for _, n := range lnames {
-		isParam[n] = true
+func newZooColumns(m *zoo.Model) zooColumns {
+	names, fill := drawColumns(m)
+	return zooColumns{names: names[2:], fill: func(row, z []float64) {
+		full := make([]float64, len(row)+2)
+		fill(full, z)
+		copy(row, full[2:])
+	}}
+}
+
+func (c zooColumns) Columns() []string { return c.names }
+
+func (c zooColumns) Row(dst, z []float64) []float64 {
+	if dst == nil {
+		dst = make([]float64, len(c.names))
 	}
-	var extra []int
-	rep := m.Names()
-	for i, n := range rep {
-		if !isParam[n] {
-			extra = append(extra, i)
-		}
-	}
-	names = append([]string{"lp__", "lp_approx__"}, lnames...)
-	for _, i := range extra {
-		names = append(names, rep[i])
-	}
-	xr := make([]float64, len(rep))
-	np := len(lnames)
-	fill = func(row, z []float64) {
-		lay.ConstrainValues(z, row[2:2+np])
-		if len(extra) > 0 {
-			m.Constrain(xr, z)
-			for k, i := range extra {
-				row[2+np+k] = xr[i]
-			}
-		}
-	}
-	return names, fill
+	c.fill(dst, z)
+	return dst
 }
 
 // vigoVersion is the main module's version ("devel" for a source build).
@@ -642,295 +624,25 @@ func vigoVersion() string {
 	return "devel"
 }
 
-// lpNote documents the two method columns, in every draws file vigo writes.
-const lpNote = `lp__ = log p(z): the model's log density at the unconstrained draw z, Jacobian of the
-constraining transforms and all normalising constants included (CmdStan's ADVI writes 0
-here; vigo writes the value, as Stan's Pathfinder does). lp_approx__ = log q(z), the
-normalised log density of the approximation at z. lp__ - lp_approx__ are the PSIS log weights.`
-
-func writeFitOutputs(m *loadedModel, f fitFlags, res *fit.Result, ref *model.Draws, auto *fit.AutoResult) (*fitOutput, error) {
-	d := m.Dim()
-	names, fill := drawColumns(m.Model)
-	k := len(names)
-	n := f.draws
-	pick, resampleNote, err := psisPick(res, n, f)
-	if err != nil {
-		return nil, err
-	}
-	vals := make([]float64, n*k)
-	for i := range n {
-		j := pick(i)
-		row := vals[i*k : (i+1)*k]
-		row[0], row[1] = res.LogP[j], res.LogQ[j]
-		fill(row, res.Draws[j*d:(j+1)*d])
-	}
-	o := &fitOutput{resample: resampleNote}
-	path := func(name string) string {
-		p := filepath.Join(f.out, name)
-		o.files = append(o.files, p)
-		return p
-	}
-	header := fitHeader(m, f, res, auto)
-	if resampleNote != "" {
-		header = append(header, "psis_resample = "+resampleNote)
-	}
-	csvDoc := &model.StanCSV{Config: header, Names: names, Draws: vals}
-	var buf bytes.Buffer
-	if err := model.WriteStanCSV(&buf, csvDoc); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(path("draws.csv"), buf.Bytes(), 0o644); err != nil {
-		return nil, err
-	}
-
-	// Summary of the constrained columns (lp__ and lp_approx__ left out).
-	pn := names[2:]
-	pv := make([]float64, 0, n*len(pn))
-	for i := range n {
-		pv = append(pv, vals[i*k+2:(i+1)*k]...)
-	}
-	draws := &diag.Draws{Names: pn, Chains: [][]float64{pv}}
-	sum, err := diag.Summarize(draws, nil)
-	if err != nil {
-		return nil, fmt.Errorf("summary: %w", err)
-	}
-	sum.Notes = append(sum.Notes, summaryNotes(res)...)
-	if resampleNote != "" {
-		sum.Notes = append(sum.Notes, "PSIS resampling: "+resampleNote)
-	}
-	if auto != nil {
-		sum.Notes = append(sum.Notes, autoNotes(auto)...)
-	}
-	o.summary = sum
-	if ref != nil {
-		dist, note, err := compareReference(draws, ref, f.reference)
-		if err != nil {
-			return nil, err
-		}
-		o.dist = dist
-		sum.Notes = append(sum.Notes, note)
-	}
-	for _, w := range []struct {
-		name  string
-		write func(io.Writer) error
-	}{{"summary.txt", sum.WriteText}, {"summary.csv", sum.WriteCSV}, {"summary.json", sum.WriteJSON}} {
-		buf.Reset()
-		if err := w.write(&buf); err != nil {
-			return nil, fmt.Errorf("%s: %w", w.name, err)
-		}
-		if err := os.WriteFile(path(w.name), buf.Bytes(), 0o644); err != nil {
-			return nil, err
-		}
-	}
-
-	// The approximation.
-	reported := m.Names()
-	if equalNames(reported, m.Layout().Names()) {
-		reported = nil
-	}
-	saved, err := fit.NewSaved(res, fit.SaveInfo{Vigo: vigoVersion(), Model: m.Name, Posterior: m.Posterior,
-		Data: m.data, Layout: m.Layout(), Reported: reported})
-	if err != nil {
-		return nil, err
-	}
-	if err := saved.Save(path("fit.json")); err != nil {
-		return nil, err
-	}
-
-	// Plots.
-	title := fmt.Sprintf("%s, %s", m.Name, familyDesc(res))
-	if len(res.Trace) > 0 {
-		if err := fit.PlotELBO(path("elbo.png"), "ELBO: "+title, res.Trace, res.ELBO); err != nil {
-			return nil, err
-		}
-	}
-	margs := make([]fit.Marginal, len(pn))
-	for j, nm := range pn {
-		col := make([]float64, n)
-		for i := range n {
-			col[i] = pv[i*len(pn)+j]
-		}
-		margs[j] = fit.Marginal{Name: nm, Draws: col}
-		if ref != nil && ref.Index(nm) >= 0 {
-			margs[j].Ref, _ = ref.Column(nm)
-		}
-	}
-	mt := "marginals: " + title
-	if len(margs) > maxPanels {
-		mt += fmt.Sprintf(" (first %d of %d)", maxPanels, len(margs))
-	}
-	if err := fit.PlotMarginals(path("marginals.png"), mt, margs, maxPanels); err != nil {
-		return nil, err
-	}
-	return o, nil
+func writeFitOutputs(m *loadedModel, f fitFlags, res *fit.Result, ref *model.Draws, auto *fit.AutoResult) (*output.Report, error) {
+	return output.Write(f.out, res, newZooColumns(m.Model), output.Info{Vigo: vigoVersion(), Model: m.Name, Posterior: m.Posterior,
+		Data: m.data, Layout: m.Layout(), Draws: f.draws, PSISResample: f.psisResample, Reference: ref, ReferenceName: f.reference,
+		Auto: auto, MaxPanels: maxPanels})
 }
 
-func equalNames(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// fitHeader is the comment header of draws.csv: the recipe that ran and the diagnostics. It
-// holds nothing that changes between runs with the same seed (no time, no paths of --out).
-func fitHeader(m *loadedModel, f fitFlags, res *fit.Result, auto *fit.AutoResult) []string {
-	h := []string{
-		"vigo = " + vigoVersion(),
-		"method = variational",
-		"model = " + m.Name,
-		"posterior = " + m.Posterior,
-		"data = " + m.data,
-		"family = " + familyDesc(res),
-	}
-	if r := res.Recipe; r != nil {
-		h = append(h,
-			fmt.Sprintf("seed = %d", r.Seed),
-			fmt.Sprintf("draws = %d (k̂ on %d)", f.draws, len(res.LogQ)),
-			fmt.Sprintf("iter = %d", r.MaxIter),
-			fmt.Sprintf("estimator = %s (S = %d, K = %d)", r.Objective.Estimator, r.Objective.Samples, r.Objective.K),
-			fmt.Sprintf("optimizer = %s (lr = %g)", r.Optimizer.Name, r.Optimizer.LR),
-			fmt.Sprintf("stop = %s (tol = %g, window = %d, every %d steps, average = %d)", r.Stop.Rule, r.Stop.Tol, r.Stop.Window, r.Stop.EvalEvery, r.Stop.Average),
-			"warm_start = "+r.WarmStart,
-		)
-	}
-	h = append(h,
-		"init = "+res.InitNote,
-		"status = "+res.Status.String(),
-		"reason = "+res.Reason,
-		fmt.Sprintf("iterations = %d", res.Iterations),
-		fmt.Sprintf("grad_evals = %d", res.GradEvals),
-		fmt.Sprintf("skipped_steps = %d", res.Skipped),
-		fmt.Sprintf("elbo = %.6g", res.ELBO),
-		fmt.Sprintf("elbo_mcse = %.3g", res.ELBOSE),
-		"khat = "+diag.FormatKhat(res.KHat),
-		fmt.Sprintf("khat_threshold = %.3g", res.KHatThreshold),
-		fmt.Sprintf("khat_sd = %.2g", res.KHatSD),
-		"verdict = "+res.Verdict,
-	)
-	if auto != nil {
-		h = append(h, autoNotes(auto)...)
-	}
-	return append(h, strings.Split(lpNote, "\n")...)
-}
-
-// autoNotes are the stage lines of --family auto and its choice.
-func autoNotes(a *fit.AutoResult) []string {
-	var out []string
-	for _, s := range a.Stages {
-		out = append(out, "auto: "+s.Line)
-	}
-	return append(out, fmt.Sprintf("auto: chose %s: %s", a.Stages[a.Chosen].Family, a.Reason))
-}
-
-// familyDesc names the fitted family from its recipe: "meanfield", "lowrank (rank 3)",
-// "bernstein (flow, degree 20, normal base), 4630 parameters".
-func familyDesc(res *fit.Result) string {
-	if res.Recipe == nil {
-		return fmt.Sprintf("%T", res.Family.Base)
-	}
-	desc := res.Recipe.Family.Describe(res.Family.Dim())
-	if fit.IsFlowKind(res.Recipe.Family.Kind) {
-		desc += fmt.Sprintf(", %d parameters", res.Family.NumParams())
-	}
-	return desc
-}
-
-// psisPick returns which diagnostic draw goes to row i of draws.csv: row i itself, or, with
-// --psis-resample and k̂ below its threshold, draws picked with replacement by their PSIS
-// weights (seeded by --seed, so the output stays reproducible). The note says what was done.
-func psisPick(res *fit.Result, n int, f fitFlags) (func(int) int, string, error) {
-	identity := func(i int) int { return i }
-	if !f.psisResample {
-		return identity, "", nil
-	}
-	lw := make([]float64, len(res.LogQ))
-	for i := range lw {
-		lw[i] = res.LogP[i] - res.LogQ[i]
-	}
-	ps, err := diag.PSIS(lw)
-	if err != nil || !ps.Reliable() {
-		return identity, fmt.Sprintf("not done: k̂ = %s is not below its threshold %.2f, so the weights cannot correct q; the draws are q's own", diag.FormatKhat(res.KHat), res.KHatThreshold), nil
-	}
-	r := rand.New(rand.NewPCG(f.seed, 0x7073697372)) // stream "psisr", apart from the fit's
-	idx, err := ps.Resample(n, r.Float64)
-	if err != nil {
-		return nil, "", fmt.Errorf("--psis-resample: %w", err)
-	}
-	distinct := make(map[int]bool, n)
-	for _, j := range idx {
-		distinct[j] = true
-	}
-	return func(i int) int { return idx[i] }, fmt.Sprintf("%d draws picked with replacement from %d by their PSIS weights (k̂ = %s, PSIS ESS %.0f; %d distinct draws; the summary's ess columns count rows, not independent draws)", n, len(lw), diag.FormatKhat(ps.K), ps.ESS, len(distinct)), nil
-}
-
-func summaryNotes(res *fit.Result) []string {
-	return []string{
-		res.Verdict,
-		fmt.Sprintf("k̂ = %s ± %.2f on %d draws (threshold %.2f), PSIS ESS %.0f", diag.FormatKhat(res.KHat), res.KHatSD, len(res.LogQ), res.KHatThreshold, res.PSISESS),
-		fmt.Sprintf("ELBO = %.6g ± %.2g (MCSE, %d draws)", res.ELBO, res.ELBOSE, len(res.LogQ)),
-		fmt.Sprintf("%s: %s", res.Status, res.Reason),
-	}
-}
-
-// compareReference measures the draws against the reference draws on the variables both have.
-func compareReference(draws *diag.Draws, ref *model.Draws, refPath string) (*diag.Distance, string, error) {
-	var keep []int
-	for j, n := range draws.Names {
-		if ref.Index(n) >= 0 {
-			keep = append(keep, j)
-		}
-	}
-	if len(keep) == 0 {
-		return nil, "", fmt.Errorf("--reference %s: no variable in common with the model (it has %s, …)", refPath, strings.Join(ref.Names[:min(3, len(ref.Names))], ", "))
-	}
-	D := draws.Dim()
-	n := draws.Len()
-	sel := &diag.Draws{Chains: [][]float64{make([]float64, 0, n*len(keep))}}
-	for _, j := range keep {
-		sel.Names = append(sel.Names, draws.Names[j])
-	}
-	for i := range n {
-		for _, j := range keep {
-			sel.Chains[0] = append(sel.Chains[0], draws.Chains[0][i*D+j])
-		}
-	}
-	rd := &diag.Draws{Names: ref.Names}
-	row := make([]float64, len(ref.Names))
-	for c := range ref.NumChains() {
-		ch := make([]float64, 0, ref.NumDraws()*len(ref.Names))
-		for i := range ref.NumDraws() {
-			ch = append(ch, ref.Draw(row, c, i)...)
-		}
-		rd.Chains = append(rd.Chains, ch)
-	}
-	dist, err := diag.Compare(sel, rd)
-	if err != nil {
-		return nil, "", fmt.Errorf("--reference %s: %w", refPath, err)
-	}
-	note := fmt.Sprintf("vs reference %s (%d variables): W1/sd %.3g (mean), sd ratio %.3g (mean), max |Δmean|/sd %.3g",
-		filepath.Base(refPath), len(keep), dist.W1SD, dist.SDRatio, dist.MaxMeanDiffSD)
-	return dist, note, nil
-}
-
-func printFitReport(w io.Writer, m *loadedModel, f fitFlags, res *fit.Result, o *fitOutput, auto *fit.AutoResult) {
-	fmt.Fprintf(w, "%s (%s), %s family, %d unconstrained parameters, seed %d\n\n", m.Name, m.Posterior, familyDesc(res), m.Dim(), f.seed)
-	table := *o.summary
+func printFitReport(w io.Writer, m *loadedModel, f fitFlags, res *fit.Result, o *output.Report, auto *fit.AutoResult) {
+	fmt.Fprintf(w, "%s (%s), %s family, %d unconstrained parameters, seed %d\n\n", m.Name, m.Posterior, output.FamilyDesc(res), m.Dim(), f.seed)
+	table := *o.Summary
 	table.Notes = nil // the notes (k̂, ELBO, stop reason) close the report below, once
 	table.WriteText(w)
-	if o.dist != nil {
+	if o.Distance != nil {
 		fmt.Fprintf(w, "\ndistance to the reference draws (%s):\n", f.reference)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "variable\tW1/sd\tsd ratio\t|Δmean|/sd\t")
-		for _, v := range o.dist.Vars {
+		for _, v := range o.Distance.Vars {
 			fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t\n", v.Variable, v.W1SD, v.SDRatio, v.MeanDiffSD)
 		}
-		fmt.Fprintf(tw, "mean / max\t%.3f\t%.3f\t%.3f\t\n", o.dist.W1SD, o.dist.SDRatio, o.dist.MaxMeanDiffSD)
+		fmt.Fprintf(tw, "mean / max\t%.3f\t%.3f\t%.3f\t\n", o.Distance.W1SD, o.Distance.SDRatio, o.Distance.MaxMeanDiffSD)
 		tw.Flush()
 	}
 	fmt.Fprintf(w, "\n%d iterations, %d gradient evaluations, %s\n", res.Iterations, res.GradEvals, res.Elapsed.Round(time.Millisecond))
@@ -941,8 +653,8 @@ func printFitReport(w io.Writer, m *loadedModel, f fitFlags, res *fit.Result, o 
 		res.ELBO, res.ELBOSE, len(res.LogP), diag.FormatKhat(res.KHat), res.KHatSD, len(res.LogP), res.KHatThreshold, res.PSISESS)
 	fmt.Fprintf(w, "stopped: %s: %s\n", res.Status, res.Reason)
 	fmt.Fprintf(w, "verdict: %s\n", res.Verdict)
-	if o.resample != "" {
-		fmt.Fprintf(w, "PSIS resampling: %s\n", o.resample)
+	if o.Resample != "" {
+		fmt.Fprintf(w, "PSIS resampling: %s\n", o.Resample)
 	}
 	if auto != nil {
 		fmt.Fprintln(w, "\nfamily chosen automatically:")
@@ -951,7 +663,7 @@ func printFitReport(w io.Writer, m *loadedModel, f fitFlags, res *fit.Result, o 
 		}
 		fmt.Fprintf(w, "chose %s: %s\n", auto.Stages[auto.Chosen].Family, auto.Reason)
 	}
-	fmt.Fprintf(w, "wrote %s\n", strings.Join(o.files, ", "))
+	fmt.Fprintf(w, "wrote %s\n", strings.Join(o.Files, ", "))
 }
 
 // progress shows the fit's tracking estimates: one updating line on a terminal, plain lines
@@ -1010,4 +722,48 @@ func (p *progress) finish() {
 	if p != nil && p.tty && p.printed {
 		fmt.Fprintln(p.w)
 	}
+}
+// drawColumns returns the column names of a draws file for m — the layout's parameters, then
+// the reported quantities that are not parameters — and a function filling one row.
+func drawColumns(m *zoo.Model) (names []string, fill func(row, z []float64)) {
+	lay := m.Layout()
+	lnames := lay.Names()
+	isParam := make(map[string]bool, len(lnames))
+	for _, n := range lnames {
+		isParam[n] = true
+	}
+	var extra []int
+	rep := m.Names()
+	for i, n := range rep {
+		if !isParam[n] {
+			extra = append(extra, i)
+		}
+	}
+	names = append([]string{"lp__", "lp_approx__"}, lnames...)
+	for _, i := range extra {
+		names = append(names, rep[i])
+	}
+	xr := make([]float64, len(rep))
+	np := len(lnames)
+	fill = func(row, z []float64) {
+		lay.ConstrainValues(z, row[2:2+np])
+		if len(extra) > 0 {
+			m.Constrain(xr, z)
+			for k, i := range extra {
+				row[2+np+k] = xr[i]
+			}
+		}
+	}
+	return names, fill
+}
+func equalNames(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }

@@ -1,4 +1,4 @@
-package fit
+package output
 
 import (
 	"bytes"
@@ -6,12 +6,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/vigo-bayes/vigo/fit"
 	"github.com/vigo-bayes/vigo/rng"
 )
 
 func TestPlotsWritePNGAndSVG(t *testing.T) {
 	dir := t.TempDir()
-	trace := []TracePoint{{Iter: 0, ELBO: -50, LR: 0.02}, {Iter: 100, ELBO: -40, LR: 0.02}, {Iter: 200, ELBO: -39.5, LR: 0.004}, {Iter: 300, ELBO: -39.4, LR: 0.004}}
+	trace := []fit.TracePoint{{Iter: 0, ELBO: -50, LR: 0.02}, {Iter: 100, ELBO: -40, LR: 0.02}, {Iter: 200, ELBO: -39.5, LR: 0.004}, {Iter: 300, ELBO: -39.4, LR: 0.004}}
 	s := rng.New(1, 0)
 	x, ref := make([]float64, 500), make([]float64, 2000)
 	for i := range x {

@@ -1,4 +1,4 @@
-package fit
+package output
 
 import (
 	"fmt"
@@ -18,6 +18,7 @@ import (
 	_ "gonum.org/v1/plot/vg/vgsvg" // SVG
 
 	"github.com/vigo-bayes/vigo/diag"
+	"github.com/vigo-bayes/vigo/fit"
 )
 
 var (
@@ -33,9 +34,9 @@ var (
 // a horizontal line. The file format (PNG, SVG, PDF) follows path's extension. The y axis
 // starts at the lowest estimate after the first fifth of the trace, so one bad start does not
 // flatten the rest.
-func PlotELBO(path, title string, trace []TracePoint, finalELBO float64) error {
+func PlotELBO(path, title string, trace []fit.TracePoint, finalELBO float64) error {
 	if len(trace) == 0 {
-		return fmt.Errorf("fit: PlotELBO %s: empty trace", path)
+		return fmt.Errorf("output: PlotELBO %s: empty trace", path)
 	}
 	p := plot.New()
 	p.Title.Text = title
@@ -47,7 +48,7 @@ func PlotELBO(path, title string, trace []TracePoint, finalELBO float64) error {
 	}
 	line, pts, err := plotter.NewLinePoints(xy)
 	if err != nil {
-		return fmt.Errorf("fit: PlotELBO %s: %w", path, err)
+		return fmt.Errorf("output: PlotELBO %s: %w", path, err)
 	}
 	line.Color, pts.Color, pts.Radius = colVI, colVI, vg.Points(1.5)
 	p.Add(line, pts)
@@ -94,7 +95,7 @@ func PlotELBO(path, title string, trace []TracePoint, finalELBO float64) error {
 	p.X.Tick.Marker = plainTicks{}
 	p.Add(plotter.NewGrid())
 	if err := p.Save(6*vg.Inch, 4*vg.Inch, path); err != nil {
-		return fmt.Errorf("fit: PlotELBO: %w", err)
+		return fmt.Errorf("output: PlotELBO: %w", err)
 	}
 	return nil
 }
@@ -116,7 +117,7 @@ func PlotMarginals(path, title string, vars []Marginal, maxPanels int) error {
 		vars = vars[:maxPanels]
 	}
 	if len(vars) == 0 {
-		return fmt.Errorf("fit: PlotMarginals %s: no variables", path)
+		return fmt.Errorf("output: PlotMarginals %s: no variables", path)
 	}
 	cols := int(math.Ceil(math.Sqrt(float64(len(vars)))))
 	cols = min(cols, 6)
@@ -134,7 +135,7 @@ func PlotMarginals(path, title string, vars []Marginal, maxPanels int) error {
 	for k, v := range vars {
 		p, err := marginalPanel(v, k == legendAt)
 		if err != nil {
-			return fmt.Errorf("fit: PlotMarginals %s: variable %s: %w", path, v.Name, err)
+			return fmt.Errorf("output: PlotMarginals %s: variable %s: %w", path, v.Name, err)
 		}
 		plots[k/cols][k%cols] = p
 	}
@@ -147,7 +148,7 @@ func PlotMarginals(path, title string, vars []Marginal, maxPanels int) error {
 	ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
 	c, err := draw.NewFormattedCanvas(W, H, ext)
 	if err != nil {
-		return fmt.Errorf("fit: PlotMarginals %s: %w", path, err)
+		return fmt.Errorf("output: PlotMarginals %s: %w", path, err)
 	}
 	dc := draw.New(c)
 	if title != "" {
@@ -167,11 +168,11 @@ func PlotMarginals(path, title string, vars []Marginal, maxPanels int) error {
 	}
 	f, err := os.Create(path)
 	if err != nil {
-		return fmt.Errorf("fit: PlotMarginals: %w", err)
+		return fmt.Errorf("output: PlotMarginals: %w", err)
 	}
 	if _, err := c.WriteTo(f); err != nil {
 		f.Close()
-		return fmt.Errorf("fit: PlotMarginals %s: %w", path, err)
+		return fmt.Errorf("output: PlotMarginals %s: %w", path, err)
 	}
 	return f.Close()
 }
