@@ -22,8 +22,7 @@ type ClassifierConfig struct {
 	Progress func(Progress)
 	// EpochDone, when not nil, is called after every epoch (after Progress) with the epoch
 	// (from 1) and the mean loss −ELBO/N over the epoch's minibatches.
-	//
-	// Deprecated: use Progress, which carries the same values.
+	// It is the older form of Progress (same values), kept until its callers move to Progress.
 	EpochDone func(epoch int, loss float64)
 }
 
@@ -101,7 +100,7 @@ func FitClassifier(ctx context.Context, net ConvNet, X []float64, y []int, rows 
 			kl := net.KLNode(t, pv)
 			return t.MulC(t.Sub(kl, ll), 1/N)
 		},
-		epochDone: func(pr *Progress) { m.Loss = pr.Loss },
+		epochDone: func(loss float64) float64 { m.Loss = loss; return 0 },
 		observe:   observer(cfg.Progress, cfg.epochDone()),
 	}
 	return m, mb.run(ctx, m.Params)

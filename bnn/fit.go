@@ -28,8 +28,7 @@ type FitConfig struct {
 	Progress func(Progress)
 	// EpochDone, when not nil, is called after every epoch (after Progress) with the epoch
 	// (from 1), the mean loss −ELBO/N over the epoch's minibatches and the updated β.
-	//
-	// Deprecated: use Progress, which carries the same values.
+	// It is the older form of Progress (same values), kept until its callers move to Progress.
 	EpochDone func(epoch int, loss, beta float64)
 }
 
@@ -106,10 +105,10 @@ func FitRegression(ctx context.Context, net Net, X, y []float64, rows int, cfg F
 			kl := net.KLNode(t, pv)
 			return t.MulC(t.Sub(kl, ll), 1/N)
 		},
-		epochDone: func(pr *Progress) {
-			m.Loss = pr.Loss
+		epochDone: func(loss float64) float64 {
+			m.Loss = loss
 			m.Beta = m.typeIIBeta(&ws, X, y, rows, r.Rand)
-			pr.Beta = m.Beta
+			return m.Beta
 		},
 		observe: observer(cfg.Progress, cfg.epochDone()),
 	}

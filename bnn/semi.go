@@ -109,9 +109,9 @@ func FitSemiStructured(ctx context.Context, s SemiStructured, Xnn []float64, k i
 			elbo := s.record(t, P, k, xb, lb, yb, len(idx), u, N, psd, alpha)
 			return t.MulC(elbo, -1/N)
 		},
-		epochDone: func(pr *Progress) {
-			f.Loss = pr.Loss
-			pr.Beta = math.Exp(-2 * p[nn])
+		epochDone: func(loss float64) float64 {
+			f.Loss = loss
+			return math.Exp(-2 * p[nn])
 		},
 		observe: observer(cfg.Progress, cfg.epochDone()),
 	}

@@ -36,9 +36,10 @@ type minibatch struct {
 	// loss records on t the minibatch loss (an estimate of −ELBO/N) for the data rows idx,
 	// with p the parameters' input node.
 	loss func(t *ad.Tape, p ad.Var, idx []int) ad.Var
-	// epochDone, when not nil, runs after every epoch, before the observer: it stores pr.Loss in
-	// the model, updates what is fitted between epochs and sets pr.Beta.
-	epochDone func(pr *Progress)
+	// epochDone, when not nil, runs after every epoch, before the observer, with the epoch's
+	// mean loss: it stores it in the model, updates what is fitted between epochs and returns
+	// Progress.Beta.
+	epochDone func(loss float64) (beta float64)
 	observe   func(Progress) // when not nil, called after every epoch
 }
 
@@ -78,7 +79,7 @@ func (mb *minibatch) run(ctx context.Context, params []float64) error {
 		}
 		pr := Progress{Epoch: epoch, Epochs: mb.epochs, Steps: steps, Loss: sum / float64(nb)}
 		if mb.epochDone != nil {
-			mb.epochDone(&pr)
+			pr.Beta = mb.epochDone(pr.Loss)
 		}
 		if mb.observe != nil {
 			mb.observe(pr)

@@ -212,3 +212,39 @@ func TestFitBadSchedule(t *testing.T) {
 		t.Errorf("FitClassifier: %v, want BatchSize=-3 named", err)
 	}
 }
+
+// TestFitSteadyStateAllocs: the loop allocates only when a fit starts. Six more epochs of 13
+// minibatches must not add allocations (one per minibatch would add 78, one per epoch 6).
+func TestFitSteadyStateAllocs(t *testing.T) {
+	X, y := randomData(200, 3, 1, 7)
+	imgs := randomImages(200, 64, 3)
+	lab := make([]int, 200)
+	conv := ConvNet{Height: 8, Width: 8, Channels: 1, Method: VBP, Conv: []ConvSpec{{Out: 2, Kernel: 3, Stride: 2}}, Dense: []int{3}}
+	for _, c := range []struct {
+		name string
+		fit  func(epochs int) error
+	}{
+		{"regression", func(e int) error {
+			_, err := FitRegression(context.Background(), Net{Sizes: []int{3, 8, 1}, Method: MonteCarlo}, X, y, 200, FitConfig{Epochs: e, BatchSize: 16})
+			return err
+		}},
+		{"classifier", func(e int) error {
+			_, err := FitClassifier(context.Background(), conv, imgs, lab, 200, ClassifierConfig{Epochs: e, BatchSize: 16})
+			return err
+		}},
+		{"semi", func(e int) error {
+			_, err := FitSemiStructured(context.Background(), SemiStructured{Hidden: 4, Flow: flow.NewAffine(2)}, X[:200], 1, X[:400], y, 200, FitConfig{Epochs: e, BatchSize: 16})
+			return err
+		}},
+	} {
+		var err error
+		a2 := testing.AllocsPerRun(3, func() { err = c.fit(2) })
+		a8 := testing.AllocsPerRun(3, func() { err = c.fit(8) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a8-a2 > 2 {
+			t.Errorf("%s: %v allocations at 2 epochs, %v at 8", c.name, a2, a8)
+		}
+	}
+}
