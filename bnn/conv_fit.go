@@ -17,9 +17,21 @@ type ClassifierConfig struct {
 	BatchSize int     // minibatch size B; default 128
 	LR        float64 // Adam step size; default 0.001 (VBP paper's image experiments)
 	Seed      uint64  // seeds initialisation, shuffling and noise
-	// EpochDone, when not nil, is called after every epoch with the epoch (from 1) and the mean
-	// loss −ELBO/N over the epoch's minibatches.
+	// Progress, when not nil, is called after every epoch, from the fitting goroutine
+	// (Progress.Beta is 0).
+	Progress func(Progress)
+	// EpochDone, when not nil, is called after every epoch (after Progress) with the epoch
+	// (from 1) and the mean loss −ELBO/N over the epoch's minibatches.
+	// It is the older form of Progress (same values), kept until its callers move to Progress.
 	EpochDone func(epoch int, loss float64)
+}
+
+// epochDone adapts EpochDone to the loop's observer; nil when it is unset.
+func (c ClassifierConfig) epochDone() func(Progress) {
+	if c.EpochDone == nil {
+		return nil
+	}
+	return func(pr Progress) { c.EpochDone(pr.Epoch, pr.Loss) }
 }
 
 func (c ClassifierConfig) withDefaults() ClassifierConfig {
@@ -47,8 +59,11 @@ type Classifier struct {
 // shuffled minibatches of B images, each estimating the data term with weight N/B (the loss
 // per step is (KL − (N/B)·Σ_batch E log p)/N). VBP and DVI use the Taylor approximation of
 // E[logsumexp] (Net.CategoricalLogLik), the sampling methods one draw per image. Cost per
-// epoch: one forward and backward pass over the data. It returns an error for bad input or a
-// non-finite loss, and the partial fit with ctx's error when ctx is cancelled.
+// epoch: one forward and backward pass over the data. It returns an error for bad input (and a
+// nil fit), and the partial fit with an error for a non-finite loss or when ctx is done: ctx is
+// checked before every minibatch, the error then wraps ctx.Err() (errors.Is(err,
+// context.Canceled) holds for a cancelled ctx), Params hold the last Adam step and Loss is that
+// of the last completed epoch (0 if none completed).
 func FitClassifier(ctx context.Context, net ConvNet, X []float64, y []int, rows int, cfg ClassifierConfig) (*Classifier, error) {
 	cfg = cfg.withDefaults()
 	in, K := net.Inputs(), net.Outputs()
@@ -60,56 +75,35 @@ func FitClassifier(ctx context.Context, net ConvNet, X []float64, y []int, rows 
 			return nil, fmt.Errorf("bnn: FitClassifier: label outside [0, %d) (row=%d, label=%d)", K, i, c)
 		}
 	}
-	if cfg.BatchSize <= 0 || cfg.Epochs < 0 || cfg.LR < 0 {
-		return nil, fmt.Errorf("bnn: FitClassifier: bad config (batch=%d, epochs=%d, lr=%g)", cfg.BatchSize, cfg.Epochs, cfg.LR)
+	if err := checkSchedule("FitClassifier", cfg.BatchSize, cfg.Epochs, cfg.LR); err != nil {
+		return nil, err
 	}
 	np := net.NumParams()
 	r := rng.New(cfg.Seed, 0)
 	m := &Classifier{Net: net, Params: make([]float64, np)}
 	net.Init(m.Params, r.Rand)
-	opt := optim.NewAdam(np, optim.AdamConfig{LR: cfg.LR})
 	B := min(cfg.BatchSize, rows)
-	perm := make([]int, rows)
-	for i := range perm {
-		perm[i] = i
-	}
 	xb := make([]float64, B*in)
 	yb := make([]int, B)
 	var ws ConvWorkspace
-	var tape ad.Tape
 	N := float64(rows)
-	for epoch := 1; epoch <= cfg.Epochs; epoch++ {
-		if err := ctx.Err(); err != nil {
-			return m, err
-		}
-		r.Shuffle(rows, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
-		sum, nb := 0.0, 0
-		for lo := 0; lo < rows; lo += B {
-			b := min(B, rows-lo)
-			for i, p := range perm[lo : lo+b] {
+	mb := minibatch{
+		name: "FitClassifier", rows: rows, batch: B, epochs: cfg.Epochs, rand: r.Rand,
+		opt: optim.NewAdam(np, optim.AdamConfig{LR: cfg.LR}),
+		loss: func(t *ad.Tape, pv ad.Var, idx []int) ad.Var {
+			for i, p := range idx {
 				copy(xb[i*in:(i+1)*in], X[p*in:(p+1)*in])
 				yb[i] = y[p]
 			}
-			tape.Reset()
-			pv := tape.Input(m.Params)
-			ll := net.CategoricalLogLikNode(&tape, &ws, pv, xb, yb, b, N/float64(b), r.Rand)
-			kl := net.KLNode(&tape, pv)
-			loss := tape.MulC(tape.Sub(kl, ll), 1/N)
-			lv := tape.Float(loss)
-			if math.IsNaN(lv) || math.IsInf(lv, 0) {
-				return m, fmt.Errorf("bnn: FitClassifier: non-finite loss (epoch=%d, batch start=%d, loss=%g)", epoch, lo, lv)
-			}
-			tape.Backward(loss)
-			opt.Step(m.Params, tape.Grad(pv))
-			sum += lv
-			nb++
-		}
-		m.Loss = sum / float64(nb)
-		if cfg.EpochDone != nil {
-			cfg.EpochDone(epoch, m.Loss)
-		}
+			b := len(idx)
+			ll := net.CategoricalLogLikNode(t, &ws, pv, xb, yb, b, N/float64(b), r.Rand)
+			kl := net.KLNode(t, pv)
+			return t.MulC(t.Sub(kl, ll), 1/N)
+		},
+		epochDone: func(loss float64) float64 { m.Loss = loss; return 0 },
+		observe:   observer(cfg.Progress, cfg.epochDone()),
 	}
-	return m, nil
+	return m, mb.run(ctx, m.Params)
 }
 
 // Predict returns predictive class probabilities (rows×Outputs) for the images X, averaging

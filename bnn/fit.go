@@ -24,9 +24,20 @@ type FitConfig struct {
 	// that otherwise moves q(γ) by about a posterior sd. Regression fits always use a
 	// constant LR (the PBP protocol).
 	ConstantLR bool
-	// EpochDone, when not nil, is called after every epoch with the epoch (from 1), the mean
-	// loss −ELBO/N over the epoch's minibatches and the updated β.
+	// Progress, when not nil, is called after every epoch, from the fitting goroutine.
+	Progress func(Progress)
+	// EpochDone, when not nil, is called after every epoch (after Progress) with the epoch
+	// (from 1), the mean loss −ELBO/N over the epoch's minibatches and the updated β.
+	// It is the older form of Progress (same values), kept until its callers move to Progress.
 	EpochDone func(epoch int, loss, beta float64)
+}
+
+// epochDone adapts EpochDone to the loop's observer; nil when it is unset.
+func (c FitConfig) epochDone() func(Progress) {
+	if c.EpochDone == nil {
+		return nil
+	}
+	return func(pr Progress) { c.EpochDone(pr.Epoch, pr.Loss, pr.Beta) }
 }
 
 func (c FitConfig) withDefaults() FitConfig {
@@ -58,65 +69,50 @@ type Regression struct {
 // each estimating the data term with weight N/B. After every epoch β is set by Type-II maximum
 // likelihood, β = N·outputs / Σ_n [(y_n − E[f_n])² + var[f_n]] (the sampling methods evaluate the
 // moments given one draw of the hidden layers). Cost per epoch: about 4/3 of one training pass.
-// It returns an error for bad input or a non-finite loss, and the partial fit with ctx's error
-// when ctx is cancelled.
+// It returns an error for bad input (and a nil fit), and the partial fit with an error for a
+// non-finite loss or when ctx is done: ctx is checked before every minibatch, the error then
+// wraps ctx.Err() (errors.Is(err, context.Canceled) holds for a cancelled ctx), Params hold the
+// last Adam step and Loss and Beta are those of the last completed epoch (Loss 0 and Beta
+// InitBeta if none completed).
 func FitRegression(ctx context.Context, net Net, X, y []float64, rows int, cfg FitConfig) (*Regression, error) {
 	cfg = cfg.withDefaults()
 	in, out := net.Sizes[0], net.Sizes[len(net.Sizes)-1]
 	if rows <= 0 || len(X) != rows*in || len(y) != rows*out {
 		return nil, fmt.Errorf("bnn: FitRegression: data shape (rows=%d, len(X)=%d, len(y)=%d, sizes=%v)", rows, len(X), len(y), net.Sizes)
 	}
-	if cfg.BatchSize <= 0 || cfg.Epochs < 0 || cfg.LR < 0 {
-		return nil, fmt.Errorf("bnn: FitRegression: bad config (batch=%d, epochs=%d, lr=%g)", cfg.BatchSize, cfg.Epochs, cfg.LR)
+	if err := checkSchedule("FitRegression", cfg.BatchSize, cfg.Epochs, cfg.LR); err != nil {
+		return nil, err
 	}
 	np := net.NumParams()
 	r := rng.New(cfg.Seed, 0)
 	m := &Regression{Net: net, Params: make([]float64, np), Beta: cfg.InitBeta}
 	net.Init(m.Params, r.Rand)
-	opt := optim.NewAdam(np, optim.AdamConfig{LR: cfg.LR})
 	B := min(cfg.BatchSize, rows)
-	perm := make([]int, rows)
-	for i := range perm {
-		perm[i] = i
-	}
 	xb := make([]float64, B*in)
 	yb := make([]float64, B*out)
 	var ws Workspace
-	var tape ad.Tape
 	N := float64(rows)
-	for epoch := 1; epoch <= cfg.Epochs; epoch++ {
-		if err := ctx.Err(); err != nil {
-			return m, err
-		}
-		r.Shuffle(rows, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
-		sum, nb := 0.0, 0
-		for lo := 0; lo < rows; lo += B {
-			b := min(B, rows-lo)
-			for i, p := range perm[lo : lo+b] {
+	mb := minibatch{
+		name: "FitRegression", rows: rows, batch: B, epochs: cfg.Epochs, rand: r.Rand,
+		opt: optim.NewAdam(np, optim.AdamConfig{LR: cfg.LR}),
+		loss: func(t *ad.Tape, pv ad.Var, idx []int) ad.Var {
+			for i, p := range idx {
 				copy(xb[i*in:(i+1)*in], X[p*in:(p+1)*in])
 				copy(yb[i*out:(i+1)*out], y[p*out:(p+1)*out])
 			}
-			tape.Reset()
-			pv := tape.Input(m.Params)
-			ll := net.GaussLogLikNode(&tape, &ws, pv, xb, yb, b, m.Beta, N/float64(b), r.Rand)
-			kl := net.KLNode(&tape, pv)
-			loss := tape.MulC(tape.Sub(kl, ll), 1/N)
-			lv := tape.Float(loss)
-			if math.IsNaN(lv) || math.IsInf(lv, 0) {
-				return m, fmt.Errorf("bnn: FitRegression: non-finite loss (epoch=%d, batch start=%d, loss=%g)", epoch, lo, lv)
-			}
-			tape.Backward(loss)
-			opt.Step(m.Params, tape.Grad(pv))
-			sum += lv
-			nb++
-		}
-		m.Loss = sum / float64(nb)
-		m.Beta = m.typeIIBeta(&ws, X, y, rows, r.Rand)
-		if cfg.EpochDone != nil {
-			cfg.EpochDone(epoch, m.Loss, m.Beta)
-		}
+			b := len(idx)
+			ll := net.GaussLogLikNode(t, &ws, pv, xb, yb, b, m.Beta, N/float64(b), r.Rand)
+			kl := net.KLNode(t, pv)
+			return t.MulC(t.Sub(kl, ll), 1/N)
+		},
+		epochDone: func(loss float64) float64 {
+			m.Loss = loss
+			m.Beta = m.typeIIBeta(&ws, X, y, rows, r.Rand)
+			return m.Beta
+		},
+		observe: observer(cfg.Progress, cfg.epochDone()),
 	}
-	return m, nil
+	return m, mb.run(ctx, m.Params)
 }
 
 // chunk is the number of rows evaluated at once outside training (keeps BLAS serial).

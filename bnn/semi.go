@@ -51,13 +51,20 @@ func (s *SemiStructured) numNN(k int) int { return k*s.Hidden + 2*s.Hidden + 1 }
 // (rows×Flow.Dim()) the linear part, y the targets. Adam (cfg.LR, default 0.01, annealed by a
 // cosine to 1% unless cfg.ConstantLR) on minibatches of cfg.BatchSize for cfg.Epochs epochs;
 // q(γ) converges at the rate of the number of steps, not epochs: on small data sets use
-// enough epochs for a few thousand steps (compare with ConditionalPosterior); cfg.InitBeta and cfg.EpochDone's β are unused (σ is a
-// parameter; EpochDone gets σ⁻² as β).
+// enough epochs for a few thousand steps (compare with ConditionalPosterior). cfg.InitBeta is
+// unused (σ is a parameter); Progress.Beta (and EpochDone's β) is σ⁻². It returns an error for
+// bad input (and a nil fit), and the partial fit with an error for a non-finite loss or when
+// ctx is done: ctx is checked before every minibatch, the error then wraps ctx.Err()
+// (errors.Is(err, context.Canceled) holds for a cancelled ctx), Params hold the last Adam step
+// and Loss is that of the last completed epoch (0 if none completed).
 func FitSemiStructured(ctx context.Context, s SemiStructured, Xnn []float64, k int, Xlin, y []float64, rows int, cfg FitConfig) (*SemiFit, error) {
 	cfg = cfg.withDefaults()
 	d := s.Flow.Dim()
 	if rows <= 0 || k <= 0 || s.Hidden <= 0 || len(Xnn) != rows*k || len(Xlin) != rows*d || len(y) != rows {
 		return nil, fmt.Errorf("bnn: FitSemiStructured: data shape (rows=%d, k=%d, d=%d, hidden=%d, len(Xnn)=%d, len(Xlin)=%d, len(y)=%d)", rows, k, d, s.Hidden, len(Xnn), len(Xlin), len(y))
+	}
+	if err := checkSchedule("FitSemiStructured", cfg.BatchSize, cfg.Epochs, cfg.LR); err != nil {
+		return nil, err
 	}
 	psd := s.PriorSD
 	if psd == 0 {
@@ -84,24 +91,14 @@ func FitSemiStructured(ctx context.Context, s SemiStructured, Xnn []float64, k i
 	if !cfg.ConstantLR {
 		sched = optim.Cosine{Steps: cfg.Epochs * ((rows + B - 1) / B), Min: 0.01}
 	}
-	opt := optim.NewAdam(np, optim.AdamConfig{LR: cfg.LR, Schedule: sched})
-	perm := make([]int, rows)
-	for i := range perm {
-		perm[i] = i
-	}
 	xb, lb, yb := make([]float64, B*k), make([]float64, B*d), make([]float64, B)
 	u := make([]float64, d)
-	var t ad.Tape
 	N := float64(rows)
-	for epoch := 1; epoch <= cfg.Epochs; epoch++ {
-		if err := ctx.Err(); err != nil {
-			return f, err
-		}
-		r.Shuffle(rows, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
-		sum, nb := 0.0, 0
-		for lo := 0; lo < rows; lo += B {
-			b := min(B, rows-lo)
-			for i, q := range perm[lo : lo+b] {
+	mb := minibatch{
+		name: "FitSemiStructured", rows: rows, batch: B, epochs: cfg.Epochs, rand: r.Rand,
+		opt: optim.NewAdam(np, optim.AdamConfig{LR: cfg.LR, Schedule: sched}),
+		loss: func(t *ad.Tape, P ad.Var, idx []int) ad.Var {
+			for i, q := range idx {
 				copy(xb[i*k:(i+1)*k], Xnn[q*k:(q+1)*k])
 				copy(lb[i*d:(i+1)*d], Xlin[q*d:(q+1)*d])
 				yb[i] = y[q]
@@ -109,25 +106,16 @@ func FitSemiStructured(ctx context.Context, s SemiStructured, Xnn []float64, k i
 			for j := range u {
 				u[j] = r.NormFloat64()
 			}
-			t.Reset()
-			P := t.Input(p)
-			elbo := s.record(&t, P, k, xb, lb, yb, b, u, N, psd, alpha)
-			loss := t.MulC(elbo, -1/N)
-			lv := t.Float(loss)
-			if math.IsNaN(lv) || math.IsInf(lv, 0) {
-				return f, fmt.Errorf("bnn: FitSemiStructured: non-finite loss (epoch=%d, batch start=%d)", epoch, lo)
-			}
-			t.Backward(loss)
-			opt.Step(p, t.Grad(P))
-			sum += lv
-			nb++
-		}
-		f.Loss = sum / float64(nb)
-		if cfg.EpochDone != nil {
-			cfg.EpochDone(epoch, f.Loss, math.Exp(-2*p[nn]))
-		}
+			elbo := s.record(t, P, k, xb, lb, yb, len(idx), u, N, psd, alpha)
+			return t.MulC(elbo, -1/N)
+		},
+		epochDone: func(loss float64) float64 {
+			f.Loss = loss
+			return math.Exp(-2 * p[nn])
+		},
+		observe: observer(cfg.Progress, cfg.epochDone()),
 	}
-	return f, nil
+	return f, mb.run(ctx, p)
 }
 
 // record builds the minibatch ELBO estimate on t.
