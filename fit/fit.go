@@ -100,7 +100,7 @@ func WithResume(s *State) Option { return func(o *options) { o.resume = s } }
 type Result struct {
 	// Family is the approximation in the target's coordinates (the base family composed with
 	// the preconditioning map); Params are its parameters.
-	Family *Affine
+	Family *family.Affine
 	Params []float64
 
 	Status     Status
@@ -200,10 +200,10 @@ func Fit(ctx context.Context, target model.Target, fam family.Family, obj object
 }
 
 // initialState builds the preconditioned family and the starting state (or restores one).
-func initialState(target model.Target, fam family.Family, cfg Config, resume *State, warm *warmStart) (*State, *Affine, error) {
+func initialState(target model.Target, fam family.Family, cfg Config, resume *State, warm *warmStart) (*State, *family.Affine, error) {
 	d := target.Dim()
 	if resume != nil {
-		aff, err := NewAffine(fam, resume.Shift, resume.Scale, resume.Diag)
+		aff, err := family.NewAffine(fam, resume.Shift, resume.Scale, resume.Diag)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -260,8 +260,8 @@ func initialState(target model.Target, fam family.Family, cfg Config, resume *St
 
 // startAt finishes a fresh state: the family pushed through z = shift + scale·u, initialised at
 // N(0, baseScale²·I) in u, and the RNG of cfg.Seed.
-func startAt(st *State, fam family.Family, shift, scale []float64, diagOnly bool, baseScale float64, cfg Config) (*State, *Affine, error) {
-	aff, err := NewAffine(fam, shift, scale, diagOnly)
+func startAt(st *State, fam family.Family, shift, scale []float64, diagOnly bool, baseScale float64, cfg Config) (*State, *family.Affine, error) {
+	aff, err := family.NewAffine(fam, shift, scale, diagOnly)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -277,7 +277,7 @@ func startAt(st *State, fam family.Family, shift, scale []float64, diagOnly bool
 type runner struct {
 	cfg    Config
 	target model.Target
-	fam    *Affine
+	fam    *family.Affine
 	obj    objective.Options
 	st     *State
 
@@ -307,8 +307,16 @@ func (r *runner) setup() error {
 	cfg := r.cfg
 	r.n = r.fam.NumParams()
 	W := max(1, min(cfg.Workers, numBlocks(max(cfg.Samples, cfg.EvalSamples))))
+	var q family.Family = r.fam
+	if r.obj.Entropy {
+		e, ok := r.fam.Entropic()
+		if !ok {
+			return fmt.Errorf("fit: objective.Options.Entropy needs a closed-form entropy, which family %T does not have", r.fam.Base)
+		}
+		q = e
+	}
 	for range W {
-		e, err := objective.New(r.target, r.fam, r.obj)
+		e, err := objective.New(r.target, q, r.obj)
 		if err != nil {
 			return fmt.Errorf("fit: %w", err)
 		}

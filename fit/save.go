@@ -77,7 +77,7 @@ type Saved struct {
 	Diagnostics Diagnostics  `json:"diagnostics"`
 	Trace       []TracePoint `json:"trace"`
 
-	aff *Affine
+	aff *family.Affine
 	lay *model.Layout
 }
 
@@ -412,7 +412,7 @@ func (s *Saved) check() error {
 	if err := finiteLen("scale", s.Scale, ns, what); err != nil {
 		return err
 	}
-	aff, err := NewAffine(base, s.Shift, s.Scale, s.ScaleDiag)
+	aff, err := family.NewAffine(base, s.Shift, s.Scale, s.ScaleDiag)
 	if err != nil {
 		return fmt.Errorf("field \"scale\": %w", err)
 	}
@@ -489,7 +489,7 @@ func (s *Saved) Seed() uint64 {
 
 // Approximation returns q: the base family pushed through the saved affine map, and its
 // parameters.
-func (s *Saved) Approximation() (*Affine, []float64) { return s.aff, s.Params }
+func (s *Saved) Approximation() (*family.Affine, []float64) { return s.aff, s.Params }
 
 // ParamLayout returns the layout that maps z to the Stan parameters (Names order).
 func (s *Saved) ParamLayout() *model.Layout { return s.lay }
@@ -505,7 +505,7 @@ func (s *Saved) Sample(seed uint64, n int) (z, logq []float64) {
 	return sampleAffine(s.aff, s.Params, seed, n)
 }
 
-func sampleAffine(aff *Affine, params []float64, seed uint64, n int) (z, logq []float64) {
+func sampleAffine(aff *family.Affine, params []float64, seed uint64, n int) (z, logq []float64) {
 	d := aff.Dim()
 	stream := rng.New(seed, drawStream)
 	eps := make([]float64, aff.NoiseDim())

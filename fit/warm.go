@@ -95,7 +95,7 @@ func finiteSlice(x []float64) bool {
 }
 
 // state builds the starting state at the warm start's map.
-func (w *warmStart) state(st *State, target model.Target, fam family.Family, cfg Config) (*State, *Affine, error) {
+func (w *warmStart) state(st *State, target model.Target, fam family.Family, cfg Config) (*State, *family.Affine, error) {
 	if w.err != nil {
 		return nil, nil, w.err
 	}

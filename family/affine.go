@@ -1,25 +1,25 @@
-package fit
+package family
 
 import (
 	"fmt"
 	"math"
 
 	"github.com/vigo-bayes/vigo/ad"
-	"github.com/vigo-bayes/vigo/family"
 )
 
 // Affine is a variational family pushed through a fixed affine map: z = Shift + Scale·u with
 // u ~ Base. Scale is lower triangular (d×d row-major) or, when Diag is set, a diagonal stored
-// as its d entries. Fit uses it to precondition: the base family is fitted in coordinates
-// where the Laplace approximation is N(0, I), so every coordinate has unit scale for the
-// optimiser whatever the posterior's scales and correlations, and the fitted approximation
-// is reported in the target's own coordinates.
+// as its d entries. The fit loop uses it to whiten: the base family is fitted in coordinates
+// where the Laplace approximation (or a warm start's Gaussian) is N(0, I), so every coordinate
+// has unit scale for the optimiser whatever the posterior's scales and correlations, and the
+// fitted approximation is reported in the target's own coordinates. Affine has a closed-form
+// entropy exactly when its base has one: see Entropic.
 //
 //	log q(z) = log q_base(Scale⁻¹(z − Shift)) − log|det Scale|
 //
 // Cost on top of the base family: O(d²) per draw and log density (O(d) diagonal).
 type Affine struct {
-	Base  family.Family
+	Base  Family
 	Shift []float64
 	Scale []float64
 	Diag  bool
@@ -28,17 +28,17 @@ type Affine struct {
 }
 
 // NewAffine checks the shapes and returns the pushed-forward family.
-func NewAffine(base family.Family, shift, scale []float64, diag bool) (*Affine, error) {
+func NewAffine(base Family, shift, scale []float64, diag bool) (*Affine, error) {
 	d := base.Dim()
 	if len(shift) != d {
-		return nil, fmt.Errorf("fit: NewAffine: shift has %d values, family dimension is %d", len(shift), d)
+		return nil, fmt.Errorf("family: NewAffine: shift has %d values, family dimension is %d", len(shift), d)
 	}
 	want := d * d
 	if diag {
 		want = d
 	}
 	if len(scale) != want {
-		return nil, fmt.Errorf("fit: NewAffine: scale has %d values, want %d", len(scale), want)
+		return nil, fmt.Errorf("family: NewAffine: scale has %d values, want %d", len(scale), want)
 	}
 	a := &Affine{Base: base, Shift: shift, Scale: scale, Diag: diag}
 	for i := 0; i < d; i++ {
@@ -47,7 +47,7 @@ func NewAffine(base family.Family, shift, scale []float64, diag bool) (*Affine, 
 			s = scale[i*d+i]
 		}
 		if !(s > 0) || math.IsInf(s, 0) {
-			return nil, fmt.Errorf("fit: NewAffine: scale diagonal %d is %g, want finite and > 0", i, s)
+			return nil, fmt.Errorf("family: NewAffine: scale diagonal %d is %g, want finite and > 0", i, s)
 		}
 		a.logDet += math.Log(s)
 	}
@@ -98,19 +98,41 @@ func (a *Affine) LogDensity(t *ad.Tape, params, z ad.Var) ad.Var {
 	return t.AddC(a.Base.LogDensity(t, params, u), -a.logDet)
 }
 
-// Entropy records H[q] = H[q_base] + log|det Scale|. It panics when the base family has no
-// closed-form entropy (Fit checks this before it starts).
-func (a *Affine) Entropy(t *ad.Tape, params ad.Var) ad.Var {
-	eb, ok := a.Base.(family.EntropyFamily)
+// Entropic returns a as an EntropyFamily, H[q] = H[q_base] + log|det Scale|, when the base
+// family has a closed-form entropy, and false otherwise (flows).
+func (a *Affine) Entropic() (EntropyFamily, bool) {
+	eb, ok := a.Base.(EntropyFamily)
 	if !ok {
-		panic(fmt.Sprintf("fit: Affine.Entropy: family %T has no closed-form entropy", a.Base))
+		return nil, false
 	}
-	return t.AddC(eb.Entropy(t, params), a.logDet)
+	return affineEntropy{a, eb}, true
 }
 
-// Init sets the base family to N(0, scale²I) in preconditioned coordinates (loc is ignored:
-// the shift already centres the approximation).
-func (a *Affine) Init(params, loc []float64, scale float64) { a.Base.Init(params, nil, scale) }
+// affineEntropy is an Affine whose base has a closed-form entropy.
+type affineEntropy struct {
+	*Affine
+	base EntropyFamily
+}
+
+// Entropy records H[q] = H[q_base] + log|det Scale|.
+func (a affineEntropy) Entropy(t *ad.Tape, params ad.Var) ad.Var {
+	return t.AddC(a.base.Entropy(t, params), a.logDet)
+}
+
+// Init sets the base family to a Gaussian with mean loc (in z coordinates; nil: at Shift) and
+// independent coordinates of standard deviation scale in the whitened coordinates u.
+func (a *Affine) Init(params, loc []float64, scale float64) {
+	if loc == nil {
+		a.Base.Init(params, nil, scale)
+		return
+	}
+	u := make([]float64, a.Dim())
+	for i := range u {
+		u[i] = loc[i] - a.Shift[i]
+	}
+	a.solve(u)
+	a.Base.Init(params, u, scale)
+}
 
 // SetMoments sets q to mean and cov (in z coordinates) where the base family can represent
 // them after the inverse affine map.
@@ -229,4 +251,4 @@ func (a *Affine) solve(x []float64) {
 	}
 }
 
-var _ family.Family = (*Affine)(nil)
+var _ Family = (*Affine)(nil)
