@@ -251,9 +251,6 @@ type AutoConfig struct {
 	// Budget bounds the wall time of the whole search (0: none). A stage running when it
 	// runs out is cancelled and kept as a partial fit; no stage starts after it.
 	Budget time.Duration
-	// Report, when not nil, is called with each stage's line (AutoStage.Line) as soon as the
-	// stage ends.
-	Report func(line string)
 }
 
 // AutoStages are Auto's default stages: DefaultRecipe of meanfield, fullrank, bernstein and
@@ -394,8 +391,8 @@ func Auto(ctx context.Context, target model.Target, cfg AutoConfig, opts ...Opti
 			next = stages[i+1].Family.Kind
 		}
 		out.Stages[i].Line = stageLine(&out.Stages[i], out.threshold(i, cfg.Threshold), out.good(i, cfg.Threshold), done, leader, next)
-		if cfg.Report != nil {
-			cfg.Report(out.Stages[i].Line)
+		for _, f := range o.observers {
+			f(Progress{Stage: name, Line: out.Stages[i].Line})
 		}
 		if done {
 			break

@@ -12,8 +12,12 @@ import (
 // two stages, chooses fullrank and says why, one line per stage.
 func TestAutoStopsAtTheFirstGoodFamily(t *testing.T) {
 	var lines []string
-	cfg := AutoConfig{Stages: testStages(2, 2000, 0, nil), Report: func(l string) { lines = append(lines, l) }}
-	a, err := Auto(context.Background(), target(), cfg)
+	cfg := AutoConfig{Stages: testStages(2, 2000, 0, nil)}
+	a, err := Auto(context.Background(), target(), cfg, WithProgress(func(p Progress) {
+		if p.Line != "" {
+			lines = append(lines, p.Line)
+		}
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,8 +47,12 @@ func TestAutoStopsAtTheFirstGoodFamily(t *testing.T) {
 func TestAutoPrefersFullRankWhenMeanFieldPassesWithALowerELBO(t *testing.T) {
 	g := gauss2{m: [2]float64{1, 2}, sd: [2]float64{1, 3}, rho: 0.5}
 	var lines []string
-	cfg := AutoConfig{Stages: testStages(3, 3000, 0, nil), Threshold: 0.99, Report: func(l string) { lines = append(lines, l) }}
-	a, err := Auto(context.Background(), g, cfg)
+	cfg := AutoConfig{Stages: testStages(3, 3000, 0, nil), Threshold: 0.99}
+	a, err := Auto(context.Background(), g, cfg, WithProgress(func(p Progress) {
+		if p.Line != "" {
+			lines = append(lines, p.Line)
+		}
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,13 +69,20 @@ type TracePoint struct {
 	AvgELBO float64 `json:"avg_elbo,omitempty"`
 }
 
-// Progress is what observers see at every tracking estimate.
+// Progress is what a progress observer (WithProgress) sees at every tracking estimate. It is
+// the shape every long-running part of vigo reports in — mcmc.Progress, bnn.Progress: one
+// struct value per event, passed to a func from the working goroutine.
 type Progress struct {
 	Iter, MaxIter int
 	ELBO          float64 // tracking estimate (common random numbers)
 	Gain          float64 // gain over the plateau window so far (NaN until it is full)
 	LR            float64
 	Skipped       int
+	// Stage is the family kind of the recipe running (Run sets it; "" for Fit).
+	Stage string
+	// Line is set on the one event Auto sends when a stage ends: the stage in one line
+	// (AutoStage.Line); the other fields are then zero.
+	Line string
 }
 
 // Option adjusts a fit beyond its Config.
@@ -88,8 +95,9 @@ type options struct {
 	workers   int        // WithWorkers (Run)
 }
 
-// WithObserver calls f at every tracking estimate, from the fitting goroutine.
-func WithObserver(f func(Progress)) Option {
+// WithProgress calls f at every tracking estimate (and, in Auto, once at the end of each
+// stage), from the fitting goroutine.
+func WithProgress(f func(Progress)) Option {
 	return func(o *options) { o.observers = append(o.observers, f) }
 }
 
@@ -144,8 +152,15 @@ type plateauSchedule struct{ scale *float64 }
 func (p plateauSchedule) Scale(int) float64 { return *p.scale }
 
 // Fit fits fam to target by maximising the objective obj and reports the result with its
-// diagnostics. Errors are for bad configuration and data-dependent failure (a non-finite
-// gradient under NaNFail, or MaxSkips in a row); non-convergence is a Status.
+// diagnostics: the loop under Run, for a family of the caller's. Errors are for bad
+// configuration and data-dependent failure (a non-finite gradient under NaNFail, or MaxSkips
+// in a row); non-convergence is a Status.
+//
+// Cancellation (the contract of fit, mcmc and bnn alike): a cancelled ctx ends the fit at its
+// next step and Fit returns the partial result (Status Cancelled, diagnostics computed)
+// together with an error wrapping context.Cause(ctx), so errors.Is(err, context.Canceled)
+// (or DeadlineExceeded) holds and a caller that checks only err never takes a partial fit
+// for a finished one. Every other error comes with a nil result.
 func Fit(ctx context.Context, target model.Target, fam family.Family, obj objective.Options, cfg Config, opts ...Option) (*Result, error) {
 	start := time.Now()
 	cfg = cfg.withDefaults()
@@ -196,6 +211,9 @@ func Fit(ctx context.Context, target model.Target, fam family.Family, obj object
 	res.GradEvals = st.GradEvals
 	res.State = st.clone() // diagnostics do not touch the RNG or optimiser: resuming is exact
 	res.Elapsed = time.Since(start)
+	if status == Cancelled {
+		return res, fmt.Errorf("fit: %w after %d iterations (partial result)", context.Cause(ctx), res.Iterations)
+	}
 	return res, nil
 }
 

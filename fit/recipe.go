@@ -418,10 +418,8 @@ func WithWorkers(n int) Option { return func(o *options) { o.workers = n } }
 // Concurrency: target.Density (or LogDensity) is called from up to four goroutines at once,
 // one tape each (see model.Target).
 //
-// Cancellation: a cancelled ctx ends the fit at its next step; Run returns the partial result
-// (Status Cancelled, diagnostics computed) together with an error that wraps ctx.Err(), so
-// errors.Is(err, context.Canceled) holds and a caller that only checks err never mistakes a
-// partial fit for a finished one. Other errors come with a nil result.
+// Cancellation: as Fit — the partial result together with an error wrapping the context's
+// cause; other errors come with a nil result.
 func Run(ctx context.Context, target model.Target, r Recipe, opts ...Option) (*Result, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
@@ -438,6 +436,12 @@ func Run(ctx context.Context, target model.Target, r Recipe, opts ...Option) (*R
 	if err != nil {
 		return nil, err
 	}
+	staged := make([]func(Progress), len(o.observers))
+	for i, f := range o.observers {
+		kind := r.Family.Kind
+		staged[i] = func(p Progress) { p.Stage = kind; f(p) }
+	}
+	fitOpts := append(opts[:len(opts):len(opts)], func(oo *options) { oo.observers = staged })
 	cfg := r.Config(o.workers)
 	var warm *Result
 	if r.WarmStart == WarmFullRank && o.warm == nil && o.resume == nil {
@@ -446,10 +450,10 @@ func Run(ctx context.Context, target model.Target, r Recipe, opts ...Option) (*R
 		if err != nil && !errors.Is(err, ctx.Err()) {
 			return nil, fmt.Errorf("fit: Run: warm-start stage: %w", err)
 		}
-		opts = append(opts[:len(opts):len(opts)], WithWarmStart(warm))
+		fitOpts = append(fitOpts, WithWarmStart(warm))
 	}
-	res, err := Fit(ctx, target, fam, r.Objective.options(), cfg, opts...)
-	if err != nil {
+	res, err := Fit(ctx, target, fam, r.Objective.options(), cfg, fitOpts...)
+	if res == nil {
 		return nil, err
 	}
 	rc := r.clone()
@@ -459,10 +463,7 @@ func Run(ctx context.Context, target model.Target, r Recipe, opts ...Option) (*R
 		res.GradEvals += warm.GradEvals
 		res.Elapsed += warm.Elapsed
 	}
-	if res.Status == Cancelled {
-		return res, fmt.Errorf("fit: Run: %w after %d iterations (partial result)", context.Cause(ctx), res.Iterations)
-	}
-	return res, nil
+	return res, err
 }
 
 // clone returns a deep copy of r.

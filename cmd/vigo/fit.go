@@ -549,7 +549,7 @@ func runFit(ctx context.Context, stdout, stderr io.Writer, name string, f fitFla
 	opts := []fit.Option{fit.WithWorkers(f.workers)}
 	prog := newProgress(stderr, f.quiet)
 	if prog != nil {
-		opts = append(opts, fit.WithObserver(prog.observe))
+		opts = append(opts, fit.WithProgress(prog.observe))
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -560,9 +560,6 @@ func runFit(ctx context.Context, stdout, stderr io.Writer, name string, f fitFla
 	)
 	if stages != nil {
 		acfg := fit.AutoConfig{Stages: stages, Budget: f.budget}
-		if prog != nil {
-			acfg.Report = prog.line
-		}
 		auto, err = fit.Auto(ctx, m, acfg, opts...)
 		if auto != nil {
 			res = auto.Best()
@@ -693,6 +690,10 @@ func isTerminal(w io.Writer) bool {
 }
 
 func (p *progress) observe(pr fit.Progress) {
+	if pr.Line != "" {
+		p.line(pr.Line)
+		return
+	}
 	gain := "  (window filling)"
 	if !math.IsNaN(pr.Gain) {
 		gain = fmt.Sprintf("  gain over window %+.3g", pr.Gain)
