@@ -154,7 +154,7 @@ func NewFlowFamily(kind string, d int, o FlowOptions) (*family.Flow, error) {
 	if err := checkHidden("affine ", o.AffineHidden); err != nil {
 		return nil, err
 	}
-	fopts := []family.FlowOption{family.FlowSeed(o.Seed)}
+	fopts := []family.FlowOption{family.FlowSeed(o.Seed), family.FlowKind(kind)}
 	switch nu := o.BaseDF; {
 	case nu == 0 || math.IsInf(nu, 1):
 	case nu >= family.MinBaseDF && nu <= family.MaxBaseDF:

@@ -78,6 +78,11 @@ func (m *MAF) ConditionsOnOutput() bool { return m.onOutput }
 // ScaleClamp returns the soft clamp c of the log-scale (0 means none).
 func (m *MAF) ScaleClamp() float64 { return m.clamp }
 
+// Spec returns the MAF's spec (type maf).
+func (m *MAF) Spec() Spec {
+	return Spec{Type: SpecMAF, Dim: m.d, MADE: madeSpec(m.made), ConditionOnOutput: m.onOutput, ScaleClamp: clampSpec(m.clamp)}
+}
+
 // Dim returns d.
 func (m *MAF) Dim() int { return m.d }
 
@@ -167,7 +172,7 @@ func softClamp(t *ad.Tape, r ad.Var, c float64) ad.Var {
 	return y
 }
 
-var _ TapeInverter = (*MAF)(nil)
+var _ Flow = (*MAF)(nil)
 
 // NewMAFStack returns layers MAF layers on ℝ^d composed in order, each with a MADE of the given
 // hidden sizes built with the options made (activation, direct connections); the orderings

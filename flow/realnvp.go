@@ -82,6 +82,18 @@ func (c *Coupling) ScaleClamp() float64 { return c.clamp }
 // Net returns the conditioner MLP (nil when A is empty).
 func (c *Coupling) Net() *nn.MLP { return c.net }
 
+// Spec returns the coupling layer's spec (type coupling; hidden and activation only with a
+// conditioner network).
+func (c *Coupling) Spec() Spec {
+	s := Spec{Type: SpecCoupling, Dim: c.d, Keep: append([]int{}, c.keep...), ScaleClamp: clampSpec(c.clamp)}
+	if c.net != nil {
+		sz := c.net.Sizes()
+		s.Hidden = append([]int(nil), sz[1:len(sz)-1]...)
+		s.Activation = c.net.Activation().String()
+	}
+	return s
+}
+
 // Dim returns d.
 func (c *Coupling) Dim() int { return c.d }
 
@@ -206,4 +218,4 @@ func NewRealNVP(d, layers int, hidden []int, opts ...RealNVPOption) *Composed {
 	return Compose(parts...)
 }
 
-var _ TapeInverter = (*Coupling)(nil)
+var _ Flow = (*Coupling)(nil)

@@ -642,7 +642,7 @@ func familyDesc(f family.Family) string {
 		if df := b.BaseDF(); !math.IsInf(df, 1) {
 			base = fmt.Sprintf("Student-t base, ν = %g", df)
 		}
-		return fmt.Sprintf("%s (flow, %s, %d parameters)", fit.FlowName(b.Flow()), base, b.NumParams())
+		return fmt.Sprintf("%s (flow, %s, %d parameters)", b.Kind(), base, b.NumParams())
 	}
 	return fmt.Sprintf("%T", f)
 }
