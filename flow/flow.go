@@ -72,6 +72,22 @@ func GetTape() *ad.Tape {
 // PutTape returns a tape obtained from GetTape to the pool.
 func PutTape(t *ad.Tape) { tapes.Put(t) }
 
+// inverseOnTape is the float64 Inverse of a flow whose tape inverse is made of recorded
+// operations alone, without a root search (MAF, Coupling): it evaluates InverseTape on a pooled scratch tape with
+// constant inputs, so it does not allocate in steady state. u may alias z. fn names the
+// method in errors.
+func inverseOnTape(f Flow, fn string, params, z, u []float64) (float64, error) {
+	t := GetTape()
+	defer PutTape(t)
+	x, ld := f.InverseTape(t, t.ConstRef(params), t.ConstRef(z))
+	v := t.Float(ld)
+	copy(u, t.Value(x))
+	if !finite(v, u) {
+		return math.NaN(), fmt.Errorf("flow: %s: non-finite result (log-det %g)", fn, v)
+	}
+	return v, nil
+}
+
 // defaultRand returns rnd, or a fixed-seed generator when rnd is nil.
 func defaultRand(rnd *rand.Rand) *rand.Rand {
 	if rnd != nil {

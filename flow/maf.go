@@ -147,15 +147,7 @@ func (m *MAF) Inverse(params, z, u []float64) (float64, error) {
 	checkLen("MAF.Inverse", "params", len(params), m.NumParams())
 	checkLen("MAF.Inverse", "z", len(z), m.d)
 	checkLen("MAF.Inverse", "u", len(u), m.d)
-	t := GetTape()
-	defer PutTape(t)
-	x, ld := m.run(t, t.ConstRef(params), t.ConstRef(z), true)
-	v := t.Float(ld)
-	copy(u, t.Value(x))
-	if !finite(v, u) {
-		return math.NaN(), fmt.Errorf("flow: MAF.Inverse: non-finite result (log-det %g)", v)
-	}
-	return v, nil
+	return inverseOnTape(m, "MAF.Inverse", params, z, u)
 }
 
 // softClamp records s = c·tanh(r/c) as one node (s = r when c is 0 or +Inf).
