@@ -24,9 +24,9 @@ import (
 //
 // Cost. Draw and Sample: one Forward of T (for MAF in its default IAF direction one MADE
 // pass; RealNVP one MLP per layer). LogDensity and LogProb invert T: sequential for IAF (d
-// MADE passes), one pass per layer for RealNVP; LogDensity on the tape needs a
-// flow.TapeInverter (it is used only by sticking-the-landing gradients and mixtures; the plain
-// ELBO gradient never inverts).
+// MADE passes), one pass per layer for RealNVP; LogDensity records the inverse on the tape
+// (flow.Flow.InverseTape; it is used only by sticking-the-landing gradients and mixtures, the
+// plain ELBO gradient never inverts).
 //
 // Entropy: a flow has no closed-form entropy, so Flow is not an EntropyFamily; fit it with the
 // plain or STL ELBO (objective.Options.Entropy = false).
@@ -53,6 +53,7 @@ type Flow struct {
 	d     int
 	seed  uint64
 	base  tBase
+	kind  string
 }
 
 // FlowOption configures a Flow family.
@@ -61,6 +62,11 @@ type FlowOption func(*Flow)
 // FlowSeed sets the seed of the random initialisation of the flow's conditioner networks
 // (default 0; different seeds give the independent restarts of a multi-start fit).
 func FlowSeed(seed uint64) FlowOption { return func(f *Flow) { f.seed = seed } }
+
+// FlowKind records the name of the standard flow kind the family was built as ("maf",
+// "realnvp", "bernstein"; fit.NewFlowFamily sets it), for reports and saved fits. It does not
+// change the family.
+func FlowKind(kind string) FlowOption { return func(f *Flow) { f.kind = kind } }
 
 // FlowBaseDF sets the base to independent Student-t marginals with ν degrees of freedom,
 // MinBaseDF ≤ ν ≤ MaxBaseDF; ν = +Inf (the default) is the standard-normal base. It panics
@@ -91,6 +97,14 @@ func (q *Flow) BaseDF() float64 {
 		return math.Inf(1)
 	}
 	return q.base.nu
+}
+
+// Kind returns the name given by FlowKind, or "flow" when none was given.
+func (q *Flow) Kind() string {
+	if q.kind == "" {
+		return "flow"
+	}
+	return q.kind
 }
 
 // Flow returns the flow T (without the affine output layer).
@@ -218,15 +232,11 @@ func (q *Flow) Draw(t *ad.Tape, params ad.Var, eps []float64) (z, logq ad.Var) {
 	return z, t.AddC(t.Neg(ld), q.base.logDensity(u))
 }
 
-// LogDensity records log q(z) for z on the tape by inverting the flow on the tape. It panics if
-// the flow is not a flow.TapeInverter (Bernstein flows without a tape inverse): such a family
-// cannot be used with STL gradients or in mixtures.
+// LogDensity records log q(z) for z on the tape by inverting the flow on the tape
+// (flow.Flow.InverseTape), differentiable in z and the parameters.
 func (q *Flow) LogDensity(t *ad.Tape, params, z ad.Var) ad.Var {
 	checkLen("Flow.LogDensity", "params", t.Size(params), q.NumParams())
 	checkLen("Flow.LogDensity", "z", t.Size(z), q.d)
-	if !flow.CanInverseTape(q.inner) {
-		panic(fmt.Sprintf("family: Flow.LogDensity: flow %T cannot be inverted on a tape (needed for STL gradients and mixtures; use the plain ELBO)", q.f))
-	}
 	u, ld := q.inner.InverseTape(t, params, z)
 	return t.Sub(q.base.tapeLogDensity(t, u), ld)
 }

@@ -85,12 +85,12 @@ const (
 // checkHidden checks the hidden layer sizes of a conditioner (what names which one in the
 // error: "" or "affine ").
 func checkHidden(what string, hidden []int) error {
-	if len(hidden) > maxHidden {
-		return fmt.Errorf("fit: NewFlowFamily: %d %shidden layers, want at most %d", len(hidden), what, maxHidden)
+	if len(hidden) > flow.MaxHiddenLayers {
+		return fmt.Errorf("fit: NewFlowFamily: %d %shidden layers, want at most %d", len(hidden), what, flow.MaxHiddenLayers)
 	}
 	for _, h := range hidden {
-		if h < 1 || h > maxUnits {
-			return fmt.Errorf("fit: NewFlowFamily: %shidden size %d, want 1 to %d", what, h, maxUnits)
+		if h < 1 || h > flow.MaxHiddenUnits {
+			return fmt.Errorf("fit: NewFlowFamily: %shidden size %d, want 1 to %d", what, h, flow.MaxHiddenUnits)
 		}
 	}
 	return nil
@@ -130,7 +130,7 @@ func NewFlowFamily(kind string, d int, o FlowOptions) (*family.Flow, error) {
 	}
 	act := ad.Tanh
 	if o.Activation != "" {
-		a, err := parseActivation(o.Activation)
+		a, err := flow.ParseActivation(o.Activation)
 		if err != nil || a == ad.Sigmoid {
 			return nil, fmt.Errorf("fit: NewFlowFamily: activation %q, want tanh, relu or linear", o.Activation)
 		}
@@ -157,7 +157,7 @@ func NewFlowFamily(kind string, d int, o FlowOptions) (*family.Flow, error) {
 	if err := checkHidden("affine ", o.AffineHidden); err != nil {
 		return nil, err
 	}
-	fopts := []family.FlowOption{family.FlowSeed(o.Seed)}
+	fopts := []family.FlowOption{family.FlowSeed(o.Seed), family.FlowKind(kind)}
 	switch nu := o.BaseDF; {
 	case nu == 0 || math.IsInf(nu, 1):
 	case nu >= family.MinBaseDF && nu <= family.MaxBaseDF:
@@ -188,8 +188,8 @@ func NewFlowFamily(kind string, d int, o FlowOptions) (*family.Flow, error) {
 		if M == 0 {
 			M = defaultDegree
 		}
-		if M < 1 || M > maxFlowDegree {
-			return nil, fmt.Errorf("fit: NewFlowFamily: degree %d, want 1 to %d", M, maxFlowDegree)
+		if M < 1 || M > flow.MaxDegree {
+			return nil, fmt.Errorf("fit: NewFlowFamily: degree %d, want 1 to %d", M, flow.MaxDegree)
 		}
 		tails := flow.LinearTails
 		if o.Bounded {

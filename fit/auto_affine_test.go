@@ -79,7 +79,7 @@ func TestNewFlowFamilyAffineOptionErrors(t *testing.T) {
 		{KindRealNVP, FlowOptions{Affine: AffineFirst}, "affine layer (affine=first) is for bernstein only (kind=realnvp)"},
 		{KindBernstein, FlowOptions{AffineHidden: []int{8}}, "affine hidden sizes [8] without an affine layer"},
 		{KindBernstein, FlowOptions{Affine: AffineLast, AffineHidden: []int{0}}, "affine hidden size 0"},
-		{KindBernstein, FlowOptions{Affine: AffineLast, AffineHidden: make([]int, maxHidden+1)}, "affine hidden layers"},
+		{KindBernstein, FlowOptions{Affine: AffineLast, AffineHidden: make([]int, flow.MaxHiddenLayers+1)}, "affine hidden layers"},
 	} {
 		_, err := NewFlowFamily(c.kind, 3, c.o)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -155,7 +155,7 @@ func dot(a, b []float64) float64 {
 // TestSavedAffineBernsteinRoundTrip: a Bernstein flow with an affine layer last saves to
 // fit.json and reads back to the same flow (generic compose/maf/bernstein_ar spec): the saved
 // fit repeats the fit's draws and log densities bit for bit. It is saved under the name
-// "bernstein" (FlowName: Bernstein layers with an affine autoregressive layer).
+// "bernstein" (family.Flow.Kind: Bernstein layers with an affine autoregressive layer).
 func TestSavedAffineBernsteinRoundTrip(t *testing.T) {
 	q, err := NewFlowFamily(KindBernstein, 5, FlowOptions{Hidden: []int{6}, Degree: 4, Affine: AffineLast, AffineHidden: []int{6}})
 	if err != nil {

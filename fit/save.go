@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/vigo-bayes/vigo/family"
+	"github.com/vigo-bayes/vigo/flow"
 	"github.com/vigo-bayes/vigo/model"
 	"github.com/vigo-bayes/vigo/rng"
 )
@@ -87,10 +88,10 @@ type FamilySpec struct {
 	Dim        int    `json:"dim"`
 	Rank       int    `json:"rank,omitempty"`
 	Positivity string `json:"positivity,omitempty"` // exp or softplus (the Gaussian families)
-	// Name is the flow's short name (maf, realnvp, bernstein or flow; see FlowName) and Flow
-	// its structure, for KindFlow.
-	Name string    `json:"name,omitempty"`
-	Flow *FlowSpec `json:"flow,omitempty"`
+	// Name is the flow's standard kind (maf, realnvp, bernstein or flow; family.Flow.Kind) and
+	// Flow its structure, for KindFlow.
+	Name string     `json:"name,omitempty"`
+	Flow *flow.Spec `json:"flow,omitempty"`
 	// BaseDF is a flow's Student-t base degrees of freedom (family.FlowBaseDF); absent (0):
 	// the standard-normal base, as in files written before it existed.
 	BaseDF float64 `json:"base_df,omitempty"`
@@ -215,11 +216,8 @@ func NewSaved(res *Result, info SaveInfo) (*Saved, error) {
 	case *family.LowRank:
 		spec.Kind, spec.Positivity, spec.Rank = KindLowRank, b.Positivity().String(), b.Rank()
 	case *family.Flow:
-		fs, err := DescribeFlow(b.Flow())
-		if err != nil {
-			return nil, fmt.Errorf("fit: NewSaved: %w", err)
-		}
-		spec.Kind, spec.Name, spec.Flow = KindFlow, FlowName(b.Flow()), &fs
+		fs := b.Flow().Spec()
+		spec.Kind, spec.Name, spec.Flow = KindFlow, b.Kind(), &fs
 		if nu := b.BaseDF(); !math.IsInf(nu, 1) {
 			spec.BaseDF = nu
 		}

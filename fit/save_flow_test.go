@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -65,54 +64,10 @@ func TestSavedFlowRoundTripDrawsLikeTheFit(t *testing.T) {
 	}
 }
 
-// TestDescribeFlowRebuildsEveryPart: a composition of every flow type (both MAF directions,
-// a coupling layer without conditioner, elementwise and frozen triangular Bernstein flows,
-// a permutation, an affine layer) is described, rebuilt from its spec and gives the same
-// sample and log density for the same parameters.
-func TestDescribeFlowRebuildsEveryPart(t *testing.T) {
-	d := 3
-	f := flow.Compose(
-		flow.NewMAF(nn.NewMADE(d, []int{5}, 2, nn.WithActivation(ad.ReLU), nn.WithOrder([]int{2, 3, 1})), flow.WithScaleClamp(0)),
-		flow.Permute([]int{2, 0, 1}),
-		flow.NewMAF(nn.NewMADE(d, nil, 2), flow.ConditionOnOutput()),
-		flow.NewCoupling(d, nil, nil, ad.Tanh, 3),
-		flow.NewCoupling(d, []int{1}, []int{4, 4}, ad.Linear, 5),
-		flow.NewBernstein(d, 3, flow.BernsteinTails(flow.LinearTails)),
-		flow.NewBernsteinAR(nn.NewMADE(d, []int{4}, 4, nn.WithDirect()), flow.BernsteinFrozenAffine()),
-		flow.NewAffine(d),
-	)
-	spec, err := DescribeFlow(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := flowParams(&spec, d, 0, "family.flow")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n != f.NumParams() {
-		t.Fatalf("spec counts %d parameters, flow has %d", n, f.NumParams())
-	}
-	g := buildFlow(&spec)
-	q1, q2 := family.NewFlow(f), family.NewFlow(g)
-	params := make([]float64, q1.NumParams())
-	q1.Init(params, nil, 1)
-	r := rand.New(rand.NewPCG(1, 2))
-	for i := range params {
-		params[i] += 0.1 * r.NormFloat64() // leave the identity so every part matters
-	}
-	eps, z1, z2 := []float64{0.3, -1.2, 0.7}, make([]float64, d), make([]float64, d)
-	l1, l2 := q1.Sample(params, eps, z1), q2.Sample(params, eps, z2)
-	if l1 != l2 || z1[0] != z2[0] || z1[1] != z2[1] || z1[2] != z2[2] {
-		t.Errorf("rebuilt flow differs: z %v / %v, log q %v / %v", z1, z2, l1, l2)
-	}
-	if FlowName(f) != KindFlow {
-		t.Errorf("mixed flow named %q", FlowName(f))
-	}
-}
-
-// FlowName: the stacks the CLI builds get their kind; Bernstein layers may carry an affine
-// autoregressive layer (FlowOptions.Affine); other mixtures are "flow".
-func TestFlowName(t *testing.T) {
+// TestInferFlowKind: a saved flow without family.name gets the kind its structure implies
+// (the stacks NewFlowFamily builds; Bernstein layers may carry an affine autoregressive
+// layer); other mixtures are "flow". Families built by NewFlowFamily record their kind.
+func TestInferFlowKind(t *testing.T) {
 	d := 3
 	made := func(k int) *nn.MADE { return nn.NewMADE(d, []int{4}, k) }
 	for _, c := range []struct {
@@ -128,19 +83,20 @@ func TestFlowName(t *testing.T) {
 		{flow.Compose(flow.NewMAF(made(2)), flow.NewCoupling(d, nil, []int{4}, ad.Tanh, 3)), KindFlow},
 		{flow.NewAffine(d), KindFlow},
 	} {
-		if got := FlowName(c.f); got != c.want {
-			t.Errorf("FlowName(%T %v) = %q, want %q", c.f, c.f, got, c.want)
+		s := c.f.Spec()
+		if got := inferFlowKind(&s); got != c.want {
+			t.Errorf("inferFlowKind(%T %v) = %q, want %q", c.f, c.f, got, c.want)
 		}
 	}
-}
-
-func TestDescribeFlowRejectsUnknownFlows(t *testing.T) {
-	if _, err := DescribeFlow(otherFlow{flow.NewAffine(2)}); err == nil || !strings.Contains(err.Error(), "cannot be saved") {
-		t.Errorf("error %v", err)
+	for kind, q := range smallFlows(t, 3) {
+		if q.Kind() != kind {
+			t.Errorf("NewFlowFamily(%q) recorded kind %q", kind, q.Kind())
+		}
+	}
+	if k := family.NewFlow(flow.NewAffine(2)).Kind(); k != KindFlow {
+		t.Errorf("a flow family built without a kind is %q, want %q", k, KindFlow)
 	}
 }
-
-type otherFlow struct{ *flow.Affine }
 
 // TestReadFlowErrorsNameTheField: corrupt flow descriptions are refused with the field named,
 // before anything is built.
@@ -159,6 +115,10 @@ func TestReadFlowErrorsNameTheField(t *testing.T) {
 		{`"hidden": [`, `"hidden": [100000,`, `field "family.flow.parts[0].made.hidden"`},
 		{`"order": [`, `"order": [1,`, `field "family.flow.parts[0].made.order"`},
 		{`"params": [`, `"params": [0,`, `field "params"`},
+		{`"scale_clamp": 5`, `"scale_clamp": -1`, `field "family.flow.parts[0].scale_clamp"`},
+		{`"type": "compose",
+   "dim": 5`, `"type": "compose",
+   "dim": 4`, `field "family.flow.dim": 4, want 5`},
 	} {
 		bad := strings.Replace(good, c.old, c.new, 1)
 		if bad == good {

@@ -32,6 +32,9 @@ func (a *Affine) Dim() int { return a.d }
 // NumParams returns 2d.
 func (a *Affine) NumParams() int { return 2 * a.d }
 
+// Spec returns the spec of type affine.
+func (a *Affine) Spec() Spec { return Spec{Type: SpecAffine, Dim: a.d} }
+
 // Init sets μ = 0, ω = 0: the identity.
 func (a *Affine) Init(params []float64, _ *rand.Rand) {
 	checkLen("Affine.Init", "params", len(params), a.NumParams())
@@ -93,4 +96,4 @@ func (a *Affine) Inverse(params, z, u []float64) (float64, error) {
 	return ld, nil
 }
 
-var _ TapeInverter = (*Affine)(nil)
+var _ Flow = (*Affine)(nil)

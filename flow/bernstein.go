@@ -89,6 +89,11 @@ func (b *Bernstein) Degree() int { return b.p.m }
 // Tails returns the behaviour beyond the unit interval.
 func (b *Bernstein) Tails() Tails { return b.p.tails }
 
+// Spec returns the flow's spec (type bernstein).
+func (b *Bernstein) Spec() Spec {
+	return Spec{Type: SpecBernstein, Dim: b.d, Degree: b.p.m, Tails: b.p.tails.String()}
+}
+
 // NumParams returns d·(M+3).
 func (b *Bernstein) NumParams() int { return b.d * (b.p.m + 3) }
 
@@ -163,7 +168,7 @@ func (b *Bernstein) InverseTape(t *ad.Tape, params, z ad.Var) (u, logdet ad.Var)
 	return b.p.recordInverse(t, b.d, b.layer(params), z, true, nil)
 }
 
-var _ TapeInverter = (*Bernstein)(nil)
+var _ Flow = (*Bernstein)(nil)
 
 // invert solves z(u) = target for one coordinate with raw coefficients r and affine
 // parameters (a′, β), and returns u and the forward log-derivative log ∂z/∂u there.

@@ -81,6 +81,11 @@ func (b *BernsteinAR) Tails() Tails { return b.p.tails }
 // FrozenAffine reports whether the input affine maps are fixed (BernsteinFrozenAffine).
 func (b *BernsteinAR) FrozenAffine() bool { return b.fixed != nil }
 
+// Spec returns the flow's spec (type bernstein_ar).
+func (b *BernsteinAR) Spec() Spec {
+	return Spec{Type: SpecBernsteinAR, Dim: b.d, MADE: madeSpec(b.made), Degree: b.p.m, Tails: b.p.tails.String(), FrozenAffine: b.FrozenAffine()}
+}
+
 // NumParams returns the MADE's parameter count plus 2d (plus 0 with BernsteinFrozenAffine).
 func (b *BernsteinAR) NumParams() int {
 	if b.fixed != nil {
@@ -217,4 +222,4 @@ func (b *BernsteinAR) InverseTape(t *ad.Tape, params, z ad.Var) (u, logdet ad.Va
 	return x, logdet
 }
 
-var _ TapeInverter = (*BernsteinAR)(nil)
+var _ Flow = (*BernsteinAR)(nil)

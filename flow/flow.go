@@ -28,7 +28,8 @@ import (
 )
 
 // Flow is an invertible map T_φ: ℝ^Dim → ℝ^Dim with NumParams parameters. Implementations
-// hold no mutable state and are safe for concurrent use.
+// hold no mutable state and are safe for concurrent use. flowtest.Check tests an
+// implementation against every rule below.
 type Flow interface {
 	// Dim is the dimension d of u and z.
 	Dim() int
@@ -37,6 +38,12 @@ type Flow interface {
 	// Forward records z = T(u; φ) and log|det ∂T/∂u| (a scalar) on t. params has NumParams
 	// elements, u has Dim.
 	Forward(t *ad.Tape, params, u ad.Var) (z, logdet ad.Var)
+	// InverseTape records u = T⁻¹(z; φ) and the forward log|det ∂T/∂u| at that u on t,
+	// differentiable in z and φ. family.Flow needs it for LogDensity of a point on the tape
+	// (sticking-the-landing gradients, mixtures). Where the float inverse searches for a root
+	// (Bernstein flows), the recorded graph is that of the converged root, with derivatives
+	// by the implicit function theorem.
+	InverseTape(t *ad.Tape, params, z ad.Var) (u, logdet ad.Var)
 	// Inverse writes u = T⁻¹(z; φ) and returns log|det ∂T/∂u| at that u (the forward
 	// log-determinant, so log q(z) = log p_base(u) − logdet). It fails when z is outside the
 	// range of T or the inversion does not converge; it does not allocate in steady state.
@@ -46,15 +53,9 @@ type Flow interface {
 	// symmetry breaking (hidden weights of conditioner networks); nil gives a fixed,
 	// deterministic initialisation.
 	Init(params []float64, rnd *rand.Rand)
-}
-
-// TapeInverter is a Flow whose inverse can be recorded on a tape, differentiable in z and φ.
-// family.Flow needs it for LogDensity of a point on the tape (sticking-the-landing gradients,
-// mixtures); MAF, RealNVP, Affine, Permute and Compose of TapeInverters implement it.
-type TapeInverter interface {
-	Flow
-	// InverseTape records u = T⁻¹(z; φ) and the forward log|det ∂T/∂u| at u.
-	InverseTape(t *ad.Tape, params, z ad.Var) (u, logdet ad.Var)
+	// Spec describes the structure of the flow (never its parameter values): FromSpec(Spec())
+	// builds a flow with the same map for the same parameter vector.
+	Spec() Spec
 }
 
 // tapes is a pool of scratch tapes for the float64 methods (Inverse, family.Flow.LogProb),
@@ -70,6 +71,22 @@ func GetTape() *ad.Tape {
 
 // PutTape returns a tape obtained from GetTape to the pool.
 func PutTape(t *ad.Tape) { tapes.Put(t) }
+
+// inverseOnTape is the float64 Inverse of a flow whose tape inverse is made of recorded
+// operations alone, without a root search (MAF, Coupling): it evaluates InverseTape on a pooled scratch tape with
+// constant inputs, so it does not allocate in steady state. u may alias z. fn names the
+// method in errors.
+func inverseOnTape(f Flow, fn string, params, z, u []float64) (float64, error) {
+	t := GetTape()
+	defer PutTape(t)
+	x, ld := f.InverseTape(t, t.ConstRef(params), t.ConstRef(z))
+	v := t.Float(ld)
+	copy(u, t.Value(x))
+	if !finite(v, u) {
+		return math.NaN(), fmt.Errorf("flow: %s: non-finite result (log-det %g)", fn, v)
+	}
+	return v, nil
+}
 
 // defaultRand returns rnd, or a fixed-seed generator when rnd is nil.
 func defaultRand(rnd *rand.Rand) *rand.Rand {
@@ -194,18 +211,13 @@ func (c *Composed) Inverse(params, z, u []float64) (float64, error) {
 	return sum, nil
 }
 
-// InverseTape records the inverse of every part in reverse order; it panics if a part is not
-// a TapeInverter.
+// InverseTape records the inverse of every part in reverse order.
 func (c *Composed) InverseTape(t *ad.Tape, params, z ad.Var) (u, logdet ad.Var) {
 	checkLen("Composed.InverseTape", "params", t.Size(params), c.NumParams())
 	u = z
 	for i := len(c.parts) - 1; i >= 0; i-- {
-		ti, ok := c.parts[i].(TapeInverter)
-		if !ok {
-			panic(fmt.Sprintf("flow: Composed.InverseTape: part %d (%T) has no tape inverse", i, c.parts[i]))
-		}
 		var ld ad.Var
-		u, ld = ti.InverseTape(t, c.view(t, params, i), u)
+		u, ld = c.parts[i].InverseTape(t, c.view(t, params, i), u)
 		if i == len(c.parts)-1 {
 			logdet = ld
 		} else {
@@ -213,25 +225,6 @@ func (c *Composed) InverseTape(t *ad.Tape, params, z ad.Var) (u, logdet ad.Var) 
 		}
 	}
 	return u, logdet
-}
-
-// CanInverseTape reports whether every part is a TapeInverter.
-func (c *Composed) CanInverseTape() bool {
-	for _, f := range c.parts {
-		if !CanInverseTape(f) {
-			return false
-		}
-	}
-	return true
-}
-
-// CanInverseTape reports whether f can record its inverse on a tape.
-func CanInverseTape(f Flow) bool {
-	if c, ok := f.(interface{ CanInverseTape() bool }); ok {
-		return c.CanInverseTape()
-	}
-	_, ok := f.(TapeInverter)
-	return ok
 }
 
 // Init initialises every part.
@@ -317,6 +310,6 @@ func (p *Permutation) Inverse(_, z, u []float64) (float64, error) {
 func (p *Permutation) Init([]float64, *rand.Rand) {}
 
 var (
-	_ TapeInverter = (*Composed)(nil)
-	_ TapeInverter = (*Permutation)(nil)
+	_ Flow = (*Composed)(nil)
+	_ Flow = (*Permutation)(nil)
 )

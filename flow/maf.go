@@ -78,6 +78,11 @@ func (m *MAF) ConditionsOnOutput() bool { return m.onOutput }
 // ScaleClamp returns the soft clamp c of the log-scale (0 means none).
 func (m *MAF) ScaleClamp() float64 { return m.clamp }
 
+// Spec returns the MAF's spec (type maf).
+func (m *MAF) Spec() Spec {
+	return Spec{Type: SpecMAF, Dim: m.d, MADE: madeSpec(m.made), ConditionOnOutput: m.onOutput, ScaleClamp: clampSpec(m.clamp)}
+}
+
 // Dim returns d.
 func (m *MAF) Dim() int { return m.d }
 
@@ -142,15 +147,7 @@ func (m *MAF) Inverse(params, z, u []float64) (float64, error) {
 	checkLen("MAF.Inverse", "params", len(params), m.NumParams())
 	checkLen("MAF.Inverse", "z", len(z), m.d)
 	checkLen("MAF.Inverse", "u", len(u), m.d)
-	t := GetTape()
-	defer PutTape(t)
-	x, ld := m.run(t, t.ConstRef(params), t.ConstRef(z), true)
-	v := t.Float(ld)
-	copy(u, t.Value(x))
-	if !finite(v, u) {
-		return math.NaN(), fmt.Errorf("flow: MAF.Inverse: non-finite result (log-det %g)", v)
-	}
-	return v, nil
+	return inverseOnTape(m, "MAF.Inverse", params, z, u)
 }
 
 // softClamp records s = c·tanh(r/c) as one node (s = r when c is 0 or +Inf).
@@ -167,7 +164,7 @@ func softClamp(t *ad.Tape, r ad.Var, c float64) ad.Var {
 	return y
 }
 
-var _ TapeInverter = (*MAF)(nil)
+var _ Flow = (*MAF)(nil)
 
 // NewMAFStack returns layers MAF layers on ℝ^d composed in order, each with a MADE of the given
 // hidden sizes built with the options made (activation, direct connections); the orderings

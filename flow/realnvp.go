@@ -82,6 +82,19 @@ func (c *Coupling) ScaleClamp() float64 { return c.clamp }
 // Net returns the conditioner MLP (nil when A is empty).
 func (c *Coupling) Net() *nn.MLP { return c.net }
 
+// Spec returns the coupling layer's spec (type coupling; hidden and activation only with a
+// conditioner network).
+func (c *Coupling) Spec() Spec {
+	s := Spec{Type: SpecCoupling, Dim: c.d, ScaleClamp: clampSpec(c.clamp)}
+	if c.net != nil {
+		s.Keep = append([]int(nil), c.keep...)
+		sz := c.net.Sizes()
+		s.Hidden = append([]int(nil), sz[1:len(sz)-1]...)
+		s.Activation = c.net.Activation().String()
+	}
+	return s
+}
+
 // Dim returns d.
 func (c *Coupling) Dim() int { return c.d }
 
@@ -151,15 +164,7 @@ func (c *Coupling) Inverse(params, z, u []float64) (float64, error) {
 	checkLen("Coupling.Inverse", "params", len(params), c.NumParams())
 	checkLen("Coupling.Inverse", "z", len(z), c.d)
 	checkLen("Coupling.Inverse", "u", len(u), c.d)
-	t := GetTape()
-	defer PutTape(t)
-	x, ld := c.apply(t, t.ConstRef(params), t.ConstRef(z), true)
-	v := t.Float(ld)
-	copy(u, t.Value(x))
-	if !finite(v, u) {
-		return math.NaN(), fmt.Errorf("flow: Coupling.Inverse: non-finite result (log-det %g)", v)
-	}
-	return v, nil
+	return inverseOnTape(c, "Coupling.Inverse", params, z, u)
 }
 
 // RealNVPOption configures NewRealNVP.
@@ -206,4 +211,4 @@ func NewRealNVP(d, layers int, hidden []int, opts ...RealNVPOption) *Composed {
 	return Compose(parts...)
 }
 
-var _ TapeInverter = (*Coupling)(nil)
+var _ Flow = (*Coupling)(nil)
