@@ -290,7 +290,7 @@ type Config struct {
 	Posteriors []string // zoo short names or posteriordb names; nil means all of zoo.Names()
 	Methods    []string // registered method names; nil means meanfield, fullrank, lowrank
 	Seeds      int      // seeds 1..Seeds; 0 means 3
-	Dir        string   // posteriordb directory; "" means zoo.DefaultDir()
+	Dir        string   // posteriordb directory (required)
 	RunOptions
 	// Progress, when not nil, is called after every run (from the benchmark's goroutine).
 	Progress func(SeedResult)
@@ -346,11 +346,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	infos = slices.CompactFunc(infos, func(a, b zoo.Info) bool { return a.Name == b.Name })
 	dir := cfg.Dir
 	if dir == "" {
-		d, ok := zoo.DefaultDir()
-		if !ok {
-			return nil, errors.New("bench: Run: posteriordb directory not found (../shared/data/posteriordb); give Config.Dir")
-		}
-		dir = d
+		return nil, errors.New("bench: Run: Config.Dir is empty: give the posteriordb directory")
 	}
 	for _, info := range infos {
 		m, err := zoo.Load(info.Name, dir)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vigo-bayes/vigo/diag"
+	"github.com/vigo-bayes/vigo/internal/datadir"
 	"github.com/vigo-bayes/vigo/mcmc"
 	"github.com/vigo-bayes/vigo/model"
 	"github.com/vigo-bayes/vigo/zoo"
@@ -221,10 +222,7 @@ func TestDeterminism(t *testing.T) {
 // TestEightSchoolsReference compares NUTS on the embedded eight-schools model with
 // posteriordb's 10,000 reference draws (needs ../shared).
 func TestEightSchoolsReference(t *testing.T) {
-	dir, ok := zoo.DefaultDir()
-	if !ok {
-		t.Skip("../shared not found: no posteriordb reference draws")
-	}
+	dir := datadir.PosteriorDBOrSkip(t)
 	m := zoo.EightSchools()
 	ref, err := model.LoadDraws(m.DrawsPath(dir))
 	if err != nil {

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -206,30 +204,4 @@ func isIdent(s string) bool {
 		}
 	}
 	return true
-}
-
-// SharedDir finds the shared directory that sits beside the repository: it
-// walks up from the working directory to the first directory holding go.mod
-// and returns the absolute path of its sibling "../shared" if that is a
-// directory. Tests use it to find ../shared/data/posteriordb and skip when
-// it is absent.
-func SharedDir() (string, bool) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", false
-	}
-	for {
-		if fi, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil && !fi.IsDir() {
-			shared := filepath.Join(filepath.Dir(dir), "shared")
-			if fi, err := os.Stat(shared); err == nil && fi.IsDir() {
-				return shared, true
-			}
-			return "", false
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", false
-		}
-		dir = parent
-	}
 }

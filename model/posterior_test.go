@@ -2,12 +2,13 @@ package model
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigo-bayes/vigo/internal/datadir"
 )
 
 func TestParsePosteriorInfo(t *testing.T) {
@@ -118,45 +119,10 @@ func TestParseStanName(t *testing.T) {
 	}
 }
 
-func TestSharedDirFromTempDir(t *testing.T) {
-	// Outside any module SharedDir finds nothing.
-	t.Chdir(t.TempDir())
-	if dir, ok := SharedDir(); ok {
-		t.Errorf("SharedDir() = %q, true outside a module", dir)
-	}
-	// A module with a sibling "shared" directory is found from a subdirectory.
-	root := t.TempDir()
-	repo := filepath.Join(root, "repo")
-	sub := filepath.Join(repo, "a", "b")
-	for _, d := range []string{sub, filepath.Join(root, "shared")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(repo, "go.mod"), []byte("module x\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Chdir(sub)
-	dir, ok := SharedDir()
-	want, _ := filepath.EvalSymlinks(filepath.Join(root, "shared"))
-	got, _ := filepath.EvalSymlinks(dir)
-	if !ok || got != want {
-		t.Errorf("SharedDir() = %q, %v; want %q", dir, ok, want)
-	}
-}
-
-// posteriordbDir returns ../shared/data/posteriordb or skips the test.
+// posteriordbDir returns the posteriordb directory ($VIGO_POSTERIORDB or ../shared) or skips.
 func posteriordbDir(t *testing.T) string {
 	t.Helper()
-	shared, ok := SharedDir()
-	if !ok {
-		t.Skip("../shared not found beside the repository: skipping posteriordb tests")
-	}
-	dir := filepath.Join(shared, "data", "posteriordb")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("%s not found: skipping posteriordb tests", dir)
-	}
-	return dir
+	return datadir.PosteriorDBOrSkip(t)
 }
 
 // TestPosteriordb loads every posterior description, its data and its

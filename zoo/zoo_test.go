@@ -255,15 +255,15 @@ func TestEightSchoolsEmbedded(t *testing.T) {
 	if got := tapeAt(m, z); math.Abs(got-want) > 1e-12*math.Abs(want) {
 		t.Errorf("EightSchools log density at z = %.17g, scipy %.17g", got, want)
 	}
-	if dir, ok := DefaultDir(); ok {
-		l, err := Load("eight_schools", dir)
+	t.Run("posteriordb file", func(t *testing.T) {
+		l, err := Load("eight_schools", posteriordbDir(t))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if a, b := tapeAt(m, z), tapeAt(l, z); a != b {
 			t.Errorf("embedded %v, posteriordb file %v", a, b)
 		}
-	}
+	})
 }
 
 // BenchmarkGradient times one gradient of every zoo model at the first reference draw, reusing
@@ -292,6 +292,9 @@ func BenchmarkGradient(b *testing.B) {
 func TestLoadErrors(t *testing.T) {
 	if _, err := Load("nope", t.TempDir()); err == nil || !strings.Contains(err.Error(), "unknown model") {
 		t.Errorf("Load(nope): %v", err)
+	}
+	if _, err := Load("kidiq", ""); err == nil || !strings.Contains(err.Error(), "dir is empty") {
+		t.Errorf("Load(kidiq, \"\"): %v, want an error naming dir", err)
 	}
 	dir := t.TempDir()
 	if _, err := Load("kidiq", dir); err == nil || !strings.Contains(err.Error(), "kidiq.json.zip") {
@@ -334,11 +337,7 @@ func TestUnconstrainOutsideSupport(t *testing.T) {
 		"kidiq":             {math.NaN(), 1, 1, 1},                            // beta[1] not finite
 		"gp_pois_regr":      append([]float64{-1, 1}, make([]float64, 11)...), // rho < 0
 	} {
-		dir, ok := DefaultDir()
-		if !ok {
-			t.Skip("zoo: ../shared is absent")
-		}
-		mm, err := Load(name, dir)
+		mm, err := Load(name, posteriordbDir(t))
 		if err != nil {
 			t.Fatal(err)
 		}

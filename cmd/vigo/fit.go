@@ -20,6 +20,7 @@ import (
 	"github.com/vigo-bayes/vigo/diag"
 	"github.com/vigo-bayes/vigo/family"
 	"github.com/vigo-bayes/vigo/fit"
+	"github.com/vigo-bayes/vigo/internal/datadir"
 	"github.com/vigo-bayes/vigo/model"
 	"github.com/vigo-bayes/vigo/objective"
 	"github.com/vigo-bayes/vigo/zoo"
@@ -119,7 +120,7 @@ Exit codes: 0 converged, 3 not converged (iteration cap), 1 error, 130 cancelled
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.data, "data", "", "data file for the model (CmdStan JSON, .json.zip or CSV with a header)")
-	fl.StringVar(&f.posteriordb, "posteriordb", "", "posteriordb directory for models without embedded data (default ../shared/data/posteriordb)")
+	fl.StringVar(&f.posteriordb, "posteriordb", "", datadir.PosteriorDBHelp+"; for models without embedded data")
 	fl.StringVar(&f.family, "family", "meanfield", "variational family: "+familyNames)
 	fl.IntVar(&f.rank, "rank", 0, "rank of the lowrank family (default ⌈√d⌉)")
 	fl.IntVar(&f.layers, "layers", 0, "flow layers (default maf 2, realnvp 4, bernstein 1)")
@@ -172,12 +173,9 @@ func loadZooModel(name, dataPath, dir string) (*loadedModel, error) {
 	if info.Name == "eight_schools" {
 		return &loadedModel{zoo.EightSchools(), "embedded"}, nil
 	}
-	if dir == "" {
-		d, ok := zoo.DefaultDir()
-		if !ok {
-			return nil, fmt.Errorf("model %s: no data: pass --data FILE or --posteriordb DIR", info.Name)
-		}
-		dir = d
+	dir, _, err = datadir.PosteriorDB(dir)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: no data (pass --data FILE): %w", info.Name, err)
 	}
 	m, err := zoo.Load(info.Name, dir)
 	if err != nil {
