@@ -402,16 +402,7 @@ func referenceDraws(m *zoo.Model, dir string) (*diag.Draws, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: reference draws (posterior=%s): %w", m.Posterior, err)
 	}
-	out := &diag.Draws{Names: names, Chains: make([][]float64, sel.NumChains())}
-	x := make([]float64, len(names))
-	for c := range out.Chains {
-		rows := make([]float64, 0, sel.NumDraws()*len(names))
-		for i := range sel.NumDraws() {
-			rows = append(rows, sel.Draw(x, c, i)...)
-		}
-		out.Chains[c] = rows
-	}
-	return out, nil
+	return sel, nil
 }
 
 // Summary is the medians over seeds of one posterior × method.

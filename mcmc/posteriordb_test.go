@@ -41,11 +41,10 @@ func TestPosteriordb(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		raw, err := model.LoadDraws(m.DrawsPath(dir))
+		ref, err := model.LoadDraws(m.DrawsPath(dir))
 		if err != nil {
 			t.Fatal(err)
 		}
-		ref := refDraws(raw)
 		res, err := mcmc.Sample(context.Background(), m, mcmc.Config{Seed: 1})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)

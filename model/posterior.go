@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/vigo-bayes/vigo/diag"
 )
 
 // PosteriorInfo is a posteriordb posterior description
@@ -106,7 +108,7 @@ func parsePosteriorInfoBytes(name string, b []byte) (*PosteriorInfo, error) {
 // Cholesky factor "L": 4 the names L[i,j] of a full 2×2 index grid. Names
 // must be well formed (identifier, then optionally [i] or [i,j,…] with
 // 1-based indices).
-func (p *PosteriorInfo) CheckDraws(d *Draws) error {
+func (p *PosteriorInfo) CheckDraws(d *diag.Draws) error {
 	fail := func(format string, a ...any) error {
 		return fmt.Errorf("model: PosteriorInfo.CheckDraws: posterior %s: "+format, append([]any{p.Name}, a...)...)
 	}

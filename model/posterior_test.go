@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/vigo-bayes/vigo/diag"
 	"github.com/vigo-bayes/vigo/internal/datadir"
 )
 
@@ -54,12 +56,8 @@ func TestParsePosteriorInfoBadInput(t *testing.T) {
 }
 
 // drawsWith returns one-chain, one-draw draws with the given names.
-func drawsWith(names ...string) *Draws {
-	ch := make([][]float64, len(names))
-	for i := range ch {
-		ch[i] = []float64{0}
-	}
-	return &Draws{Names: names, Chains: [][][]float64{ch}}
+func drawsWith(names ...string) *diag.Draws {
+	return &diag.Draws{Names: names, Chains: [][]float64{make([]float64, len(names))}}
 }
 
 func TestCheckDraws(t *testing.T) {
@@ -88,7 +86,7 @@ func TestCheckDraws(t *testing.T) {
 		wantErr(t, err, "model: PosteriorInfo.CheckDraws: posterior p: "+c.want)
 	}
 	q := &PosteriorInfo{Name: "q", Dimensions: map[string]int{"mu": 2}}
-	wantErr(t, q.CheckDraws(&Draws{Names: []string{"mu[1]", "mu[1]"}}), `"mu" has index [1] twice`)
+	wantErr(t, q.CheckDraws(&diag.Draws{Names: []string{"mu[1]", "mu[1]"}}), `"mu" has index [1] twice`)
 }
 
 func TestParseStanName(t *testing.T) {
@@ -174,8 +172,8 @@ func TestPosteriordb(t *testing.T) {
 				t.Fatal(err)
 			}
 			// MODELS.md: 10 chains of 1,000 draws each.
-			if draws.NumChains() != 10 || draws.NumDraws() != 1000 {
-				t.Errorf("%d chains × %d draws, want 10 × 1000", draws.NumChains(), draws.NumDraws())
+			if len(draws.Chains) != 10 || draws.ChainLen() != 1000 {
+				t.Errorf("%d chains × %d draws, want 10 × 1000", len(draws.Chains), draws.ChainLen())
 			}
 			if err := p.CheckDraws(draws); err != nil {
 				t.Error(err)
@@ -214,11 +212,7 @@ func TestPosteriordbValues(t *testing.T) {
 	if dr.Names[0] != "theta[1]" || dr.Names[8] != "mu" || dr.Names[9] != "tau" {
 		t.Errorf("eight_schools draws names = %v", dr.Names)
 	}
-	tau, err := dr.Column("tau")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, v := range tau {
+	for i, v := range slices.Concat(dr.Var(9)...) {
 		if !(v > 0) {
 			t.Fatalf("tau draw %d = %v, want > 0 (constrained scale)", i, v)
 		}

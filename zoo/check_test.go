@@ -71,7 +71,7 @@ func TestReferenceDelta(t *testing.T) {
 					if p < 0 {
 						t.Fatalf("draw has no %q", n)
 					}
-					return dr.Chains[0][p][i]
+					return dr.Row(0, i)[p]
 				}
 			}
 			la, ja := ref(at(0))

@@ -45,7 +45,7 @@ func ExampleLoad() {
 		fmt.Println(err)
 		return
 	}
-	z, err := m.Unconstrain(nil, draws.Draw(nil, 0, 0))
+	z, err := m.Unconstrain(nil, draws.Row(0, 0))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -9,13 +9,14 @@ import (
 	"testing"
 
 	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/diag"
 	"github.com/vigo-bayes/vigo/model"
 )
 
 // fixture is a loaded model with its reference draws and float64 reference density.
 type fixture struct {
 	m     *Model
-	draws *model.Draws
+	draws *diag.Draws
 	ref   refLogDensity
 	err   error
 }
@@ -64,7 +65,7 @@ func (f *fixture) draw(t testing.TB, c, i int) []float64 {
 		if p < 0 {
 			t.Fatalf("reference draws have no %q", n)
 		}
-		x = append(x, f.draws.Chains[c][p][i])
+		x = append(x, f.draws.Row(c, i)[p])
 	}
 	return x
 }
@@ -216,8 +217,8 @@ func TestDraws(t *testing.T) {
 			if _, ok := f.m.impl.(reporter); !ok && !slices.Equal(f.m.Names(), f.m.Layout().Names()) {
 				t.Errorf("Names %v, Layout().Names %v: a model without transformed reported quantities reports its layout", f.m.Names(), f.m.Layout().Names())
 			}
-			if f.draws.NumChains() != 10 || f.draws.NumDraws() != 1000 {
-				t.Errorf("draws: %d chains × %d, want 10 × 1000", f.draws.NumChains(), f.draws.NumDraws())
+			if len(f.draws.Chains) != 10 || f.draws.ChainLen() != 1000 {
+				t.Errorf("draws: %d chains × %d, want 10 × 1000", len(f.draws.Chains), f.draws.ChainLen())
 			}
 			for _, cd := range checkDraws {
 				x := f.draw(t, cd[0], cd[1])

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -310,7 +311,7 @@ func runFit(ctx context.Context, stdout, stderr io.Writer, name string, f fitFla
 			return err
 		}
 	}
-	var ref *model.Draws
+	var ref *diag.Draws
 	if f.reference != "" {
 		if ref, err = model.LoadDraws(f.reference); err != nil {
 			return fmt.Errorf("--reference: %w", err)
@@ -432,7 +433,7 @@ constraining transforms and all normalising constants included (CmdStan's ADVI w
 here; vigo writes the value, as Stan's Pathfinder does). lp_approx__ = log q(z), the
 normalised log density of the approximation at z. lp__ - lp_approx__ are the PSIS log weights.`
 
-func writeFitOutputs(m *loadedModel, f fitFlags, cfg fit.Config, res *fit.Result, ref *model.Draws, auto *fit.AutoResult) (*fitOutput, error) {
+func writeFitOutputs(m *loadedModel, f fitFlags, cfg fit.Config, res *fit.Result, ref *diag.Draws, auto *fit.AutoResult) (*fitOutput, error) {
 	d := m.Dim()
 	names, fill := drawColumns(m.Model)
 	k := len(names)
@@ -535,8 +536,10 @@ func writeFitOutputs(m *loadedModel, f fitFlags, cfg fit.Config, res *fit.Result
 			col[i] = pv[i*len(pn)+j]
 		}
 		margs[j] = fit.Marginal{Name: nm, Draws: col}
-		if ref != nil && ref.Index(nm) >= 0 {
-			margs[j].Ref, _ = ref.Column(nm)
+		if ref != nil {
+			if p := ref.Index(nm); p >= 0 {
+				margs[j].Ref = slices.Concat(ref.Var(p)...)
+			}
 		}
 	}
 	mt := "marginals: " + title
@@ -683,37 +686,21 @@ func summaryNotes(res *fit.Result) []string {
 }
 
 // compareReference measures the draws against the reference draws on the variables both have.
-func compareReference(draws *diag.Draws, ref *model.Draws, refPath string) (*diag.Distance, string, error) {
-	var keep []int
-	for j, n := range draws.Names {
+func compareReference(draws *diag.Draws, ref *diag.Draws, refPath string) (*diag.Distance, string, error) {
+	var keep []string
+	for _, n := range draws.Names {
 		if ref.Index(n) >= 0 {
-			keep = append(keep, j)
+			keep = append(keep, n)
 		}
 	}
 	if len(keep) == 0 {
 		return nil, "", fmt.Errorf("--reference %s: no variable in common with the model (it has %s, …)", refPath, strings.Join(ref.Names[:min(3, len(ref.Names))], ", "))
 	}
-	D := draws.Dim()
-	n := draws.Len()
-	sel := &diag.Draws{Chains: [][]float64{make([]float64, 0, n*len(keep))}}
-	for _, j := range keep {
-		sel.Names = append(sel.Names, draws.Names[j])
+	sel, err := draws.Select(keep...)
+	if err != nil {
+		return nil, "", err
 	}
-	for i := range n {
-		for _, j := range keep {
-			sel.Chains[0] = append(sel.Chains[0], draws.Chains[0][i*D+j])
-		}
-	}
-	rd := &diag.Draws{Names: ref.Names}
-	row := make([]float64, len(ref.Names))
-	for c := range ref.NumChains() {
-		ch := make([]float64, 0, ref.NumDraws()*len(ref.Names))
-		for i := range ref.NumDraws() {
-			ch = append(ch, ref.Draw(row, c, i)...)
-		}
-		rd.Chains = append(rd.Chains, ch)
-	}
-	dist, err := diag.Compare(sel, rd)
+	dist, err := diag.Compare(sel, ref)
 	if err != nil {
 		return nil, "", fmt.Errorf("--reference %s: %w", refPath, err)
 	}

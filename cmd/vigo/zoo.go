@@ -88,9 +88,7 @@ func evalModel(w io.Writer, m *zoo.Model, dir string) error {
 			if err != nil {
 				return err
 			}
-			x := make([]float64, len(m.Names()))
-			sel.Draw(x, 0, 0)
-			if _, err := m.Unconstrain(z, x); err != nil {
+			if _, err := m.Unconstrain(z, sel.Row(0, 0)); err != nil {
 				return err
 			}
 			at = "the first posteriordb reference draw"
