@@ -76,18 +76,3 @@ func TestCholeskyRejects(t *testing.T) {
 		}
 	}
 }
-
-func BenchmarkCholesky(b *testing.B) {
-	const n = 11
-	a := make([]float64, n*n)
-	for i := range n {
-		for j := range n {
-			a[i*n+j] = math.Exp(-float64((i-j)*(i-j)) / 8)
-		}
-		a[i*n+i] += 1e-6
-	}
-	l := make([]float64, n*n)
-	for b.Loop() {
-		Cholesky(l, a, n)
-	}
-}
