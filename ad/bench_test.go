@@ -65,3 +65,22 @@ func BenchmarkSmallOps(b *testing.B) {
 		Gradient(&t, f, x, grad)
 	}
 }
+
+// BenchmarkCholeskyForward times the forward value of the Cholesky node (no backward pass) on
+// an 11×11 squared-exponential kernel matrix, the size of gp_pois_regr's.
+func BenchmarkCholeskyForward(b *testing.B) {
+	const n = 11
+	a := make([]float64, n*n)
+	for i := range n {
+		for j := range n {
+			a[i*n+j] = math.Exp(-float64((i-j)*(i-j)) / 8)
+		}
+		a[i*n+i] += 1e-6
+	}
+	var t Tape
+	b.ReportAllocs()
+	for b.Loop() {
+		t.Reset()
+		t.Cholesky(t.AsMatrix(t.ConstRef(a), n, n))
+	}
+}

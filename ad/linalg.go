@@ -3,11 +3,13 @@ package ad
 import (
 	"fmt"
 	"math"
+
+	"github.com/vigo-bayes/vigo/internal/mathx"
 )
 
 // Cholesky returns the lower-triangular L with L·Lᵀ = A for a symmetric positive-definite
 // matrix node A (n×n). Only the lower triangle of A is read, so only it receives adjoints.
-// If A is not positive definite the result holds NaN (a density built on it is then NaN,
+// The factorisation is mathx.Cholesky. If A is not positive definite the result holds NaN (a density built on it is then NaN,
 // which callers treat as a rejected point), it never panics on data.
 //
 // Backward (Murray 2016, "Differentiation of the Cholesky decomposition", arXiv:1602.07527):
@@ -19,34 +21,12 @@ func (t *Tape) Cholesky(A Var) Var {
 		panic(fmt.Sprintf("ad: Cholesky: matrix is %d×%d", r, c))
 	}
 	v, nd := t.newNode(opCholesky, A.id, -1, r, r)
-	choleskyInto(nd.val, t.nodes[A.id].val, r)
-	return v
-}
-
-// choleskyInto writes the lower Cholesky factor of a (n×n, lower triangle read) into l.
-func choleskyInto(l, a []float64, n int) {
-	clear(l)
-	for j := 0; j < n; j++ {
-		s := a[j*n+j]
-		for k := 0; k < j; k++ {
-			s -= l[j*n+k] * l[j*n+k]
-		}
-		if !(s > 0) {
-			for i := range l {
-				l[i] = math.NaN()
-			}
-			return
-		}
-		d := math.Sqrt(s)
-		l[j*n+j] = d
-		for i := j + 1; i < n; i++ {
-			s := a[i*n+j]
-			for k := 0; k < j; k++ {
-				s -= l[i*n+k] * l[j*n+k]
-			}
-			l[i*n+j] = s / d
+	if !mathx.Cholesky(nd.val, t.nodes[A.id].val, r) {
+		for i := range nd.val {
+			nd.val[i] = math.NaN()
 		}
 	}
+	return v
 }
 
 // TriSolve returns X = L⁻¹B for a lower-triangular matrix node L (n×n) and B either a vector

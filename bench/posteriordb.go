@@ -288,7 +288,7 @@ type Config struct {
 	Methods    []string // method names (Methods, then Extra); nil means meanfield, fullrank, lowrank
 	Extra      []Method // methods beyond the table of Methods (a caller's own), selectable by name
 	Seeds      int      // seeds 1..Seeds; 0 means 3
-	Dir        string   // posteriordb directory; "" means zoo.DefaultDir()
+	Dir        string   // posteriordb directory (required)
 	RunOptions
 	// Progress, when not nil, is called after every run (from the benchmark's goroutine).
 	Progress func(SeedResult)
@@ -349,11 +349,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	infos = slices.CompactFunc(infos, func(a, b zoo.Info) bool { return a.Name == b.Name })
 	dir := cfg.Dir
 	if dir == "" {
-		d, ok := zoo.DefaultDir()
-		if !ok {
-			return nil, errors.New("bench: Run: posteriordb directory not found (../shared/data/posteriordb); give Config.Dir")
-		}
-		dir = d
+		return nil, errors.New("bench: Run: Config.Dir is empty: give the posteriordb directory")
 	}
 	for _, info := range infos {
 		m, err := zoo.Load(info.Name, dir)
@@ -409,16 +405,7 @@ func referenceDraws(m *zoo.Model, dir string) (*diag.Draws, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: reference draws (posterior=%s): %w", m.Posterior, err)
 	}
-	out := &diag.Draws{Names: names, Chains: make([][]float64, sel.NumChains())}
-	x := make([]float64, len(names))
-	for c := range out.Chains {
-		rows := make([]float64, 0, sel.NumDraws()*len(names))
-		for i := range sel.NumDraws() {
-			rows = append(rows, sel.Draw(x, c, i)...)
-		}
-		out.Chains[c] = rows
-	}
-	return out, nil
+	return sel, nil
 }
 
 // Summary is the medians over seeds of one posterior × method.

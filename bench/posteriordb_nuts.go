@@ -247,7 +247,7 @@ func chainsMean(chains [][]float64) float64 {
 type NUTSBenchConfig struct {
 	Posteriors []string // zoo short names or posteriordb names; nil means all of zoo.Names()
 	Seeds      int      // seeds 1..Seeds; 0 means 1
-	Dir        string   // posteriordb directory; "" means zoo.DefaultDir()
+	Dir        string   // posteriordb directory (required)
 	NUTSOptions
 	// Progress, when not nil, is called after every run.
 	Progress func(*NUTSCheck)
@@ -276,11 +276,7 @@ func RunNUTSBench(ctx context.Context, cfg NUTSBenchConfig) (*NUTSReport, error)
 	}
 	dir := cfg.Dir
 	if dir == "" {
-		d, ok := zoo.DefaultDir()
-		if !ok {
-			return nil, errors.New("bench: RunNUTSBench: posteriordb directory not found (../shared/data/posteriordb); give Dir")
-		}
-		dir = d
+		return nil, errors.New("bench: RunNUTSBench: NUTSBenchConfig.Dir is empty: give the posteriordb directory")
 	}
 	rep := &NUTSReport{Config: cfg}
 	for _, name := range names {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigo-bayes/vigo/internal/datadir"
 	"github.com/vigo-bayes/vigo/zoo"
 )
 
@@ -54,10 +55,8 @@ func TestSampleNUTSWorkersDoNotChangeDraws(t *testing.T) {
 // TestNUTSBenchEightSchools runs a shortened benchmark (4 chains × (300 + 500)) on eight
 // schools against the posteriordb reference draws and checks issue 5's bars on it.
 func TestNUTSBenchEightSchools(t *testing.T) {
-	if _, ok := zoo.DefaultDir(); !ok {
-		t.Skip("../shared not found beside the repository: posteriordb reference draws are needed")
-	}
-	rep, err := RunNUTSBench(context.Background(), NUTSBenchConfig{Posteriors: []string{"eight_schools"},
+	dir := datadir.PosteriorDBOrSkip(t)
+	rep, err := RunNUTSBench(context.Background(), NUTSBenchConfig{Posteriors: []string{"eight_schools"}, Dir: dir,
 		NUTSOptions: NUTSOptions{Warmup: 300, Draws: 500}})
 	if err != nil {
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/vigo-bayes/vigo/diag"
-	"github.com/vigo-bayes/vigo/model"
+	"github.com/vigo-bayes/vigo/internal/datadir"
 	"github.com/vigo-bayes/vigo/zoo"
 )
 
@@ -160,20 +160,10 @@ func TestMethodRegistry(t *testing.T) {
 	}
 }
 
-// sharedDir returns ../shared or skips the test.
-func sharedDir(t *testing.T) string {
-	t.Helper()
-	dir, ok := model.SharedDir()
-	if !ok {
-		t.Skip("../shared not found beside the repository: posteriordb data and targets.md are needed")
-	}
-	return dir
-}
-
 // TestStanTargetsMatchTargetsMD checks the transcribed Stan numbers against the table in
 // ../shared/docs/targets.md, column by column.
 func TestStanTargetsMatchTargetsMD(t *testing.T) {
-	f, err := os.Open(filepath.Join(sharedDir(t), "docs", "targets.md"))
+	f, err := os.Open(filepath.Join(datadir.SharedOrSkip(t), "docs", "targets.md"))
 	if err != nil {
 		t.Skip("targets.md not found:", err)
 	}
@@ -215,7 +205,7 @@ func TestStanTargetsMatchTargetsMD(t *testing.T) {
 // TestRunEightSchools runs one fast method through Run against the reference draws: a
 // method that returns the reference draws themselves must score W1/sd = 0, sd ratio 1.
 func TestRunEightSchools(t *testing.T) {
-	dir := filepath.Join(sharedDir(t), "data", "posteriordb")
+	dir := datadir.PosteriorDBOrSkip(t)
 	ref := Method{Name: "test-reference", About: "the reference draws", Run: func(_ context.Context, m *zoo.Model, _ uint64, _ RunOptions) (*Outcome, error) {
 		d, err := referenceDraws(m, dir)
 		return &Outcome{Draws: d, KHat: math.NaN(), Converged: true, Status: "copied"}, err
@@ -236,6 +226,9 @@ func TestRunEightSchools(t *testing.T) {
 	}
 	if _, err := Run(context.Background(), Config{Posteriors: []string{"no_such"}, Dir: dir}); err == nil || !strings.Contains(err.Error(), "no_such") {
 		t.Errorf("unknown posterior error %v, want one naming it", err)
+	}
+	if _, err := Run(context.Background(), Config{Posteriors: []string{"eight_schools"}, Methods: []string{"test-reference"}}); err == nil || !strings.Contains(err.Error(), "Config.Dir") {
+		t.Errorf("empty Dir: error %v, want one naming Config.Dir", err)
 	}
 }
 

@@ -11,14 +11,10 @@ import (
 	"path/filepath"
 )
 
-// FashionMNISTDir is where Debian's dataset-fashion-mnist package installs Fashion-MNIST
-// (Xiao, Rasul & Vollgraf 2017): 60,000 training and 10,000 test 28×28 grey images of ten
-// clothing classes.
-const FashionMNISTDir = "/usr/share/datasets/fashion-mnist"
-
-// LoadFashionMNIST reads the training (train = true: train-images-idx3-ubyte.gz,
-// train-labels-idx1-ubyte.gz) or test set (t10k-…) from dir, only the first limit images when
-// limit > 0. It returns the images as rows×784 values in [0, 1] (pixel/255, row-major 28×28 per
+// LoadFashionMNIST reads Fashion-MNIST (Xiao, Rasul & Vollgraf 2017: 60,000 training and
+// 10,000 test 28×28 grey images of ten clothing classes) from dir: the training set
+// (train = true: train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz) or the test set
+// (t10k-…), only the first limit images when limit > 0. It returns the images as rows×784 values in [0, 1] (pixel/255, row-major 28×28 per
 // image, the layout of a 28×28×1 ConvNet input), the labels in [0, 10) and rows. Errors name
 // the file and what is wrong.
 func LoadFashionMNIST(dir string, train bool, limit int) (X []float64, y []int, rows int, err error) {

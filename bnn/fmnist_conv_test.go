@@ -11,15 +11,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigo-bayes/vigo/internal/datadir"
 )
 
-// fmnistOrSkip loads Fashion-MNIST from Debian's location or skips the test.
+// fmnistOrSkip loads Fashion-MNIST ($VIGO_FASHION_MNIST, else Debian's location) or skips
+// the test.
 func fmnistOrSkip(t *testing.T, train bool, limit int) ([]float64, []int, int) {
 	t.Helper()
-	if _, err := os.Stat(FashionMNISTDir); err != nil {
-		t.Skipf("Fashion-MNIST not installed at %s (Debian package dataset-fashion-mnist): %v", FashionMNISTDir, err)
-	}
-	X, y, n, err := LoadFashionMNIST(FashionMNISTDir, train, limit)
+	X, y, n, err := LoadFashionMNIST(datadir.FashionMNISTOrSkip(t), train, limit)
 	if err != nil {
 		t.Fatal(err)
 	}

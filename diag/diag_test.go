@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -255,6 +256,22 @@ func TestDrawsLayout(t *testing.T) {
 	v := d.Var(1)
 	if d.Len() != 6 || v[0][2] != 30 || v[1][0] != 40 {
 		t.Errorf("Len %d, Var(1) = %v", d.Len(), v)
+	}
+	if d.ChainLen() != 3 || !slices.Equal(d.Row(1, 2), []float64{6, 60}) {
+		t.Errorf("ChainLen %d, Row(1, 2) = %v; want 3, [6 60]", d.ChainLen(), d.Row(1, 2))
+	}
+	if (&Draws{}).ChainLen() != 0 {
+		t.Error("zero Draws: ChainLen not 0")
+	}
+	s, err := d.Select("b", "a", "b")
+	if err != nil || !slices.Equal(s.Names, []string{"b", "a", "b"}) || !slices.Equal(s.Chains[1], []float64{40, 4, 40, 50, 5, 50, 60, 6, 60}) {
+		t.Errorf("Select(b, a, b) = %+v, %v", s, err)
+	}
+	if s.Chains[0][0] = -1; d.Chains[0][1] != 10 {
+		t.Error("Select shares memory with d")
+	}
+	if _, err := d.Select("a", "zz"); err == nil || !strings.Contains(err.Error(), `"zz"`) {
+		t.Errorf("Select(a, zz): %v, want an error naming zz", err)
 	}
 	bad := []*Draws{
 		{Names: []string{"a", "b"}, Chains: [][]float64{{1, 2, 3}}},

@@ -74,3 +74,43 @@ func (d *Draws) Index(name string) int {
 	}
 	return -1
 }
+
+// ChainLen returns the number of draws in each chain (of chain 0; Check verifies that all
+// chains have as many).
+func (d *Draws) ChainLen() int {
+	if len(d.Names) == 0 || len(d.Chains) == 0 {
+		return 0
+	}
+	return len(d.Chains[0]) / len(d.Names)
+}
+
+// Row returns draw i of chain c, the D values in Names order. The slice shares memory with
+// d. It panics if c or i is out of range.
+func (d *Draws) Row(c, i int) []float64 {
+	D := len(d.Names)
+	return d.Chains[c][i*D : (i+1)*D : (i+1)*D]
+}
+
+// Select returns new draws holding only the named variables, in the given order, from every
+// chain. Cost O(len(names)·Len()). Errors name the first variable d lacks.
+func (d *Draws) Select(names ...string) (*Draws, error) {
+	idx := make([]int, len(names))
+	for k, n := range names {
+		if idx[k] = d.Index(n); idx[k] < 0 {
+			return nil, fmt.Errorf("diag: Draws.Select: no variable %q", n)
+		}
+	}
+	D := len(d.Names)
+	out := &Draws{Names: append([]string(nil), names...), Chains: make([][]float64, len(d.Chains))}
+	for c, ch := range d.Chains {
+		n := len(ch) / max(D, 1)
+		rows := make([]float64, 0, n*len(idx))
+		for s := range n {
+			for _, j := range idx {
+				rows = append(rows, ch[s*D+j])
+			}
+		}
+		out.Chains[c] = rows
+	}
+	return out, nil
+}

@@ -200,28 +200,3 @@ func newBufPool(n int) *bufPool {
 
 func (b *bufPool) get() *[]float64  { return b.p.Get().(*[]float64) }
 func (b *bufPool) put(s *[]float64) { b.p.Put(s) }
-
-// cholesky writes the lower Cholesky factor of the n×n symmetric matrix a (lower triangle read)
-// into l and reports whether a is positive definite.
-func cholesky(l, a []float64, n int) bool {
-	clear(l)
-	for j := 0; j < n; j++ {
-		s := a[j*n+j]
-		for k := 0; k < j; k++ {
-			s -= l[j*n+k] * l[j*n+k]
-		}
-		if !(s > 0) || math.IsInf(s, 0) {
-			return false
-		}
-		d := math.Sqrt(s)
-		l[j*n+j] = d
-		for i := j + 1; i < n; i++ {
-			s := a[i*n+j]
-			for k := 0; k < j; k++ {
-				s -= l[i*n+k] * l[j*n+k]
-			}
-			l[i*n+j] = s / d
-		}
-	}
-	return true
-}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/internal/mathx"
 )
 
 // FullRank is the Gaussian N(μ, LLᵀ) with a lower-triangular Cholesky factor L of positive
@@ -91,7 +92,7 @@ func (f *FullRank) SetMoments(params, mean, cov []float64) error {
 	checkLen("FullRank.SetMoments", "mean", len(mean), d)
 	checkLen("FullRank.SetMoments", "cov", len(cov), d*d)
 	l := make([]float64, d*d)
-	if !cholesky(l, cov, d) {
+	if !mathx.Cholesky(l, cov, d) {
 		return fmt.Errorf("family: FullRank.SetMoments: covariance is not positive definite (d=%d)", d)
 	}
 	copy(params[:d], mean)

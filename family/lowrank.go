@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/internal/mathx"
 )
 
 // LowRank is the Gaussian N(μ, BBᵀ + D²) with a d×r factor B and a positive diagonal D
@@ -220,7 +221,7 @@ func (f *LowRank) factor(p []float64, w lrWork) float64 {
 	for k := range r {
 		C[k*r+k]++
 	}
-	if !cholesky(w.Lc, C, r) {
+	if !mathx.Cholesky(w.Lc, C, r) {
 		for i := range w.Lc {
 			w.Lc[i] = math.NaN()
 		}

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/internal/mathx"
 	"github.com/vigo-bayes/vigo/model"
 	"github.com/vigo-bayes/vigo/rng"
 )
@@ -93,7 +94,7 @@ func (m *metric) update() error {
 		}
 		return nil
 	}
-	if !cholesky(m.chol, m.inv, m.d) {
+	if !mathx.Cholesky(m.chol, m.inv, m.d) {
 		return fmt.Errorf("inverse metric is not positive definite")
 	}
 	return nil
@@ -154,31 +155,6 @@ func (m *metric) sampleP(r *rng.Stream, p []float64) {
 		}
 		p[i] = s / m.chol[i*d+i]
 	}
-}
-
-// cholesky writes the lower Cholesky factor of the symmetric d×d row-major matrix a into l
-// and reports whether a is positive definite. Cost d³/3 flops.
-func cholesky(l, a []float64, d int) bool {
-	clear(l)
-	for j := range d {
-		s := a[j*d+j]
-		for k := range j {
-			s -= l[j*d+k] * l[j*d+k]
-		}
-		if !(s > 0) || math.IsInf(s, 1) {
-			return false
-		}
-		ljj := math.Sqrt(s)
-		l[j*d+j] = ljj
-		for i := j + 1; i < d; i++ {
-			s := a[i*d+j]
-			for k := range j {
-				s -= l[i*d+k] * l[j*d+k]
-			}
-			l[i*d+j] = s / ljj
-		}
-	}
-	return true
 }
 
 // system is the Hamiltonian system of one chain: the target with its tape, the metric and a

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vigo-bayes/vigo/diag"
+	"github.com/vigo-bayes/vigo/internal/datadir"
 	"github.com/vigo-bayes/vigo/mcmc"
 	"github.com/vigo-bayes/vigo/model"
 	"github.com/vigo-bayes/vigo/zoo"
@@ -221,10 +222,7 @@ func TestDeterminism(t *testing.T) {
 // TestEightSchoolsReference compares NUTS on the embedded eight-schools model with
 // posteriordb's 10,000 reference draws (needs ../shared).
 func TestEightSchoolsReference(t *testing.T) {
-	dir, ok := zoo.DefaultDir()
-	if !ok {
-		t.Skip("../shared not found: no posteriordb reference draws")
-	}
+	dir := datadir.PosteriorDBOrSkip(t)
 	m := zoo.EightSchools()
 	ref, err := model.LoadDraws(m.DrawsPath(dir))
 	if err != nil {
@@ -236,14 +234,11 @@ func TestEightSchoolsReference(t *testing.T) {
 	}
 	dr := res.Draws(m.Names(), m.Constrain)
 	for j, name := range dr.Names {
-		k := slices.Index(ref.Names, name)
+		k := ref.Index(name)
 		if k < 0 {
 			t.Fatalf("%s not in the reference draws", name)
 		}
-		var r []float64
-		for _, ch := range ref.Chains {
-			r = append(r, ch[k]...)
-		}
+		r := concat(ref.Var(k))
 		ch := dr.Var(j)
 		// The reference draws are thinned to near independence (posteriordb checks ESS ≈
 		// 10,000), so their MCSE is sd/100; ours comes from our ESS. 5 combined MCSE: a
@@ -253,7 +248,7 @@ func TestEightSchoolsReference(t *testing.T) {
 			t.Errorf("%s: mean differs from the reference by %.3f (5 MCSE = %.3f)", name, d, 5*se)
 		}
 	}
-	dist, err := diag.Compare(dr, refDraws(ref))
+	dist, err := diag.Compare(dr, ref)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,22 +258,6 @@ func TestEightSchoolsReference(t *testing.T) {
 		t.Errorf("W1/sd %.3f", dist.W1SD)
 	}
 	t.Logf("W1/sd %.4f, sd ratio %.3f; %s", dist.W1SD, dist.SDRatio, res.Diagnostics().Summary())
-}
-
-func refDraws(ref *model.Draws) *diag.Draws {
-	out := &diag.Draws{Names: ref.Names, Chains: make([][]float64, len(ref.Chains))}
-	D := len(ref.Names)
-	for c, ch := range ref.Chains {
-		n := len(ch[0])
-		flat := make([]float64, n*D)
-		for p, col := range ch {
-			for i, v := range col {
-				flat[i*D+p] = v
-			}
-		}
-		out.Chains[c] = flat
-	}
-	return out
 }
 
 // TestCancel checks that a cancelled run returns the draws made so far with the context's

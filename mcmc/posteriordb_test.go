@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vigo-bayes/vigo/diag"
+	"github.com/vigo-bayes/vigo/internal/datadir"
 	"github.com/vigo-bayes/vigo/mcmc"
 	"github.com/vigo-bayes/vigo/model"
 	"github.com/vigo-bayes/vigo/zoo"
@@ -18,21 +19,18 @@ import (
 // TestPosteriordb runs NUTS (4 chains × (1000 + 1000), seed 1) on the 12 public posteriordb
 // posteriors and checks issue 5's bar: every reported quantity's mean within 5 MCSE of the
 // reference mean (MCSE of the difference, ours and the reference's combined) and W1/sd ≤ 0.06.
-// It takes tens of minutes, so it runs only with VIGO_POSTERIORDB=1 (and not under -short);
-// VIGO_POSTERIORDB_OUT=FILE writes the markdown table there, VIGO_POSTERIORDB_MODELS=a,b
+// It takes tens of minutes, so it runs only with VIGO_NUTS_LONG=1 (and not under -short);
+// VIGO_NUTS_OUT=FILE writes the markdown table there, VIGO_NUTS_MODELS=a,b
 // restricts the models.
 //
-//	VIGO_POSTERIORDB=1 VIGO_POSTERIORDB_OUT=/tmp/nuts.md go test ./mcmc -run Posteriordb -v -timeout 3h
+//	VIGO_NUTS_LONG=1 VIGO_NUTS_OUT=/tmp/nuts.md go test ./mcmc -run Posteriordb -v -timeout 3h
 func TestPosteriordb(t *testing.T) {
-	if testing.Short() || os.Getenv("VIGO_POSTERIORDB") == "" {
-		t.Skip("set VIGO_POSTERIORDB=1 to run NUTS on the 12 posteriordb posteriors (tens of minutes)")
+	if testing.Short() || os.Getenv("VIGO_NUTS_LONG") == "" {
+		t.Skip("set VIGO_NUTS_LONG=1 to run NUTS on the 12 posteriordb posteriors (tens of minutes)")
 	}
-	dir, ok := zoo.DefaultDir()
-	if !ok {
-		t.Skip("../shared not found")
-	}
+	dir := datadir.PosteriorDBOrSkip(t)
 	names := zoo.Names()
-	if s := os.Getenv("VIGO_POSTERIORDB_MODELS"); s != "" {
+	if s := os.Getenv("VIGO_NUTS_MODELS"); s != "" {
 		names = strings.Split(s, ",")
 	}
 	var b strings.Builder
@@ -43,11 +41,10 @@ func TestPosteriordb(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		raw, err := model.LoadDraws(m.DrawsPath(dir))
+		ref, err := model.LoadDraws(m.DrawsPath(dir))
 		if err != nil {
 			t.Fatal(err)
 		}
-		ref := refDraws(raw)
 		res, err := mcmc.Sample(context.Background(), m, mcmc.Config{Seed: 1})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -93,7 +90,7 @@ func TestPosteriordb(t *testing.T) {
 		t.Logf("%s: W1/sd %.4f, min ESS %.0f, %d grads, %.1f s; %s", m.Posterior, dist.W1SD, minESS, res.GradEvals, res.Wall.Seconds(), d.Summary())
 	}
 	t.Log("\n" + b.String())
-	if p := os.Getenv("VIGO_POSTERIORDB_OUT"); p != "" {
+	if p := os.Getenv("VIGO_NUTS_OUT"); p != "" {
 		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
 			t.Error(err)
 		}

@@ -7,22 +7,13 @@ import (
 	"io"
 	"math"
 	"strconv"
-)
 
-// Draws are posterior draws by chain: posteriordb reference draws, later the
-// output of a sampler. Values are on the constrained scale, one column per
-// Stan flattened name ("mu", "theta[1]", "L[2,1]").
-type Draws struct {
-	// Names are the parameter names in the order of the first chain.
-	Names []string
-	// Chains[c][p][i] is draw i of parameter Names[p] in chain c. All
-	// chains have the same number of draws.
-	Chains [][][]float64
-}
+	"github.com/vigo-bayes/vigo/diag"
+)
 
 // LoadDraws reads posteriordb reference draws (draws/NAME.json.zip or a
 // plain .json file). See ParseDraws.
-func LoadDraws(path string) (*Draws, error) {
+func LoadDraws(path string) (*diag.Draws, error) {
 	b, err := readFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("model: draws %s: %w", path, err)
@@ -36,7 +27,11 @@ func LoadDraws(path string) (*Draws, error) {
 // each chain. It checks that every chain has the same set of names, no name
 // twice, the same number of draws (at least one) for every name, and that
 // every value is a finite number. name is used in error messages.
-func ParseDraws(name string, r io.Reader) (*Draws, error) {
+//
+// The draws are on the constrained scale, one variable per Stan flattened
+// name ("mu", "theta[1]", "L[2,1]") in the order of the first chain, one
+// diag.Draws chain per posteriordb chain.
+func ParseDraws(name string, r io.Reader) (*diag.Draws, error) {
 	b, err := readSource(r)
 	if err != nil {
 		return nil, fmt.Errorf("model: draws %s: %w", name, err)
@@ -44,7 +39,7 @@ func ParseDraws(name string, r io.Reader) (*Draws, error) {
 	return parseDrawsBytes(name, b)
 }
 
-func parseDrawsBytes(name string, b []byte) (*Draws, error) {
+func parseDrawsBytes(name string, b []byte) (*diag.Draws, error) {
 	d, err := decodeDraws(b)
 	if err != nil {
 		return nil, fmt.Errorf("model: draws %s: %w", name, err)
@@ -52,13 +47,13 @@ func parseDrawsBytes(name string, b []byte) (*Draws, error) {
 	return d, nil
 }
 
-func decodeDraws(b []byte) (*Draws, error) {
+func decodeDraws(b []byte) (*diag.Draws, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	if err := expectDelim(b, dec, '[', "a list of chains"); err != nil {
 		return nil, err
 	}
-	d := &Draws{}
+	d := &diag.Draws{}
 	index := map[string]int{}
 	n := -1 // draws per chain, set by the first list read
 	for c := 0; dec.More(); c++ {
@@ -114,7 +109,7 @@ func decodeDraws(b []byte) (*Draws, error) {
 				return nil, fmt.Errorf("chain %d: %q missing (it is in chain 1)", c+1, d.Names[p])
 			}
 		}
-		d.Chains = append(d.Chains, chain)
+		d.Chains = append(d.Chains, rows(chain))
 	}
 	if _, err := dec.Token(); err != nil { // the closing ']'
 		return nil, jsonError(b, err)
@@ -181,71 +176,15 @@ func tokenString(tok json.Token) string {
 	}
 }
 
-// NumChains returns the number of chains.
-func (d *Draws) NumChains() int { return len(d.Chains) }
-
-// NumDraws returns the number of draws in each chain.
-func (d *Draws) NumDraws() int {
-	if len(d.Chains) == 0 || len(d.Chains[0]) == 0 {
-		return 0
-	}
-	return len(d.Chains[0][0])
-}
-
-// Index returns the position of name in Names, or -1.
-func (d *Draws) Index(name string) int {
-	for p, n := range d.Names {
-		if n == name {
-			return p
+// rows interleaves the columns of one chain (cols[p][i] is draw i of variable
+// p) into diag.Draws's row layout.
+func rows(cols [][]float64) []float64 {
+	D := len(cols)
+	out := make([]float64, D*len(cols[0]))
+	for p, col := range cols {
+		for i, v := range col {
+			out[i*D+p] = v
 		}
 	}
-	return -1
-}
-
-// Column returns all draws of name, chain after chain, in a new slice of
-// NumChains()·NumDraws() values.
-func (d *Draws) Column(name string) ([]float64, error) {
-	p := d.Index(name)
-	if p < 0 {
-		return nil, fmt.Errorf("model: Draws.Column: no parameter %q", name)
-	}
-	out := make([]float64, 0, d.NumChains()*d.NumDraws())
-	for _, ch := range d.Chains {
-		out = append(out, ch[p]...)
-	}
-	return out, nil
-}
-
-// Draw stores draw i of chain c in dst in Names order and returns
-// dst[:len(Names)]. It allocates only if cap(dst) < len(Names). It panics if
-// c or i is out of range.
-func (d *Draws) Draw(dst []float64, c, i int) []float64 {
-	if cap(dst) < len(d.Names) {
-		dst = make([]float64, len(d.Names))
-	}
-	dst = dst[:len(d.Names)]
-	for p, col := range d.Chains[c] {
-		dst[p] = col[i]
-	}
-	return dst
-}
-
-// Select returns draws with only the named parameters, in the given order.
-// The result shares its values with d.
-func (d *Draws) Select(names ...string) (*Draws, error) {
-	idx := make([]int, len(names))
-	for k, n := range names {
-		idx[k] = d.Index(n)
-		if idx[k] < 0 {
-			return nil, fmt.Errorf("model: Draws.Select: no parameter %q", n)
-		}
-	}
-	out := &Draws{Names: append([]string(nil), names...), Chains: make([][][]float64, len(d.Chains))}
-	for c, ch := range d.Chains {
-		out.Chains[c] = make([][]float64, len(idx))
-		for k, p := range idx {
-			out.Chains[c][k] = ch[p]
-		}
-	}
-	return out, nil
+	return out
 }

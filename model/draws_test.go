@@ -7,8 +7,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/vigo-bayes/vigo/internal/race"
 )
 
 // Two chains of three draws; the second chain lists its keys in another order.
@@ -26,48 +24,17 @@ func TestParseDraws(t *testing.T) {
 		if want := []string{"theta[1]", "theta[2]", "mu"}; !reflect.DeepEqual(d.Names, want) {
 			t.Errorf("Names = %v, want %v", d.Names, want)
 		}
-		if d.NumChains() != 2 || d.NumDraws() != 3 {
-			t.Errorf("NumChains, NumDraws = %d, %d", d.NumChains(), d.NumDraws())
+		if err := d.Check(); err != nil || len(d.Chains) != 2 || d.ChainLen() != 3 {
+			t.Errorf("%d chains, ChainLen %d, Check %v; want 2, 3, nil", len(d.Chains), d.ChainLen(), err)
 		}
-		mu, err := d.Column("mu")
-		if err != nil || !reflect.DeepEqual(mu, []float64{7, 8, 9, -7, -8, -9}) {
-			t.Errorf("Column(mu) = %v, %v", mu, err)
-		}
-		if _, err := d.Column("tau"); err == nil || !strings.Contains(err.Error(), `no parameter "tau"`) {
-			t.Errorf("Column(tau) error = %v", err)
-		}
-		buf := make([]float64, 0, 8)
-		got := d.Draw(buf, 1, 2)
-		if !reflect.DeepEqual(got, []float64{-3, -6, -9}) || &got[0] != &buf[:1][0] {
-			t.Errorf("Draw(1, 2) = %v (reused buffer: %v)", got, &got[0] == &buf[:1][0])
+		// Chains are rows in Names order; the second chain's keys came in another order.
+		want := [][]float64{{1, 4, 7, 2, 5, 8, 3, 6, 9}, {-1, -4, -7, -2, -5, -8, -3, -6, -9}}
+		if !reflect.DeepEqual(d.Chains, want) {
+			t.Errorf("Chains = %v, want %v", d.Chains, want)
 		}
 		if d.Index("mu") != 2 || d.Index("nope") != -1 {
 			t.Errorf("Index wrong")
 		}
-		s, err := d.Select("mu", "theta[2]")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := s.Draw(nil, 0, 1); !reflect.DeepEqual(got, []float64{8, 5}) {
-			t.Errorf("Select(mu, theta[2]).Draw(0, 1) = %v", got)
-		}
-		if _, err := d.Select("mu", "sigma"); err == nil || !strings.Contains(err.Error(), `no parameter "sigma"`) {
-			t.Errorf("Select(sigma) error = %v", err)
-		}
-	}
-}
-
-func TestDrawAllocs(t *testing.T) {
-	if race.Enabled {
-		t.Skip("allocation counts are not meaningful under the race detector")
-	}
-	d, err := ParseDraws("a.json", strings.NewReader(twoChains))
-	if err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]float64, len(d.Names))
-	if n := testing.AllocsPerRun(100, func() { buf = d.Draw(buf, 1, 1) }); n != 0 {
-		t.Errorf("Draw allocates %v times", n)
 	}
 }
 
@@ -130,7 +97,7 @@ func TestLoadDraws(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, err := LoadDraws(p)
-	if err != nil || d.NumDraws() != 3 {
+	if err != nil || d.ChainLen() != 3 {
 		t.Fatalf("LoadDraws = %v, %v", d, err)
 	}
 	_, err = LoadDraws(p + "x")
@@ -150,24 +117,11 @@ func FuzzParseDraws(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if d.NumChains() == 0 || d.NumDraws() == 0 || len(d.Names) == 0 {
-			t.Fatalf("accepted empty draws %+v", d)
+		if err := d.Check(); err != nil {
+			t.Fatalf("accepted draws that fail Check: %v (%+v)", err, d)
 		}
-		for _, ch := range d.Chains {
-			if len(ch) != len(d.Names) {
-				t.Fatalf("chain has %d columns for %d names", len(ch), len(d.Names))
-			}
-			for _, col := range ch {
-				if len(col) != d.NumDraws() {
-					t.Fatalf("column of %d draws, want %d", len(col), d.NumDraws())
-				}
-			}
-		}
-		d.Draw(nil, d.NumChains()-1, d.NumDraws()-1)
-		for _, n := range d.Names {
-			if _, err := d.Column(n); err != nil {
-				t.Fatal(err)
-			}
+		if _, err := d.Select(d.Names...); err != nil {
+			t.Fatal(err)
 		}
 	})
 }

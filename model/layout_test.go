@@ -329,9 +329,9 @@ func TestReferenceDraws(t *testing.T) {
 		}
 		z := make([]float64, l.Dim())
 		x := make([]float64, l.Len())
-		for c := range d.NumChains() {
-			for i := 0; i < d.NumDraws(); i += 97 {
-				row = d.Draw(row, c, i)
+		for c := range d.Chains {
+			for i := 0; i < d.ChainLen(); i += 97 {
+				row = d.Row(c, i)
 				if err := l.FreeNamed(lookup, z); err != nil {
 					t.Fatalf("%s chain %d draw %d: %v", post, c, i, err)
 				}

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/vigo-bayes/vigo/diag"
 )
 
 // PosteriorInfo is a posteriordb posterior description
@@ -108,7 +108,7 @@ func parsePosteriorInfoBytes(name string, b []byte) (*PosteriorInfo, error) {
 // Cholesky factor "L": 4 the names L[i,j] of a full 2×2 index grid. Names
 // must be well formed (identifier, then optionally [i] or [i,j,…] with
 // 1-based indices).
-func (p *PosteriorInfo) CheckDraws(d *Draws) error {
+func (p *PosteriorInfo) CheckDraws(d *diag.Draws) error {
 	fail := func(format string, a ...any) error {
 		return fmt.Errorf("model: PosteriorInfo.CheckDraws: posterior %s: "+format, append([]any{p.Name}, a...)...)
 	}
@@ -206,30 +206,4 @@ func isIdent(s string) bool {
 		}
 	}
 	return true
-}
-
-// SharedDir finds the shared directory that sits beside the repository: it
-// walks up from the working directory to the first directory holding go.mod
-// and returns the absolute path of its sibling "../shared" if that is a
-// directory. Tests use it to find ../shared/data/posteriordb and skip when
-// it is absent.
-func SharedDir() (string, bool) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", false
-	}
-	for {
-		if fi, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil && !fi.IsDir() {
-			shared := filepath.Join(filepath.Dir(dir), "shared")
-			if fi, err := os.Stat(shared); err == nil && fi.IsDir() {
-				return shared, true
-			}
-			return "", false
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", false
-		}
-		dir = parent
-	}
 }

@@ -2,12 +2,15 @@ package model
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigo-bayes/vigo/diag"
+	"github.com/vigo-bayes/vigo/internal/datadir"
 )
 
 func TestParsePosteriorInfo(t *testing.T) {
@@ -53,12 +56,8 @@ func TestParsePosteriorInfoBadInput(t *testing.T) {
 }
 
 // drawsWith returns one-chain, one-draw draws with the given names.
-func drawsWith(names ...string) *Draws {
-	ch := make([][]float64, len(names))
-	for i := range ch {
-		ch[i] = []float64{0}
-	}
-	return &Draws{Names: names, Chains: [][][]float64{ch}}
+func drawsWith(names ...string) *diag.Draws {
+	return &diag.Draws{Names: names, Chains: [][]float64{make([]float64, len(names))}}
 }
 
 func TestCheckDraws(t *testing.T) {
@@ -87,7 +86,7 @@ func TestCheckDraws(t *testing.T) {
 		wantErr(t, err, "model: PosteriorInfo.CheckDraws: posterior p: "+c.want)
 	}
 	q := &PosteriorInfo{Name: "q", Dimensions: map[string]int{"mu": 2}}
-	wantErr(t, q.CheckDraws(&Draws{Names: []string{"mu[1]", "mu[1]"}}), `"mu" has index [1] twice`)
+	wantErr(t, q.CheckDraws(&diag.Draws{Names: []string{"mu[1]", "mu[1]"}}), `"mu" has index [1] twice`)
 }
 
 func TestParseStanName(t *testing.T) {
@@ -118,45 +117,10 @@ func TestParseStanName(t *testing.T) {
 	}
 }
 
-func TestSharedDirFromTempDir(t *testing.T) {
-	// Outside any module SharedDir finds nothing.
-	t.Chdir(t.TempDir())
-	if dir, ok := SharedDir(); ok {
-		t.Errorf("SharedDir() = %q, true outside a module", dir)
-	}
-	// A module with a sibling "shared" directory is found from a subdirectory.
-	root := t.TempDir()
-	repo := filepath.Join(root, "repo")
-	sub := filepath.Join(repo, "a", "b")
-	for _, d := range []string{sub, filepath.Join(root, "shared")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(repo, "go.mod"), []byte("module x\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Chdir(sub)
-	dir, ok := SharedDir()
-	want, _ := filepath.EvalSymlinks(filepath.Join(root, "shared"))
-	got, _ := filepath.EvalSymlinks(dir)
-	if !ok || got != want {
-		t.Errorf("SharedDir() = %q, %v; want %q", dir, ok, want)
-	}
-}
-
-// posteriordbDir returns ../shared/data/posteriordb or skips the test.
+// posteriordbDir returns the posteriordb directory ($VIGO_POSTERIORDB or ../shared) or skips.
 func posteriordbDir(t *testing.T) string {
 	t.Helper()
-	shared, ok := SharedDir()
-	if !ok {
-		t.Skip("../shared not found beside the repository: skipping posteriordb tests")
-	}
-	dir := filepath.Join(shared, "data", "posteriordb")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("%s not found: skipping posteriordb tests", dir)
-	}
-	return dir
+	return datadir.PosteriorDBOrSkip(t)
 }
 
 // TestPosteriordb loads every posterior description, its data and its
@@ -208,8 +172,8 @@ func TestPosteriordb(t *testing.T) {
 				t.Fatal(err)
 			}
 			// MODELS.md: 10 chains of 1,000 draws each.
-			if draws.NumChains() != 10 || draws.NumDraws() != 1000 {
-				t.Errorf("%d chains × %d draws, want 10 × 1000", draws.NumChains(), draws.NumDraws())
+			if len(draws.Chains) != 10 || draws.ChainLen() != 1000 {
+				t.Errorf("%d chains × %d draws, want 10 × 1000", len(draws.Chains), draws.ChainLen())
 			}
 			if err := p.CheckDraws(draws); err != nil {
 				t.Error(err)
@@ -248,11 +212,7 @@ func TestPosteriordbValues(t *testing.T) {
 	if dr.Names[0] != "theta[1]" || dr.Names[8] != "mu" || dr.Names[9] != "tau" {
 		t.Errorf("eight_schools draws names = %v", dr.Names)
 	}
-	tau, err := dr.Column("tau")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, v := range tau {
+	for i, v := range slices.Concat(dr.Var(9)...) {
 		if !(v > 0) {
 			t.Fatalf("tau draw %d = %v, want > 0 (constrained scale)", i, v)
 		}

@@ -36,7 +36,7 @@ type Info struct {
 	PSISResample bool
 	// Reference, when not nil, are reference draws (posteriordb's) to compare with;
 	// ReferenceName names them in the notes.
-	Reference     *model.Draws
+	Reference     *diag.Draws
 	ReferenceName string
 	// Auto is the automatic family search that chose the fit, if any.
 	Auto *fit.AutoResult
@@ -192,8 +192,10 @@ func write(dir string, res *fit.Result, cols fit.Columns, info Info) (*Report, e
 			col[i] = pv[i*len(pn)+j]
 		}
 		margs[j] = Marginal{Name: nm, Draws: col}
-		if ref := info.Reference; ref != nil && ref.Index(nm) >= 0 {
-			margs[j].Ref, _ = ref.Column(nm)
+		if ref := info.Reference; ref != nil {
+			if p := ref.Index(nm); p >= 0 {
+				margs[j].Ref = slices.Concat(ref.Var(p)...)
+			}
 		}
 	}
 	maxPanels := info.MaxPanels
@@ -320,37 +322,21 @@ func pickRows(res *fit.Result, n int, resample bool) ([]int, string, error) {
 }
 
 // compareReference measures the draws against the reference draws on the variables both have.
-func compareReference(draws *diag.Draws, ref *model.Draws, refName string) (*diag.Distance, string, error) {
-	var keep []int
-	for j, n := range draws.Names {
+func compareReference(draws, ref *diag.Draws, refName string) (*diag.Distance, string, error) {
+	var keep []string
+	for _, n := range draws.Names {
 		if ref.Index(n) >= 0 {
-			keep = append(keep, j)
+			keep = append(keep, n)
 		}
 	}
 	if len(keep) == 0 {
 		return nil, "", fmt.Errorf("output: reference %s: no variable in common with the model (it has %s, …)", refName, strings.Join(ref.Names[:min(3, len(ref.Names))], ", "))
 	}
-	D := draws.Dim()
-	n := draws.Len()
-	sel := &diag.Draws{Chains: [][]float64{make([]float64, 0, n*len(keep))}}
-	for _, j := range keep {
-		sel.Names = append(sel.Names, draws.Names[j])
+	sel, err := draws.Select(keep...)
+	if err != nil {
+		return nil, "", err
 	}
-	for i := range n {
-		for _, j := range keep {
-			sel.Chains[0] = append(sel.Chains[0], draws.Chains[0][i*D+j])
-		}
-	}
-	rd := &diag.Draws{Names: ref.Names}
-	row := make([]float64, len(ref.Names))
-	for c := range ref.NumChains() {
-		ch := make([]float64, 0, ref.NumDraws()*len(ref.Names))
-		for i := range ref.NumDraws() {
-			ch = append(ch, ref.Draw(row, c, i)...)
-		}
-		rd.Chains = append(rd.Chains, ch)
-	}
-	dist, err := diag.Compare(sel, rd)
+	dist, err := diag.Compare(sel, ref)
 	if err != nil {
 		return nil, "", fmt.Errorf("output: reference %s: %w", refName, err)
 	}

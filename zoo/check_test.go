@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/vigo-bayes/vigo/internal/datadir"
 	"github.com/vigo-bayes/vigo/model"
 )
 
@@ -44,13 +45,10 @@ func deltaTol(ref float64) float64 {
 	return 0.5*math.Pow(10, e-6) + 1e-10
 }
 
+// posteriordbDir returns the posteriordb directory ($VIGO_POSTERIORDB or ../shared) or skips.
 func posteriordbDir(t testing.TB) string {
 	t.Helper()
-	dir, ok := model.SharedDir()
-	if !ok {
-		t.Skip("zoo: ../shared is absent; posteriordb data and reference draws are not available")
-	}
-	return filepath.Join(dir, "data", "posteriordb")
+	return datadir.PosteriorDBOrSkip(t)
 }
 
 // TestReferenceDelta checks the plain-float64 reference implementations against MODELS.md.
@@ -73,7 +71,7 @@ func TestReferenceDelta(t *testing.T) {
 					if p < 0 {
 						t.Fatalf("draw has no %q", n)
 					}
-					return dr.Chains[0][p][i]
+					return dr.Row(0, i)[p]
 				}
 			}
 			la, ja := ref(at(0))

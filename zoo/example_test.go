@@ -2,6 +2,7 @@ package zoo_test
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/vigo-bayes/vigo/ad"
 	"github.com/vigo-bayes/vigo/model"
@@ -25,12 +26,13 @@ func ExampleEightSchools() {
 	// [0 1]
 }
 
-// Models read posteriordb data and name their reference draws. (Not run as a test: it needs
-// ../shared; TestDelta and TestDraws cover the same path and skip without it.)
+// Models read posteriordb data from a directory the caller names and name their reference
+// draws. (Not run as a test: it needs a posteriordb checkout; TestDelta and TestDraws cover the
+// same path and skip without one.)
 func ExampleLoad() {
-	dir, ok := zoo.DefaultDir()
-	if !ok {
-		fmt.Println("../shared is absent")
+	dir := os.Getenv("VIGO_POSTERIORDB") // the root of a posteriordb checkout (holds data/, draws/)
+	if dir == "" {
+		fmt.Println("VIGO_POSTERIORDB is not set")
 		return
 	}
 	m, err := zoo.Load("garch", dir)
@@ -43,7 +45,7 @@ func ExampleLoad() {
 		fmt.Println(err)
 		return
 	}
-	z, err := m.Unconstrain(nil, draws.Draw(nil, 0, 0))
+	z, err := m.Unconstrain(nil, draws.Row(0, 0))
 	if err != nil {
 		fmt.Println(err)
 		return

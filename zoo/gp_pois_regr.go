@@ -7,6 +7,7 @@ import (
 	"github.com/vigo-bayes/vigo/ad"
 	"github.com/vigo-bayes/vigo/bijector"
 	"github.com/vigo-bayes/vigo/density"
+	"github.com/vigo-bayes/vigo/internal/mathx"
 	"github.com/vigo-bayes/vigo/model"
 )
 
@@ -97,22 +98,15 @@ func (m *gpPoisRegr) reportedNames() []string {
 // numerically positive definite.
 func (m *gpPoisRegr) chol(rho, alpha float64) ([]float64, error) {
 	n := m.n
-	l := make([]float64, n*n)
+	k := make([]float64, n*n) // lower triangle of K
 	for i := range n {
 		for j := 0; j <= i; j++ {
-			s := alpha*alpha*math.Exp(m.negSq[i*n+j]/(rho*rho)) + m.jitter[i*n+j]
-			for p := range j {
-				s -= l[i*n+p] * l[j*n+p]
-			}
-			if i == j {
-				if !(s > 0) {
-					return nil, fmt.Errorf("K(rho=%g, alpha=%g) is not positive definite", rho, alpha)
-				}
-				l[i*n+i] = math.Sqrt(s)
-			} else {
-				l[i*n+j] = s / l[j*n+j]
-			}
+			k[i*n+j] = alpha*alpha*math.Exp(m.negSq[i*n+j]/(rho*rho)) + m.jitter[i*n+j]
 		}
+	}
+	l := make([]float64, n*n)
+	if !mathx.Cholesky(l, k, n) {
+		return nil, fmt.Errorf("K(rho=%g, alpha=%g) is not positive definite", rho, alpha)
 	}
 	return l, nil
 }

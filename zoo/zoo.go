@@ -102,29 +102,15 @@ func lookup(name string) (entry, error) {
 	return entry{}, fmt.Errorf("zoo: Get: unknown model %q (have %s)", name, strings.Join(Names(), ", "))
 }
 
-// DefaultDir returns the posteriordb directory of the shared data beside the repository
-// (../shared/data/posteriordb, found with model.SharedDir) and whether it exists.
-func DefaultDir() (string, bool) {
-	dir, ok := model.SharedDir()
-	if !ok {
-		return "", false
-	}
-	return filepath.Join(dir, "data", "posteriordb"), true
-}
-
-// Load reads the named model's data file from the posteriordb directory dir (DefaultDir when
-// dir is "") and builds the model. Errors name the file and the field.
+// Load reads the named model's data file from the posteriordb directory dir (required: the
+// library does not look for one) and builds the model. Errors name the file and the field.
 func Load(name, dir string) (*Model, error) {
 	e, err := lookup(name)
 	if err != nil {
 		return nil, err
 	}
 	if dir == "" {
-		d, ok := DefaultDir()
-		if !ok {
-			return nil, fmt.Errorf("zoo: Load: no posteriordb directory given and ../shared not found (model=%s)", e.Name)
-		}
-		dir = d
+		return nil, fmt.Errorf("zoo: Load: dir is empty: give the posteriordb directory (model=%s)", e.Name)
 	}
 	d, err := model.LoadData(e.DataPath(dir))
 	if err != nil {

@@ -9,13 +9,14 @@ import (
 	"testing"
 
 	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/diag"
 	"github.com/vigo-bayes/vigo/model"
 )
 
 // fixture is a loaded model with its reference draws and float64 reference density.
 type fixture struct {
 	m     *Model
-	draws *model.Draws
+	draws *diag.Draws
 	ref   refLogDensity
 	err   error
 }
@@ -64,7 +65,7 @@ func (f *fixture) draw(t testing.TB, c, i int) []float64 {
 		if p < 0 {
 			t.Fatalf("reference draws have no %q", n)
 		}
-		x = append(x, f.draws.Chains[c][p][i])
+		x = append(x, f.draws.Row(c, i)[p])
 	}
 	return x
 }
@@ -216,8 +217,8 @@ func TestDraws(t *testing.T) {
 			if _, ok := f.m.impl.(reporter); !ok && !slices.Equal(f.m.Names(), f.m.Layout().Names()) {
 				t.Errorf("Names %v, Layout().Names %v: a model without transformed reported quantities reports its layout", f.m.Names(), f.m.Layout().Names())
 			}
-			if f.draws.NumChains() != 10 || f.draws.NumDraws() != 1000 {
-				t.Errorf("draws: %d chains × %d, want 10 × 1000", f.draws.NumChains(), f.draws.NumDraws())
+			if len(f.draws.Chains) != 10 || f.draws.ChainLen() != 1000 {
+				t.Errorf("draws: %d chains × %d, want 10 × 1000", len(f.draws.Chains), f.draws.ChainLen())
 			}
 			for _, cd := range checkDraws {
 				x := f.draw(t, cd[0], cd[1])
@@ -255,15 +256,15 @@ func TestEightSchoolsEmbedded(t *testing.T) {
 	if got := tapeAt(m, z); math.Abs(got-want) > 1e-12*math.Abs(want) {
 		t.Errorf("EightSchools log density at z = %.17g, scipy %.17g", got, want)
 	}
-	if dir, ok := DefaultDir(); ok {
-		l, err := Load("eight_schools", dir)
+	t.Run("posteriordb file", func(t *testing.T) {
+		l, err := Load("eight_schools", posteriordbDir(t))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if a, b := tapeAt(m, z), tapeAt(l, z); a != b {
 			t.Errorf("embedded %v, posteriordb file %v", a, b)
 		}
-	}
+	})
 }
 
 // BenchmarkGradient times one gradient of every zoo model at the first reference draw, reusing
@@ -292,6 +293,9 @@ func BenchmarkGradient(b *testing.B) {
 func TestLoadErrors(t *testing.T) {
 	if _, err := Load("nope", t.TempDir()); err == nil || !strings.Contains(err.Error(), "unknown model") {
 		t.Errorf("Load(nope): %v", err)
+	}
+	if _, err := Load("kidiq", ""); err == nil || !strings.Contains(err.Error(), "dir is empty") {
+		t.Errorf("Load(kidiq, \"\"): %v, want an error naming dir", err)
 	}
 	dir := t.TempDir()
 	if _, err := Load("kidiq", dir); err == nil || !strings.Contains(err.Error(), "kidiq.json.zip") {
@@ -334,11 +338,7 @@ func TestUnconstrainOutsideSupport(t *testing.T) {
 		"kidiq":             {math.NaN(), 1, 1, 1},                            // beta[1] not finite
 		"gp_pois_regr":      append([]float64{-1, 1}, make([]float64, 11)...), // rho < 0
 	} {
-		dir, ok := DefaultDir()
-		if !ok {
-			t.Skip("zoo: ../shared is absent")
-		}
-		mm, err := Load(name, dir)
+		mm, err := Load(name, posteriordbDir(t))
 		if err != nil {
 			t.Fatal(err)
 		}

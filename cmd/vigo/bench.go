@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vigo-bayes/vigo/bench"
+	"github.com/vigo-bayes/vigo/internal/datadir"
 )
 
 func init() {
@@ -55,7 +56,11 @@ Methods: ` + strings.Join(bench.MethodNames(), ", ") + `.`,
 			if posteriors != "all" {
 				cfg.Posteriors = splitList(posteriors)
 			}
-			cfg.Dir = dir
+			d, _, err := datadir.PosteriorDB(dir)
+			if err != nil {
+				return fmt.Errorf("bench posteriordb: %w", err)
+			}
+			cfg.Dir = d
 			errw := cmd.ErrOrStderr()
 			cfg.Progress = func(r bench.SeedResult) {
 				if r.Err != nil {
@@ -95,7 +100,7 @@ Methods: ` + strings.Join(bench.MethodNames(), ", ") + `.`,
 	f.IntVar(&cfg.Seeds, "seeds", 3, "number of seeds; runs use seeds 1..N")
 	f.StringVar(&posteriors, "posteriors", "all", "all, or comma-separated zoo or posteriordb names")
 	f.StringVar(&out, "out", "", "write the markdown table to FILE instead of stdout")
-	f.StringVar(&dir, "posteriordb", "", "posteriordb directory (default ../shared/data/posteriordb found from the working directory)")
+	f.StringVar(&dir, "posteriordb", "", datadir.PosteriorDBHelp)
 	f.IntVar(&cfg.MaxIter, "max-iter", 0, "iteration cap per fit (0: the fit's default)")
 	f.IntVar(&cfg.Workers, "workers", 1, "goroutines per fit (results do not depend on it; 1 compares with Stan's single core)")
 	f.IntVar(&cfg.Draws, "draws", 0, "draws per run compared with the reference and used for k̂ (0: 1000)")

@@ -3,12 +3,14 @@ package main
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vigo-bayes/vigo/bench"
+	"github.com/vigo-bayes/vigo/internal/datadir"
 	"github.com/vigo-bayes/vigo/x/bfvi"
 )
 
@@ -34,6 +36,11 @@ markdown to --out (default bench/results/bfvi.md); "-" writes to stdout.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Experiments = splitList(exps)
+			if d, _, err := datadir.PosteriorDB(cfg.Dir); err == nil {
+				cfg.Dir = d
+			} else if slices.Contains(cfg.Experiments, "e6") {
+				return fmt.Errorf("bench bfvi: e6 (diamonds): %w", err)
+			}
 			errw := cmd.ErrOrStderr()
 			cfg.Progress = func(s string) { fmt.Fprintln(errw, s) }
 			h := bfvi.Header{Date: time.Now(), Command: commandLine(), Commit: gitCommit(), LoadStart: bench.LoadAvg()}
@@ -83,6 +90,6 @@ markdown to --out (default bench/results/bfvi.md); "-" writes to stdout.`,
 	f.IntVar(&cfg.Workers, "workers", 0, "independent jobs (E1, E2, restarts) run at a time (0: GOMAXPROCS); results do not depend on it")
 	f.IntVar(&cfg.Draws1D, "draws-1d", 10000, "e1/e2: draws per gradient step (the paper: 10000)")
 	f.IntVar(&cfg.Seeds1D, "seeds-1d", 3, "e2: seeds 2, 4, … (the paper: 20)")
-	f.StringVar(&cfg.Dir, "posteriordb", "", "posteriordb directory (default ../shared/data/posteriordb)")
+	f.StringVar(&cfg.Dir, "posteriordb", "", datadir.PosteriorDBHelp+" (e6 only)")
 	return cmd
 }

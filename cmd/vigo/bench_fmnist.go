@@ -14,6 +14,7 @@ import (
 
 	"github.com/vigo-bayes/vigo/bench"
 	"github.com/vigo-bayes/vigo/bnn"
+	"github.com/vigo-bayes/vigo/internal/datadir"
 )
 
 func init() { benchCommands = append(benchCommands, newBenchFMNISTCmd) }
@@ -118,7 +119,8 @@ ReLU moments).`,
 	f.IntVar(&cfg.conv2, "conv2", 50, "channels of the second convolution")
 	f.IntVar(&cfg.hidden, "hidden", 500, "width of the hidden dense layer")
 	f.Int64Var(&seed, "seed", 1, "seed of initialisation, shuffling, noise and prediction")
-	f.StringVar(&cfg.dir, "data", bnn.FashionMNISTDir, "directory of the Fashion-MNIST IDX .gz files")
+	fmnistDir, _ := datadir.FashionMNIST("")
+	f.StringVar(&cfg.dir, "data", fmnistDir, datadir.FashionMNISTHelp)
 	f.StringVar(&out, "out", "", "write the markdown report to FILE instead of stdout (bench/results/fmnist.md)")
 	cfg.classes = 10
 	return cmd

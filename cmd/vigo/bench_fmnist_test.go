@@ -4,13 +4,13 @@ import (
 	"context"
 	"io"
 	"math"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/vigo-bayes/vigo/bench"
 	"github.com/vigo-bayes/vigo/bnn"
+	"github.com/vigo-bayes/vigo/internal/datadir"
 )
 
 func TestClassScores(t *testing.T) {
@@ -24,10 +24,7 @@ func TestClassScores(t *testing.T) {
 
 // TestBenchFMNISTTiny runs the whole benchmark on a tiny net and subset and checks the report.
 func TestBenchFMNISTTiny(t *testing.T) {
-	if _, err := os.Stat(bnn.FashionMNISTDir); err != nil {
-		t.Skipf("Fashion-MNIST not installed at %s (Debian package dataset-fashion-mnist)", bnn.FashionMNISTDir)
-	}
-	cfg := fmnistConfig{dir: bnn.FashionMNISTDir, methods: []bnn.Method{bnn.VBP, bnn.VarDrop},
+	cfg := fmnistConfig{dir: datadir.FashionMNISTOrSkip(t), methods: []bnn.Method{bnn.VBP, bnn.VarDrop},
 		epochs: 1, batch: 50, train: 200, test: 100, lr: 0.001, prior: 100, samples: 2, momentSamples: 10,
 		seed: 1, progress: io.Discard, conv1: 2, conv2: 3, hidden: 8, classes: 10}
 	runs, ntr, nte, err := runFMNIST(context.Background(), cfg)

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vigo-bayes/vigo/bench"
+	"github.com/vigo-bayes/vigo/internal/datadir"
 	"github.com/vigo-bayes/vigo/mcmc"
 )
 
@@ -38,6 +39,11 @@ diagnostics, with Stan 2.21's NUTS numbers (../shared/docs/targets.md) beside th
 			if posteriors != "all" {
 				cfg.Posteriors = splitList(posteriors)
 			}
+			d, _, err := datadir.PosteriorDB(cfg.Dir)
+			if err != nil {
+				return fmt.Errorf("bench nuts: %w", err)
+			}
+			cfg.Dir = d
 			errw := cmd.ErrOrStderr()
 			cfg.Progress = func(c *bench.NUTSCheck) {
 				if c.Err != nil {
@@ -75,7 +81,7 @@ diagnostics, with Stan 2.21's NUTS numbers (../shared/docs/targets.md) beside th
 	f.IntVar(&cfg.Seeds, "seeds", 1, "number of seeds; runs use seeds 1..N")
 	f.StringVar(&posteriors, "posteriors", "all", "all, or comma-separated zoo or posteriordb names")
 	f.StringVar(&out, "out", "", "write the markdown table to FILE instead of stdout")
-	f.StringVar(&cfg.Dir, "posteriordb", "", "posteriordb directory (default ../shared/data/posteriordb found from the working directory)")
+	f.StringVar(&cfg.Dir, "posteriordb", "", datadir.PosteriorDBHelp)
 	f.IntVar(&cfg.Chains, "chains", bench.NUTSChains, "chains per run")
 	f.IntVar(&cfg.Warmup, "warmup", bench.NUTSWarmup, "warmup iterations per chain")
 	f.IntVar(&cfg.Draws, "draws", bench.NUTSDraws, "kept draws per chain")

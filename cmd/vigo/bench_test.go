@@ -6,17 +6,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vigo-bayes/vigo/zoo"
+	"github.com/vigo-bayes/vigo/internal/datadir"
 )
 
 // TestBenchPosteriordbEightSchools runs the benchmark on eight schools with one seed and a
 // small iteration cap (a fraction of a second) and checks the table's columns and rows.
 func TestBenchPosteriordbEightSchools(t *testing.T) {
-	if _, ok := zoo.DefaultDir(); !ok {
-		t.Skip("../shared/data/posteriordb not found beside the repository: the reference draws are needed")
-	}
+	dir := datadir.PosteriorDBOrSkip(t)
 	file := filepath.Join(t.TempDir(), "pdb.md")
-	log, err := run(t, "bench", "posteriordb", "--posteriors", "eight_schools", "--seeds", "1",
+	log, err := run(t, "bench", "posteriordb", "--posteriordb", dir, "--posteriors", "eight_schools", "--seeds", "1",
 		"--max-iter", "300", "--methods", "meanfield,fullrank,lowrank", "--out", file)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log)

@@ -25,7 +25,7 @@ import (
 	"github.com/vigo-bayes/vigo/bench"
 	"github.com/vigo-bayes/vigo/bnn"
 	"github.com/vigo-bayes/vigo/flow"
-	"github.com/vigo-bayes/vigo/model"
+	"github.com/vigo-bayes/vigo/internal/datadir"
 	"github.com/vigo-bayes/vigo/nn"
 	"github.com/vigo-bayes/vigo/rng"
 )
@@ -136,7 +136,7 @@ Methods: vbp (variance backpropagation), mfvi (Monte Carlo, local reparameterisa
 			}
 			cfg.seed = uint64(seed)
 			if cfg.dir == "" {
-				d, ok := model.SharedDir()
+				d, ok := datadir.Shared()
 				if !ok {
 					return fmt.Errorf("bench uci: ../shared/data/uci not found; pass --data DIR")
 				}
@@ -818,7 +818,7 @@ LSTAT (% lower status, column 12).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dir == "" {
-				d, ok := model.SharedDir()
+				d, ok := datadir.Shared()
 				if !ok {
 					return fmt.Errorf("bench uci-semi: ../shared/data/uci not found; pass --data DIR")
 				}

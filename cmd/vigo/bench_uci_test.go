@@ -7,16 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vigo-bayes/vigo/model"
+	"github.com/vigo-bayes/vigo/internal/datadir"
 )
 
 func uciDir(t *testing.T) string {
 	t.Helper()
-	d, ok := model.SharedDir()
-	if !ok {
-		t.Skip("../shared not found beside the repository: the UCI data are needed")
-	}
-	dir := filepath.Join(d, "data", "uci")
+	dir := filepath.Join(datadir.SharedOrSkip(t), "data", "uci")
 	if _, err := os.Stat(filepath.Join(dir, "yacht", "data.txt")); err != nil {
 		t.Skip("../shared/data/uci/yacht not found: the UCI data are needed")
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/vigo-bayes/vigo/diag"
 	"github.com/vigo-bayes/vigo/family"
 	"github.com/vigo-bayes/vigo/fit"
+	"github.com/vigo-bayes/vigo/internal/datadir"
 	"github.com/vigo-bayes/vigo/model"
 	"github.com/vigo-bayes/vigo/output"
 
@@ -127,7 +128,7 @@ Exit codes: 0 converged, 3 not converged (iteration cap), 1 error, 130 cancelled
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.data, "data", "", "data file for the model (CmdStan JSON, .json.zip or CSV with a header)")
-	fl.StringVar(&f.posteriordb, "posteriordb", "", "posteriordb directory for models without embedded data (default ../shared/data/posteriordb)")
+	fl.StringVar(&f.posteriordb, "posteriordb", "", datadir.PosteriorDBHelp+"; for models without embedded data")
 	fl.StringVar(&f.family, "family", "meanfield", "variational family: "+familyNames)
 	fl.IntVar(&f.rank, "rank", 0, "rank of the lowrank family (default ⌈√d⌉)")
 	fl.IntVar(&f.layers, "layers", 0, "flow layers (default maf 2, realnvp 4, bernstein 1)")
@@ -185,12 +186,9 @@ func loadZooModel(name, dataPath, dir string) (*loadedModel, error) {
 	if info.Name == "eight_schools" {
 		return &loadedModel{zoo.EightSchools(), "embedded"}, nil
 	}
-	if dir == "" {
-		d, ok := zoo.DefaultDir()
-		if !ok {
-			return nil, fmt.Errorf("model %s: no data: pass --data FILE or --posteriordb DIR", info.Name)
-		}
-		dir = d
+	dir, _, err = datadir.PosteriorDB(dir)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: no data (pass --data FILE): %w", info.Name, err)
 	}
 	m, err := zoo.Load(info.Name, dir)
 	if err != nil {
@@ -537,7 +535,7 @@ func runFit(ctx context.Context, stdout, stderr io.Writer, name string, f fitFla
 	if _, err := recipe.Family.NewFamily(m.Dim(), recipe.Seed); stages == nil && err != nil {
 		return flagError(err, recipe.Family.Kind)
 	}
-	var ref *model.Draws
+	var ref *diag.Draws
 	if f.reference != "" {
 		if ref, err = model.LoadDraws(f.reference); err != nil {
 			return fmt.Errorf("--reference: %w", err)
@@ -621,7 +619,7 @@ func vigoVersion() string {
 	return "devel"
 }
 
-func writeFitOutputs(m *loadedModel, f fitFlags, res *fit.Result, ref *model.Draws, auto *fit.AutoResult) (*output.Report, error) {
+func writeFitOutputs(m *loadedModel, f fitFlags, res *fit.Result, ref *diag.Draws, auto *fit.AutoResult) (*output.Report, error) {
 	return output.Write(f.out, res, newZooColumns(m.Model), output.Info{Vigo: vigoVersion(), Model: m.Name, Posterior: m.Posterior,
 		Data: m.data, Layout: m.Layout(), Draws: f.draws, PSISResample: f.psisResample, Reference: ref, ReferenceName: f.reference,
 		Auto: auto, MaxPanels: maxPanels})

@@ -15,8 +15,8 @@ import (
 
 	"github.com/vigo-bayes/vigo/diag"
 	"github.com/vigo-bayes/vigo/fit"
+	"github.com/vigo-bayes/vigo/internal/datadir"
 	"github.com/vigo-bayes/vigo/model"
-	"github.com/vigo-bayes/vigo/zoo"
 )
 
 // quick is a fit that stops at the iteration cap: fast, and exit code 3.
@@ -258,11 +258,7 @@ func TestFitReferenceComparison(t *testing.T) {
 
 func posteriordbDir(t *testing.T) string {
 	t.Helper()
-	d, ok := zoo.DefaultDir()
-	if !ok {
-		t.Skip("posteriordb reference draws not found beside the repository (../shared/data/posteriordb)")
-	}
-	return d
+	return datadir.PosteriorDBOrSkip(t)
 }
 
 // TestHelperMain runs main() with the arguments in VIGO_MAIN_ARGS; the exit-code test starts

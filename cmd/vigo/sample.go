@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vigo-bayes/vigo/diag"
+	"github.com/vigo-bayes/vigo/internal/datadir"
 	"github.com/vigo-bayes/vigo/mcmc"
 	"github.com/vigo-bayes/vigo/model"
 	"github.com/vigo-bayes/vigo/zoo"
@@ -65,7 +66,7 @@ Exit codes: 0 done, 3 done but R-hat above 1.01 for some parameter, 1 error, 130
 	fl.IntVar(&f.thin, "thin", 1, "keep every n-th draw")
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed; chain c uses stream c")
 	fl.StringVar(&f.out, "out", ".", "directory for the Stan CSV files")
-	fl.StringVar(&f.posteriordb, "posteriordb", "", "posteriordb directory (holds data/); default ../shared/data/posteriordb (eight_schools needs none)")
+	fl.StringVar(&f.posteriordb, "posteriordb", "", datadir.PosteriorDBHelp+" (eight_schools needs none)")
 	fl.StringVar(&f.metric, "metric", "auto_e", "metric: auto_e, diag_e (Stan's default), dense_e, unit_e or fisher_diag_e")
 	fl.Float64Var(&f.delta, "adapt-delta", 0.8, "target acceptance statistic of step-size adaptation, in (0, 1)")
 	fl.IntVar(&f.maxDepth, "max-depth", 10, "maximum NUTS tree depth")
@@ -85,12 +86,9 @@ func loadSampleModel(name, dir string) (*zoo.Model, error) {
 	if info.Name == "eight_schools" && dir == "" {
 		return zoo.EightSchools(), nil
 	}
-	if dir == "" {
-		d, ok := zoo.DefaultDir()
-		if !ok {
-			return nil, fmt.Errorf("sample %s: posteriordb directory not found; pass --posteriordb DIR", name)
-		}
-		dir = d
+	dir, _, err = datadir.PosteriorDB(dir)
+	if err != nil {
+		return nil, fmt.Errorf("sample %s: %w", name, err)
 	}
 	return zoo.Load(info.Name, dir)
 }

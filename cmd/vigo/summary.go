@@ -52,7 +52,6 @@ func csvChains(paths []string) (*diag.Draws, [][]mcmc.Stats, int, []string, erro
 		maxDepth int
 		notes    []string
 		hasStats = true
-		vars     []int // column positions of the variables in the current file
 	)
 	n := -1
 	for i, p := range paths {
@@ -69,11 +68,9 @@ func csvChains(paths []string) (*diag.Draws, [][]mcmc.Stats, int, []string, erro
 			notes = append(notes, fmt.Sprintf("%s: first row (the variational mean) left out", p))
 		}
 		var names []string
-		vars = vars[:0]
-		for j, name := range s.Names {
+		for _, name := range s.Names {
 			if !strings.HasSuffix(name, "__") {
 				names = append(names, name)
-				vars = append(vars, j)
 			}
 		}
 		if len(names) == 0 {
@@ -87,15 +84,11 @@ func csvChains(paths []string) (*diag.Draws, [][]mcmc.Stats, int, []string, erro
 		} else if !slices.Equal(names, d.Names) {
 			return nil, nil, 0, nil, fmt.Errorf("summary: %s has different variables from %s (%d vs %d columns)", p, paths[0], len(names), len(d.Names))
 		}
-		k := len(s.Names)
-		rows := make([]float64, 0, s.NumDraws()*len(vars))
-		for r := range s.NumDraws() {
-			row := s.Draws[r*k : (r+1)*k]
-			for _, j := range vars {
-				rows = append(rows, row[j])
-			}
+		vs, err := (&diag.Draws{Names: s.Names, Chains: [][]float64{s.Draws}}).Select(names...)
+		if err != nil {
+			return nil, nil, 0, nil, fmt.Errorf("summary: %s: %w", p, err)
 		}
-		d.Chains = append(d.Chains, rows)
+		d.Chains = append(d.Chains, vs.Chains[0])
 		if n < 0 || s.NumDraws() < n {
 			n = s.NumDraws()
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/internal/datadir"
 	"github.com/vigo-bayes/vigo/model"
 	"github.com/vigo-bayes/vigo/zoo"
 )
@@ -23,40 +24,37 @@ func newZooCmd() *cobra.Command {
 		Short: "List the model zoo, or evaluate one model's log density and gradient",
 		Long: `Without arguments, vigo zoo lists the zoo's models and evaluates the embedded
 eight-schools model's log density and gradient. With a model name it evaluates that model
-at the first posteriordb reference draw (needs the posteriordb directory: --posteriordb, or
-../shared/data/posteriordb found from the working directory).`,
+at the first posteriordb reference draw. The posteriordb directory is --posteriordb, else
+$` + datadir.PosteriorDBEnv + `, else ../shared/data/posteriordb when run inside a vigo checkout
+(found by walking up from the working directory); without one, only the embedded
+eight-schools model can be evaluated.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
+			resolved, _, dirErr := datadir.PosteriorDB(dir)
 			if len(args) == 0 {
-				if err := listZoo(out, dir); err != nil {
+				if err := listZoo(out, resolved); err != nil {
 					return err
 				}
 				fmt.Fprintln(out)
-				return evalModel(out, zoo.EightSchools(), dir)
+				return evalModel(out, zoo.EightSchools(), resolved)
 			}
-			if dir == "" {
-				d, ok := zoo.DefaultDir()
-				if !ok {
-					return fmt.Errorf("zoo %s: posteriordb directory not found; pass --posteriordb DIR", args[0])
-				}
-				dir = d
+			if dirErr != nil {
+				return fmt.Errorf("zoo %s: %w", args[0], dirErr)
 			}
-			m, err := zoo.Load(args[0], dir)
+			m, err := zoo.Load(args[0], resolved)
 			if err != nil {
 				return err
 			}
-			return evalModel(out, m, dir)
+			return evalModel(out, m, resolved)
 		},
 	}
-	cmd.Flags().StringVar(&dir, "posteriordb", "", "posteriordb directory (holds data/, draws/, posteriors/)")
+	cmd.Flags().StringVar(&dir, "posteriordb", "", datadir.PosteriorDBHelp)
 	return cmd
 }
 
+// listZoo prints the zoo's models; dir is the posteriordb directory, "" when there is none.
 func listZoo(w io.Writer, dir string) error {
-	if dir == "" {
-		dir, _ = zoo.DefaultDir()
-	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "model\tposteriordb posterior\tdata\tabout")
 	for _, name := range zoo.Names() {
@@ -79,13 +77,10 @@ func listZoo(w io.Writer, dir string) error {
 }
 
 // evalModel prints the log density and its gradient at the first reference draw when the draws
-// are available, else at z = 0.
+// are available in the posteriordb directory dir ("" when there is none), else at z = 0.
 func evalModel(w io.Writer, m *zoo.Model, dir string) error {
 	z := make([]float64, m.Dim())
 	at := "z = 0 (unconstrained)"
-	if dir == "" {
-		dir, _ = zoo.DefaultDir()
-	}
 	if dir != "" {
 		draws, err := model.LoadDraws(m.DrawsPath(dir))
 		if err == nil {
@@ -93,9 +88,7 @@ func evalModel(w io.Writer, m *zoo.Model, dir string) error {
 			if err != nil {
 				return err
 			}
-			x := make([]float64, len(m.Names()))
-			sel.Draw(x, 0, 0)
-			if _, err := m.Unconstrain(z, x); err != nil {
+			if _, err := m.Unconstrain(z, sel.Row(0, 0)); err != nil {
 				return err
 			}
 			at = "the first posteriordb reference draw"

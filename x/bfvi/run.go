@@ -36,7 +36,7 @@ type Config struct {
 	Boot        int      // bootstrap resamples per run (the paper: 1,000); default 200
 	MaxIter     int      // iteration cap per fit stage; default 20,000 (diamonds 3,000)
 	Degree      int      // Bernstein degree M of the flow (the paper: 49); default 49
-	Dir         string   // posteriordb directory for diamonds ("" finds ../shared)
+	Dir         string   // posteriordb directory for diamonds (required by e6)
 	Draws1D     int      // E1/E2 draws per step (the paper: 10,000); default 10,000
 	Seeds1D     int      // E2 seeds 2, 4, … (the paper: 20); default 3
 	Workers     int      // goroutines for the independent jobs (E1, E2, restarts); default GOMAXPROCS
