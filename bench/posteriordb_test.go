@@ -227,7 +227,7 @@ func TestRunEightSchools(t *testing.T) {
 	if _, err := Run(context.Background(), Config{Posteriors: []string{"no_such"}, Dir: dir}); err == nil || !strings.Contains(err.Error(), "no_such") {
 		t.Errorf("unknown posterior error %v, want one naming it", err)
 	}
-	if _, err := Run(context.Background(), Config{Posteriors: []string{"eight_schools"}, Methods: []string{"test-reference"}}); err == nil || !strings.Contains(err.Error(), "Config.Dir") {
+	if _, err := Run(context.Background(), Config{Posteriors: []string{"eight_schools"}, Methods: []string{"test-reference"}, Extra: []Method{ref}}); err == nil || !strings.Contains(err.Error(), "Config.Dir") {
 		t.Errorf("empty Dir: error %v, want one naming Config.Dir", err)
 	}
 }

@@ -33,6 +33,8 @@ var levels = map[string]int{
 	"bnn":               5,
 	"fit":               5,
 	"zoo":               6,
+	"output":            6, // what vigo fit writes, for any model (plots live here, not in fit)
+	"flow/flowtest":     4, // the shared checker of the flow.Flow contract, for tests
 	"cmd/vigo":          8,
 	"bench":             7, // benchmark runners: use everything below, used only by the CLI
 	"internal/archtest": 9,
