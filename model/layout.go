@@ -22,17 +22,49 @@ import (
 // Constraint is the transform from the unconstrained coordinates; nil means unconstrained
 // (identity). Its Size must equal the product of Dims.
 //
-// Bounds, when set, makes the parameter an interval (lo, hi) whose bounds depend on parameters
-// declared before it (Stan: real<lower=0, upper=1 - alpha1> beta1). It is called with the
-// constrained values of all earlier parameters, prev[j] for parameter j, and returns lo and hi
-// as nodes of size 1 or of the parameter's size; the transform is bijector.VarInterval.
-// Constraint must then be nil. Bounds must be a pure function of prev (it is also evaluated on
-// an internal tape by ConstrainValues and Free).
+// Bounds, when set, makes the parameter an interval (lo, hi) whose ends are affine functions of
+// the constrained values of parameters declared before it (Stan: real<lower=0, upper=1 - alpha1>
+// beta1 is Bounds{Lower: {{Const: 0}}, Upper: {{Const: 1, Terms: {{"alpha1", -1}}}}}); the
+// transform is bijector.VarInterval. Constraint must then be nil. Being data, the bounds are
+// saved with the layout (Layout.Spec).
 type Param struct {
 	Name       string
 	Dims       []int
 	Constraint bijector.Bijector
-	Bounds     func(t *ad.Tape, prev []ad.Var) (lo, hi ad.Var)
+	Bounds     *Bounds
+}
+
+// Bounds are the ends of an interval that depend on earlier parameters. Lower and Upper each
+// hold one Affine, shared by every element, or one per element in row-major order. A point
+// where lo ≥ hi is outside the support (x and log J are NaN there: a rejected point).
+type Bounds struct {
+	Lower, Upper []Affine
+}
+
+// Affine is Const + Σ_k Terms[k].Coef · value(Terms[k].Name), over constrained values of
+// earlier parameters named with Stan's flattened names ("alpha1", "theta[2]", "L[2,1]"). It is
+// evaluated left to right, ((Const + t₁) + t₂) + …, in float64 and on the tape alike.
+type Affine struct {
+	Const float64 `json:"const"`
+	Terms []Term  `json:"terms,omitempty"`
+}
+
+// Term is one term Coef · value(Name) of an Affine.
+type Term struct {
+	Name string  `json:"name"`
+	Coef float64 `json:"coef"`
+}
+
+// affine is an Affine resolved against the layout: terms point at (parameter, row-major
+// element).
+type affine struct {
+	c     float64
+	terms []term
+}
+
+type term struct {
+	param, elem int
+	coef        float64
 }
 
 // Layout maps the unconstrained vector z ∈ ℝ^Dim of a model to its named, constrained
@@ -53,25 +85,31 @@ type Layout struct {
 }
 
 type block struct {
-	zlo, zhi   int   // unconstrained coordinates z[zlo:zhi]
-	off, n     int   // constrained values x[off:off+n] (Names order)
-	perm       []int // Names-order position → row-major index; nil when they agree
-	rows, cols int   // matrix shape when len(Dims) == 2, else 0
+	zlo, zhi   int      // unconstrained coordinates z[zlo:zhi]
+	off, n     int      // constrained values x[off:off+n] (Names order)
+	perm       []int    // Names-order position → row-major index; nil when they agree
+	rows, cols int      // matrix shape when len(Dims) == 2, else 0
+	lo, hi     []affine // resolved Bounds, or nil
 }
 
 type scratch struct {
 	tape ad.Tape
 	rm   []float64 // constrained values, row-major per parameter
 	xn   []float64 // constrained values, Names order
+	lo   []float64 // bounds of the parameter being transformed
+	hi   []float64
 	vars []ad.Var
 }
 
 // NewLayout checks the parameters and builds their layout. It returns an error for an empty
 // or invalid name (Stan identifier rules), a repeated name, a negative dimension, a constraint
-// whose Size differs from the product of Dims, or both Constraint and Bounds set.
+// whose Size differs from the product of Dims, both Constraint and Bounds set, or Bounds with
+// the wrong number of entries, a non-finite constant or coefficient, or a term that is not a
+// value of an earlier parameter.
 func NewLayout(params ...Param) (*Layout, error) {
 	l := &Layout{params: slices.Clone(params), blocks: make([]block, len(params))}
 	seen := make(map[string]bool, len(params))
+	index := map[string][2]int{} // Stan name of an earlier value → (parameter, row-major element)
 	for i, p := range l.params {
 		if !isIdent(p.Name) {
 			return nil, fmt.Errorf("model: NewLayout: parameter %d: invalid name %q", i, p.Name)
@@ -99,6 +137,19 @@ func NewLayout(params ...Param) (*Layout, error) {
 			free = p.Constraint.FreeSize()
 		}
 		b := &l.blocks[i]
+		if p.Bounds != nil {
+			var err error
+			if b.lo, err = resolveAffine(p.Bounds.Lower, "Lower", n, index); err == nil {
+				b.hi, err = resolveAffine(p.Bounds.Upper, "Upper", n, index)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("model: NewLayout: parameter %q: %w", p.Name, err)
+			}
+			l.params[i].Bounds = &Bounds{Lower: cloneAffine(p.Bounds.Lower), Upper: cloneAffine(p.Bounds.Upper)}
+		}
+		for e := range n {
+			index[rowMajorName(p.Name, p.Dims, e)] = [2]int{i, e}
+		}
 		b.zlo, b.zhi = l.dim, l.dim+free
 		b.off, b.n = l.size, n
 		if len(p.Dims) == 2 {
@@ -110,6 +161,54 @@ func NewLayout(params ...Param) (*Layout, error) {
 		b.perm = colMajorPerm(p.Dims)
 	}
 	return l, nil
+}
+
+// resolveAffine checks the bounds of one end (field names Bounds.Lower or Bounds.Upper) of a
+// parameter with n values and resolves their terms with index.
+func resolveAffine(as []Affine, field string, n int, index map[string][2]int) ([]affine, error) {
+	if len(as) != 1 && len(as) != n {
+		return nil, fmt.Errorf("Bounds.%s has %d entries, want 1 or %d", field, len(as), n)
+	}
+	out := make([]affine, len(as))
+	for k, a := range as {
+		if math.IsNaN(a.Const) || math.IsInf(a.Const, 0) {
+			return nil, fmt.Errorf("Bounds.%s[%d].Const=%g, want finite", field, k, a.Const)
+		}
+		out[k].c = a.Const
+		for j, tm := range a.Terms {
+			at, ok := index[tm.Name]
+			if !ok {
+				return nil, fmt.Errorf("Bounds.%s[%d].Terms[%d].Name=%q is not a value of an earlier parameter", field, k, j, tm.Name)
+			}
+			if math.IsNaN(tm.Coef) || math.IsInf(tm.Coef, 0) {
+				return nil, fmt.Errorf("Bounds.%s[%d].Terms[%d].Coef=%g, want finite", field, k, j, tm.Coef)
+			}
+			out[k].terms = append(out[k].terms, term{param: at[0], elem: at[1], coef: tm.Coef})
+		}
+	}
+	return out, nil
+}
+
+func cloneAffine(as []Affine) []Affine {
+	out := make([]Affine, len(as))
+	for k, a := range as {
+		out[k] = Affine{Const: a.Const, Terms: slices.Clone(a.Terms)}
+	}
+	return out
+}
+
+// rowMajorName is Stan's flattened name of element e (row-major, as on the tape) of a
+// parameter with the given dims: "mu", "theta[3]", "L[2,1]".
+func rowMajorName(name string, dims []int, e int) string {
+	if len(dims) == 0 {
+		return name
+	}
+	idx := make([]int, len(dims))
+	for d := len(dims) - 1; d >= 0; d-- {
+		idx[d] = e % dims[d]
+		e /= dims[d]
+	}
+	return elemName(name, idx)
 }
 
 // appendNames appends Stan's flattened names of a parameter, column-major: "x" for a scalar,
@@ -211,8 +310,7 @@ func (l *Layout) Constrain(t *ad.Tape, z ad.Var, out []ad.Var) (logJ ad.Var) {
 		x, lj, hasJ := u, ad.Var{}, true
 		switch {
 		case p.Bounds != nil:
-			lo, hi := p.Bounds(t, out[:i])
-			x, lj = bijector.VarInterval(t, u, lo, hi)
+			x, lj = bijector.VarInterval(t, u, affineVar(t, out, b.lo), affineVar(t, out, b.hi))
 		case p.Constraint != nil:
 			x, lj = p.Constraint.Forward(t, u)
 		default:
@@ -243,7 +341,8 @@ func (l *Layout) getScratch() *scratch {
 	if s, ok := l.pool.Get().(*scratch); ok {
 		return s
 	}
-	return &scratch{rm: make([]float64, l.size), xn: make([]float64, l.size), vars: make([]ad.Var, len(l.params))}
+	return &scratch{rm: make([]float64, l.size), xn: make([]float64, l.size), lo: make([]float64, l.size),
+		hi: make([]float64, l.size), vars: make([]ad.Var, len(l.params))}
 }
 
 func (l *Layout) putScratch(s *scratch) {
@@ -257,21 +356,70 @@ func (l *Layout) putScratchVars(s *scratch) {
 	l.pool.Put(s)
 }
 
-// bounds evaluates p.Bounds for parameter i on the scratch tape from the row-major constrained
-// values of the earlier parameters in s.rm.
-func (l *Layout) bounds(s *scratch, i int) (lo, hi []float64) {
-	t := &s.tape
-	t.Reset()
-	prev := s.vars[:i]
-	for j := range prev {
-		b := &l.blocks[j]
-		prev[j] = t.ConstRef(s.rm[b.off : b.off+b.n])
-		if b.rows > 0 {
-			prev[j] = t.AsMatrix(prev[j], b.rows, b.cols)
+// affineVar records resolved bounds on t from the constrained parameters prev: one node of
+// size len(as).
+func affineVar(t *ad.Tape, prev []ad.Var, as []affine) ad.Var {
+	out := make([]ad.Var, len(as))
+	for k, a := range as {
+		var v ad.Var
+		for j, tm := range a.terms {
+			x := prev[tm.param]
+			if t.Size(x) != 1 {
+				x = t.Index(x, tm.elem)
+			}
+			if tm.coef != 1 {
+				x = t.MulC(x, tm.coef)
+			}
+			switch {
+			case j > 0:
+				v = t.Add(v, x)
+			case a.c != 0:
+				v = t.AddC(x, a.c)
+			default:
+				v = x
+			}
 		}
+		if len(a.terms) == 0 {
+			v = t.Const(a.c)
+		}
+		out[k] = v
 	}
-	lv, hv := l.params[i].Bounds(t, prev)
-	return t.Value(lv), t.Value(hv)
+	if len(out) == 1 {
+		return out[0]
+	}
+	return t.Concat(out...)
+}
+
+// affineValues evaluates resolved bounds at the row-major constrained values rm into dst
+// (len(as) values), in the order affineVar computes them.
+func (l *Layout) affineValues(rm []float64, as []affine, dst []float64) []float64 {
+	dst = dst[:len(as)]
+	for k, a := range as {
+		v := a.c
+		for j, tm := range a.terms {
+			x := rm[l.blocks[tm.param].off+tm.elem]
+			if tm.coef != 1 {
+				x *= tm.coef
+			}
+			switch {
+			case j > 0:
+				v += x
+			case a.c != 0:
+				v = x + a.c
+			default:
+				v = x
+			}
+		}
+		dst[k] = v
+	}
+	return dst
+}
+
+// bounds evaluates the bounds of parameter i from the row-major constrained values of the
+// earlier parameters in s.rm.
+func (l *Layout) bounds(s *scratch, i int) (lo, hi []float64) {
+	b := &l.blocks[i]
+	return l.affineValues(s.rm, b.lo, s.lo), l.affineValues(s.rm, b.hi, s.hi)
 }
 
 // ConstrainValues writes the constrained values at z into x (Names order, len Len()) and
