@@ -99,6 +99,8 @@ type scratch struct {
 	lo   []float64 // bounds of the parameter being transformed
 	hi   []float64
 	vars []ad.Var
+	// views are the parameters' row-major slices of rm (paramValues).
+	views [][]float64
 }
 
 // NewLayout checks the parameters and builds their layout. It returns an error for an empty
@@ -431,6 +433,12 @@ func (l *Layout) ConstrainValues(z, x []float64) (logJ float64) {
 	}
 	s := l.getScratch()
 	defer l.putScratch(s)
+	return l.constrainInto(s, z, x)
+}
+
+// constrainInto writes the constrained values at z into s.rm (row-major per parameter) and x
+// (Names order) and returns log J.
+func (l *Layout) constrainInto(s *scratch, z, x []float64) (logJ float64) {
 	for i, p := range l.params {
 		b := &l.blocks[i]
 		u, xr := z[b.zlo:b.zhi], s.rm[b.off:b.off+b.n]
@@ -453,6 +461,19 @@ func (l *Layout) ConstrainValues(z, x []float64) (logJ float64) {
 		}
 	}
 	return logJ
+}
+
+// paramValues returns per-parameter row-major views of s.rm (as on the tape), in a slice owned
+// by s.
+func (l *Layout) paramValues(s *scratch) [][]float64 {
+	if len(s.views) != len(l.params) {
+		s.views = make([][]float64, len(l.params))
+		for i := range l.params {
+			b := &l.blocks[i]
+			s.views[i] = s.rm[b.off : b.off+b.n : b.off+b.n]
+		}
+	}
+	return s.views
 }
 
 // Free writes the unconstrained vector for the constrained values x (Names order, len Len())
