@@ -386,38 +386,14 @@ type fitOutput struct {
 	resample string // what --psis-resample did; "" without it
 }
 
-// drawColumns returns the column names of a draws file for m — the layout's parameters, then
-// the reported quantities that are not parameters — and a function filling one row.
+// drawColumns returns the column names of a draws file for m — lp__, lp_approx__, then the
+// model's columns (parameters, then derived quantities: model.Model.Columns) — and a function
+// filling one row from the unconstrained draw z (model.Model.Row). vigo fit, draw and sample
+// write these columns.
 func drawColumns(m *zoo.Model) (names []string, fill func(row, z []float64)) {
-	lay := m.Layout()
-	lnames := lay.Names()
-	isParam := make(map[string]bool, len(lnames))
-	for _, n := range lnames {
-		isParam[n] = true
-	}
-	var extra []int
-	rep := m.Names()
-	for i, n := range rep {
-		if !isParam[n] {
-			extra = append(extra, i)
-		}
-	}
-	names = append([]string{"lp__", "lp_approx__"}, lnames...)
-	for _, i := range extra {
-		names = append(names, rep[i])
-	}
-	xr := make([]float64, len(rep))
-	np := len(lnames)
-	fill = func(row, z []float64) {
-		lay.ConstrainValues(z, row[2:2+np])
-		if len(extra) > 0 {
-			m.Constrain(xr, z)
-			for k, i := range extra {
-				row[2+np+k] = xr[i]
-			}
-		}
-	}
-	return names, fill
+	mm := m.Model()
+	names = append([]string{"lp__", "lp_approx__"}, mm.Columns()...)
+	return names, func(row, z []float64) { mm.Row(row[2:], z) }
 }
 
 // vigoVersion is the main module's version ("devel" for a source build).
