@@ -137,7 +137,7 @@ func TestReadErrorsNameFileAndField(t *testing.T) {
 		{`"dim": 5`, `"dim": 4`, `field "params": 10 values, meanfield in d=4 needs 8`},
 		{`"dim": 5`, `"dim": "five"`, `field "family.dim"`},
 		{`"positivity": "exp"`, `"positivity": "square"`, `field "family.positivity"`},
-		{`"transform": "simplex"`, `"transform": "spline"`, `field "layout": fit: layout: parameter w`},
+		{`"transform": "simplex"`, `"transform": "spline"`, `field "layout": model: LayoutFromSpec: parameter w`},
 		{`"model": "small",`, `"model": "small"`, `line `},
 	} {
 		bad := strings.Replace(good, c.old, c.new, 1)

@@ -169,21 +169,21 @@ func NewLayout(params ...Param) (*Layout, error) {
 // parameter with n values and resolves their terms with index.
 func resolveAffine(as []Affine, field string, n int, index map[string][2]int) ([]affine, error) {
 	if len(as) != 1 && len(as) != n {
-		return nil, fmt.Errorf("Bounds.%s has %d entries, want 1 or %d", field, len(as), n)
+		return nil, fmt.Errorf("field Bounds.%s: %d entries, want 1 or %d", field, len(as), n)
 	}
 	out := make([]affine, len(as))
 	for k, a := range as {
 		if math.IsNaN(a.Const) || math.IsInf(a.Const, 0) {
-			return nil, fmt.Errorf("Bounds.%s[%d].Const=%g, want finite", field, k, a.Const)
+			return nil, fmt.Errorf("field Bounds.%s[%d].Const=%g, want finite", field, k, a.Const)
 		}
 		out[k].c = a.Const
 		for j, tm := range a.Terms {
 			at, ok := index[tm.Name]
 			if !ok {
-				return nil, fmt.Errorf("Bounds.%s[%d].Terms[%d].Name=%q is not a value of an earlier parameter", field, k, j, tm.Name)
+				return nil, fmt.Errorf("field Bounds.%s[%d].Terms[%d].Name=%q: not a value of an earlier parameter", field, k, j, tm.Name)
 			}
 			if math.IsNaN(tm.Coef) || math.IsInf(tm.Coef, 0) {
-				return nil, fmt.Errorf("Bounds.%s[%d].Terms[%d].Coef=%g, want finite", field, k, j, tm.Coef)
+				return nil, fmt.Errorf("field Bounds.%s[%d].Terms[%d].Coef=%g, want finite", field, k, j, tm.Coef)
 			}
 			out[k].terms = append(out[k].terms, term{param: at[0], elem: at[1], coef: tm.Coef})
 		}
@@ -275,8 +275,17 @@ func (l *Layout) Len() int { return l.size }
 // NumParams returns the number of declared parameters.
 func (l *Layout) NumParams() int { return len(l.params) }
 
-// Params returns a copy of the declared parameters.
-func (l *Layout) Params() []Param { return slices.Clone(l.params) }
+// Params returns a copy of the declared parameters (Dims and Bounds copied too).
+func (l *Layout) Params() []Param {
+	ps := slices.Clone(l.params)
+	for i, p := range ps {
+		ps[i].Dims = slices.Clone(p.Dims)
+		if p.Bounds != nil {
+			ps[i].Bounds = &Bounds{Lower: cloneAffine(p.Bounds.Lower), Upper: cloneAffine(p.Bounds.Upper)}
+		}
+	}
+	return ps
+}
 
 // Index returns the position of the parameter called name (its slot in Constrain's out), or
 // −1.

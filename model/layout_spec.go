@@ -66,7 +66,9 @@ func (l *Layout) Spec() ([]ParamSpec, error) {
 // LayoutFromSpec rebuilds the layout that Layout.Spec described. Errors name the parameter and
 // the JSON field: `model: LayoutFromSpec: parameter sigma: field "lower": missing`, an unknown
 // "transform", "dims" that do not fit the transform, bounds that are NaN or on the wrong side,
-// "lower_affine"/"upper_affine" terms that are not values of earlier parameters.
+// "lower_affine"/"upper_affine" terms that are not values of earlier parameters. It does not
+// bound the total size below 2³¹ values per parameter: a reader of untrusted files checks the
+// dims against what it expects first (fit.Read does, against the family's dimension).
 func LayoutFromSpec(specs []ParamSpec) (*Layout, error) {
 	params := make([]Param, len(specs))
 	known := map[string]bool{} // Stan names of the values of earlier parameters
@@ -94,6 +96,9 @@ func (s *ParamSpec) param(known map[string]bool) (Param, error) {
 	for _, d := range s.Dims {
 		if d < 0 {
 			return p, fmt.Errorf("field \"dims\": %v, negative dimension", s.Dims)
+		}
+		if d > 0 && n > math.MaxInt32/d {
+			return p, fmt.Errorf("field \"dims\": %v, more than 2³¹ values", s.Dims)
 		}
 		n *= d
 	}

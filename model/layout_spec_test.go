@@ -142,7 +142,7 @@ func TestNewLayoutBoundsErrors(t *testing.T) {
 		{&Bounds{Lower: a(0, "mu", 1), Upper: a(1, "b", 1)}, `Bounds.Upper[0].Terms[0].Name="b"`},
 		{&Bounds{Lower: a(0, "mu", math.NaN()), Upper: a(1, "mu", 1)}, `Bounds.Lower[0].Terms[0].Coef=NaN`},
 		{&Bounds{Lower: []Affine{{Const: math.NaN()}}, Upper: a(1, "mu", 1)}, `Bounds.Lower[0].Const=NaN`},
-		{&Bounds{Upper: a(1, "mu", 1)}, `Bounds.Lower has 0 entries, want 1 or 2`},
+		{&Bounds{Upper: a(1, "mu", 1)}, `field Bounds.Lower: 0 entries, want 1 or 2`},
 	} {
 		_, err := NewLayout(Param{Name: "mu"}, Param{Name: "b", Dims: []int{2}, Bounds: c.b})
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), `parameter "b"`) {
