@@ -370,35 +370,40 @@ func (l *Layout) putScratchVars(s *scratch) {
 // affineVar records resolved bounds on t from the constrained parameters prev: one node of
 // size len(as).
 func affineVar(t *ad.Tape, prev []ad.Var, as []affine) ad.Var {
-	out := make([]ad.Var, len(as))
-	for k, a := range as {
-		var v ad.Var
-		for j, tm := range a.terms {
-			x := prev[tm.param]
-			if t.Size(x) != 1 {
-				x = t.Index(x, tm.elem)
-			}
-			if tm.coef != 1 {
-				x = t.MulC(x, tm.coef)
-			}
-			switch {
-			case j > 0:
-				v = t.Add(v, x)
-			case a.c != 0:
-				v = t.AddC(x, a.c)
-			default:
-				v = x
-			}
-		}
-		if len(a.terms) == 0 {
-			v = t.Const(a.c)
-		}
-		out[k] = v
+	if len(as) == 1 { // the common case, without allocating
+		return affineNode(t, prev, &as[0])
 	}
-	if len(out) == 1 {
-		return out[0]
+	out := make([]ad.Var, len(as))
+	for k := range as {
+		out[k] = affineNode(t, prev, &as[k])
 	}
 	return t.Concat(out...)
+}
+
+// affineNode records one resolved affine bound, ((c + t₁) + t₂) + …, as a scalar node.
+func affineNode(t *ad.Tape, prev []ad.Var, a *affine) ad.Var {
+	if len(a.terms) == 0 {
+		return t.Const(a.c)
+	}
+	var v ad.Var
+	for j, tm := range a.terms {
+		x := prev[tm.param]
+		if t.Size(x) != 1 {
+			x = t.Index(x, tm.elem)
+		}
+		if tm.coef != 1 {
+			x = t.MulC(x, tm.coef)
+		}
+		switch {
+		case j > 0:
+			v = t.Add(v, x)
+		case a.c != 0:
+			v = t.AddC(x, a.c)
+		default:
+			v = x
+		}
+	}
+	return v
 }
 
 // affineValues evaluates resolved bounds at the row-major constrained values rm into dst

@@ -352,3 +352,23 @@ func TestReferenceDraws(t *testing.T) {
 		}
 	}
 }
+
+// TestDependentBoundsTapeAllocs: recording a layout with a dependent bound on a reused tape
+// allocates nothing.
+func TestDependentBoundsTapeAllocs(t *testing.T) {
+	if race.Enabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	l := richLayout(t)
+	z := randZ(rand.New(rand.NewPCG(7, 8)), l.Dim())
+	out := make([]ad.Var, l.NumParams())
+	var tp ad.Tape
+	run := func() {
+		tp.Reset()
+		l.Constrain(&tp, tp.Input(z), out)
+	}
+	run()
+	if a := testing.AllocsPerRun(50, run); a != 0 {
+		t.Errorf("Constrain: %v allocations per call", a)
+	}
+}
