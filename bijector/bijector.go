@@ -19,6 +19,10 @@
 // simplex entries, the strictly lower triangle of a correlation factor, the lower triangle of a
 // covariance factor. This is the density correction Stan applies.
 //
+// Every transform of the package describes itself as data (Describer: its Kind, shape and
+// bounds as a Spec), and New rebuilds it from that Spec, so that a saved layout names its
+// transforms instead of being identified by probing them.
+//
 // Numerics: the transforms are written in log space where it matters (log-logistic,
 // log sech, suffix sums in the inverses), so that x and log J stay finite and accurate for
 // |u| up to ≈ 700 wherever the result is representable.

@@ -59,7 +59,7 @@ type Saved struct {
 	Scale     []float64  `json:"scale"` // d×d lower triangular, row-major, or d values when ScaleDiag
 	ScaleDiag bool       `json:"scale_is_diagonal"`
 
-	Layout []ParamSpec `json:"layout"`
+	Layout []model.ParamSpec `json:"layout"`
 	// Names are the layout's constrained values, Stan-flattened ("theta_trans[1]", "tau");
 	// Reported are what the model reports (transformed parameters included), which can need
 	// the data and so are not reproducible from this file alone.
@@ -200,7 +200,7 @@ type SaveInfo struct {
 }
 
 // NewSaved describes res for saving. It fails if the layout does not match the fit's
-// dimension or cannot be described (see DescribeLayout).
+// dimension or cannot be described (see model.Layout.Spec).
 func NewSaved(res *Result, info SaveInfo) (*Saved, error) {
 	if res == nil || res.Family == nil {
 		return nil, errors.New("fit: NewSaved: no fitted family")
@@ -231,9 +231,9 @@ func NewSaved(res *Result, info SaveInfo) (*Saved, error) {
 	if info.Layout.Dim() != d {
 		return nil, fmt.Errorf("fit: NewSaved: layout has dimension %d, the fit %d", info.Layout.Dim(), d)
 	}
-	specs, err := DescribeLayout(info.Layout)
+	specs, err := info.Layout.Spec()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("fit: NewSaved: %w", err)
 	}
 	mean, cov := make([]float64, d), make([]float64, d*d)
 	aff.Moments(res.Params, mean, cov)
@@ -434,7 +434,7 @@ func (s *Saved) check() error {
 	if total > 4*d+len(s.Layout) {
 		return fmt.Errorf("field \"layout\": %d constrained values for dimension %d", total, d)
 	}
-	lay, err := NewLayoutFromSpecs(s.Layout)
+	lay, err := model.LayoutFromSpec(s.Layout)
 	if err != nil {
 		return fmt.Errorf("field \"layout\": %w", err)
 	}

@@ -24,9 +24,8 @@ func smallModel(t *testing.T) *model.Model {
 		model.Param{Name: "mu"},
 		model.Param{Name: "sigma", Constraint: bijector.Lower(1, 0)},
 		model.Param{Name: "w", Dims: []int{3}, Constraint: bijector.Simplex(3)},
-		model.Param{Name: "b", Bounds: func(t *ad.Tape, prev []ad.Var) (lo, hi ad.Var) {
-			return t.Const(0), t.AddC(prev[1], 1)
-		}},
+		model.Param{Name: "b", Bounds: &model.Bounds{Lower: []model.Affine{{}},
+			Upper: []model.Affine{{Const: 1, Terms: []model.Term{{Name: "sigma", Coef: 1}}}}}},
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +137,7 @@ func TestReadErrorsNameFileAndField(t *testing.T) {
 		{`"dim": 5`, `"dim": 4`, `field "params": 10 values, meanfield in d=4 needs 8`},
 		{`"dim": 5`, `"dim": "five"`, `field "family.dim"`},
 		{`"positivity": "exp"`, `"positivity": "square"`, `field "family.positivity"`},
-		{`"transform": "simplex"`, `"transform": "spline"`, `field "layout": fit: layout: parameter w`},
+		{`"transform": "simplex"`, `"transform": "spline"`, `field "layout": model: LayoutFromSpec: parameter w`},
 		{`"model": "small",`, `"model": "small"`, `line `},
 	} {
 		bad := strings.Replace(good, c.old, c.new, 1)

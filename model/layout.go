@@ -22,17 +22,49 @@ import (
 // Constraint is the transform from the unconstrained coordinates; nil means unconstrained
 // (identity). Its Size must equal the product of Dims.
 //
-// Bounds, when set, makes the parameter an interval (lo, hi) whose bounds depend on parameters
-// declared before it (Stan: real<lower=0, upper=1 - alpha1> beta1). It is called with the
-// constrained values of all earlier parameters, prev[j] for parameter j, and returns lo and hi
-// as nodes of size 1 or of the parameter's size; the transform is bijector.VarInterval.
-// Constraint must then be nil. Bounds must be a pure function of prev (it is also evaluated on
-// an internal tape by ConstrainValues and Free).
+// Bounds, when set, makes the parameter an interval (lo, hi) whose ends are affine functions of
+// the constrained values of parameters declared before it (Stan: real<lower=0, upper=1 - alpha1>
+// beta1 is Bounds{Lower: {{Const: 0}}, Upper: {{Const: 1, Terms: {{"alpha1", -1}}}}}); the
+// transform is bijector.VarInterval. Constraint must then be nil. Being data, the bounds are
+// saved with the layout (Layout.Spec).
 type Param struct {
 	Name       string
 	Dims       []int
 	Constraint bijector.Bijector
-	Bounds     func(t *ad.Tape, prev []ad.Var) (lo, hi ad.Var)
+	Bounds     *Bounds
+}
+
+// Bounds are the ends of an interval that depend on earlier parameters. Lower and Upper each
+// hold one Affine, shared by every element, or one per element in row-major order. A point
+// where lo ≥ hi is outside the support (x and log J are NaN there: a rejected point).
+type Bounds struct {
+	Lower, Upper []Affine
+}
+
+// Affine is Const + Σ_k Terms[k].Coef · value(Terms[k].Name), over constrained values of
+// earlier parameters named with Stan's flattened names ("alpha1", "theta[2]", "L[2,1]"). It is
+// evaluated left to right, ((Const + t₁) + t₂) + …, in float64 and on the tape alike.
+type Affine struct {
+	Const float64 `json:"const"`
+	Terms []Term  `json:"terms,omitempty"`
+}
+
+// Term is one term Coef · value(Name) of an Affine.
+type Term struct {
+	Name string  `json:"name"`
+	Coef float64 `json:"coef"`
+}
+
+// affine is an Affine resolved against the layout: terms point at (parameter, row-major
+// element).
+type affine struct {
+	c     float64
+	terms []term
+}
+
+type term struct {
+	param, elem int
+	coef        float64
 }
 
 // Layout maps the unconstrained vector z ∈ ℝ^Dim of a model to its named, constrained
@@ -53,25 +85,33 @@ type Layout struct {
 }
 
 type block struct {
-	zlo, zhi   int   // unconstrained coordinates z[zlo:zhi]
-	off, n     int   // constrained values x[off:off+n] (Names order)
-	perm       []int // Names-order position → row-major index; nil when they agree
-	rows, cols int   // matrix shape when len(Dims) == 2, else 0
+	zlo, zhi   int      // unconstrained coordinates z[zlo:zhi]
+	off, n     int      // constrained values x[off:off+n] (Names order)
+	perm       []int    // Names-order position → row-major index; nil when they agree
+	rows, cols int      // matrix shape when len(Dims) == 2, else 0
+	lo, hi     []affine // resolved Bounds, or nil
 }
 
 type scratch struct {
 	tape ad.Tape
 	rm   []float64 // constrained values, row-major per parameter
 	xn   []float64 // constrained values, Names order
+	lo   []float64 // bounds of the parameter being transformed
+	hi   []float64
 	vars []ad.Var
+	// views are the parameters' row-major slices of rm (paramValues).
+	views [][]float64
 }
 
 // NewLayout checks the parameters and builds their layout. It returns an error for an empty
 // or invalid name (Stan identifier rules), a repeated name, a negative dimension, a constraint
-// whose Size differs from the product of Dims, or both Constraint and Bounds set.
+// whose Size differs from the product of Dims, both Constraint and Bounds set, or Bounds with
+// the wrong number of entries, a non-finite constant or coefficient, or a term that is not a
+// value of an earlier parameter.
 func NewLayout(params ...Param) (*Layout, error) {
 	l := &Layout{params: slices.Clone(params), blocks: make([]block, len(params))}
 	seen := make(map[string]bool, len(params))
+	index := map[string][2]int{} // Stan name of an earlier value → (parameter, row-major element)
 	for i, p := range l.params {
 		if !isIdent(p.Name) {
 			return nil, fmt.Errorf("model: NewLayout: parameter %d: invalid name %q", i, p.Name)
@@ -99,6 +139,19 @@ func NewLayout(params ...Param) (*Layout, error) {
 			free = p.Constraint.FreeSize()
 		}
 		b := &l.blocks[i]
+		if p.Bounds != nil {
+			var err error
+			if b.lo, err = resolveAffine(p.Bounds.Lower, "Lower", n, index); err == nil {
+				b.hi, err = resolveAffine(p.Bounds.Upper, "Upper", n, index)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("model: NewLayout: parameter %q: %w", p.Name, err)
+			}
+			l.params[i].Bounds = &Bounds{Lower: cloneAffine(p.Bounds.Lower), Upper: cloneAffine(p.Bounds.Upper)}
+		}
+		for e := range n {
+			index[rowMajorName(p.Name, p.Dims, e)] = [2]int{i, e}
+		}
 		b.zlo, b.zhi = l.dim, l.dim+free
 		b.off, b.n = l.size, n
 		if len(p.Dims) == 2 {
@@ -110,6 +163,54 @@ func NewLayout(params ...Param) (*Layout, error) {
 		b.perm = colMajorPerm(p.Dims)
 	}
 	return l, nil
+}
+
+// resolveAffine checks the bounds of one end (field names Bounds.Lower or Bounds.Upper) of a
+// parameter with n values and resolves their terms with index.
+func resolveAffine(as []Affine, field string, n int, index map[string][2]int) ([]affine, error) {
+	if len(as) != 1 && len(as) != n {
+		return nil, fmt.Errorf("field Bounds.%s: %d entries, want 1 or %d", field, len(as), n)
+	}
+	out := make([]affine, len(as))
+	for k, a := range as {
+		if math.IsNaN(a.Const) || math.IsInf(a.Const, 0) {
+			return nil, fmt.Errorf("field Bounds.%s[%d].Const=%g, want finite", field, k, a.Const)
+		}
+		out[k].c = a.Const
+		for j, tm := range a.Terms {
+			at, ok := index[tm.Name]
+			if !ok {
+				return nil, fmt.Errorf("field Bounds.%s[%d].Terms[%d].Name=%q: not a value of an earlier parameter", field, k, j, tm.Name)
+			}
+			if math.IsNaN(tm.Coef) || math.IsInf(tm.Coef, 0) {
+				return nil, fmt.Errorf("field Bounds.%s[%d].Terms[%d].Coef=%g, want finite", field, k, j, tm.Coef)
+			}
+			out[k].terms = append(out[k].terms, term{param: at[0], elem: at[1], coef: tm.Coef})
+		}
+	}
+	return out, nil
+}
+
+func cloneAffine(as []Affine) []Affine {
+	out := make([]Affine, len(as))
+	for k, a := range as {
+		out[k] = Affine{Const: a.Const, Terms: slices.Clone(a.Terms)}
+	}
+	return out
+}
+
+// rowMajorName is Stan's flattened name of element e (row-major, as on the tape) of a
+// parameter with the given dims: "mu", "theta[3]", "L[2,1]".
+func rowMajorName(name string, dims []int, e int) string {
+	if len(dims) == 0 {
+		return name
+	}
+	idx := make([]int, len(dims))
+	for d := len(dims) - 1; d >= 0; d-- {
+		idx[d] = e % dims[d]
+		e /= dims[d]
+	}
+	return elemName(name, idx)
 }
 
 // appendNames appends Stan's flattened names of a parameter, column-major: "x" for a scalar,
@@ -174,8 +275,17 @@ func (l *Layout) Len() int { return l.size }
 // NumParams returns the number of declared parameters.
 func (l *Layout) NumParams() int { return len(l.params) }
 
-// Params returns a copy of the declared parameters.
-func (l *Layout) Params() []Param { return slices.Clone(l.params) }
+// Params returns a copy of the declared parameters (Dims and Bounds copied too).
+func (l *Layout) Params() []Param {
+	ps := slices.Clone(l.params)
+	for i, p := range ps {
+		ps[i].Dims = slices.Clone(p.Dims)
+		if p.Bounds != nil {
+			ps[i].Bounds = &Bounds{Lower: cloneAffine(p.Bounds.Lower), Upper: cloneAffine(p.Bounds.Upper)}
+		}
+	}
+	return ps
+}
 
 // Index returns the position of the parameter called name (its slot in Constrain's out), or
 // −1.
@@ -211,8 +321,7 @@ func (l *Layout) Constrain(t *ad.Tape, z ad.Var, out []ad.Var) (logJ ad.Var) {
 		x, lj, hasJ := u, ad.Var{}, true
 		switch {
 		case p.Bounds != nil:
-			lo, hi := p.Bounds(t, out[:i])
-			x, lj = bijector.VarInterval(t, u, lo, hi)
+			x, lj = bijector.VarInterval(t, u, affineVar(t, out, b.lo), affineVar(t, out, b.hi))
 		case p.Constraint != nil:
 			x, lj = p.Constraint.Forward(t, u)
 		default:
@@ -243,7 +352,8 @@ func (l *Layout) getScratch() *scratch {
 	if s, ok := l.pool.Get().(*scratch); ok {
 		return s
 	}
-	return &scratch{rm: make([]float64, l.size), xn: make([]float64, l.size), vars: make([]ad.Var, len(l.params))}
+	return &scratch{rm: make([]float64, l.size), xn: make([]float64, l.size), lo: make([]float64, l.size),
+		hi: make([]float64, l.size), vars: make([]ad.Var, len(l.params))}
 }
 
 func (l *Layout) putScratch(s *scratch) {
@@ -257,21 +367,75 @@ func (l *Layout) putScratchVars(s *scratch) {
 	l.pool.Put(s)
 }
 
-// bounds evaluates p.Bounds for parameter i on the scratch tape from the row-major constrained
-// values of the earlier parameters in s.rm.
-func (l *Layout) bounds(s *scratch, i int) (lo, hi []float64) {
-	t := &s.tape
-	t.Reset()
-	prev := s.vars[:i]
-	for j := range prev {
-		b := &l.blocks[j]
-		prev[j] = t.ConstRef(s.rm[b.off : b.off+b.n])
-		if b.rows > 0 {
-			prev[j] = t.AsMatrix(prev[j], b.rows, b.cols)
+// affineVar records resolved bounds on t from the constrained parameters prev: one node of
+// size len(as).
+func affineVar(t *ad.Tape, prev []ad.Var, as []affine) ad.Var {
+	if len(as) == 1 { // the common case, without allocating
+		return affineNode(t, prev, &as[0])
+	}
+	out := make([]ad.Var, len(as))
+	for k := range as {
+		out[k] = affineNode(t, prev, &as[k])
+	}
+	return t.Concat(out...)
+}
+
+// affineNode records one resolved affine bound, ((c + t₁) + t₂) + …, as a scalar node.
+func affineNode(t *ad.Tape, prev []ad.Var, a *affine) ad.Var {
+	if len(a.terms) == 0 {
+		return t.Const(a.c)
+	}
+	var v ad.Var
+	for j, tm := range a.terms {
+		x := prev[tm.param]
+		if t.Size(x) != 1 {
+			x = t.Index(x, tm.elem)
+		}
+		if tm.coef != 1 {
+			x = t.MulC(x, tm.coef)
+		}
+		switch {
+		case j > 0:
+			v = t.Add(v, x)
+		case a.c != 0:
+			v = t.AddC(x, a.c)
+		default:
+			v = x
 		}
 	}
-	lv, hv := l.params[i].Bounds(t, prev)
-	return t.Value(lv), t.Value(hv)
+	return v
+}
+
+// affineValues evaluates resolved bounds at the row-major constrained values rm into dst
+// (len(as) values), in the order affineVar computes them.
+func (l *Layout) affineValues(rm []float64, as []affine, dst []float64) []float64 {
+	dst = dst[:len(as)]
+	for k, a := range as {
+		v := a.c
+		for j, tm := range a.terms {
+			x := rm[l.blocks[tm.param].off+tm.elem]
+			if tm.coef != 1 {
+				x *= tm.coef
+			}
+			switch {
+			case j > 0:
+				v += x
+			case a.c != 0:
+				v = x + a.c
+			default:
+				v = x
+			}
+		}
+		dst[k] = v
+	}
+	return dst
+}
+
+// bounds evaluates the bounds of parameter i from the row-major constrained values of the
+// earlier parameters in s.rm.
+func (l *Layout) bounds(s *scratch, i int) (lo, hi []float64) {
+	b := &l.blocks[i]
+	return l.affineValues(s.rm, b.lo, s.lo), l.affineValues(s.rm, b.hi, s.hi)
 }
 
 // ConstrainValues writes the constrained values at z into x (Names order, len Len()) and
@@ -283,6 +447,12 @@ func (l *Layout) ConstrainValues(z, x []float64) (logJ float64) {
 	}
 	s := l.getScratch()
 	defer l.putScratch(s)
+	return l.constrainInto(s, z, x)
+}
+
+// constrainInto writes the constrained values at z into s.rm (row-major per parameter) and x
+// (Names order) and returns log J.
+func (l *Layout) constrainInto(s *scratch, z, x []float64) (logJ float64) {
 	for i, p := range l.params {
 		b := &l.blocks[i]
 		u, xr := z[b.zlo:b.zhi], s.rm[b.off:b.off+b.n]
@@ -305,6 +475,19 @@ func (l *Layout) ConstrainValues(z, x []float64) (logJ float64) {
 		}
 	}
 	return logJ
+}
+
+// paramValues returns per-parameter row-major views of s.rm (as on the tape), in a slice owned
+// by s.
+func (l *Layout) paramValues(s *scratch) [][]float64 {
+	if len(s.views) != len(l.params) {
+		s.views = make([][]float64, len(l.params))
+		for i := range l.params {
+			b := &l.blocks[i]
+			s.views[i] = s.rm[b.off : b.off+b.n : b.off+b.n]
+		}
+	}
+	return s.views
 }
 
 // Free writes the unconstrained vector for the constrained values x (Names order, len Len())

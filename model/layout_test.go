@@ -18,10 +18,8 @@ import (
 // near reports |a − b| ≤ tol·max(1, |b|).
 func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol*math.Max(1, math.Abs(b)) }
 
-// garchBounds is beta1's support (0, 1 − alpha1), alpha1 being parameter 2.
-func garchBounds(t *ad.Tape, prev []ad.Var) (lo, hi ad.Var) {
-	return t.Const(0), t.AddC(t.Neg(prev[2]), 1)
-}
+// garchBounds is beta1's support (0, 1 − alpha1).
+var garchBounds = &Bounds{Lower: []Affine{{Const: 0}}, Upper: []Affine{{Const: 1, Terms: []Term{{Name: "alpha1", Coef: -1}}}}}
 
 // richLayout exercises every kind of parameter: scalars, a dependent interval, a simplex, an
 // unconstrained matrix, a correlation Cholesky factor and a 3-d array.
@@ -238,9 +236,15 @@ func TestDependentBoundsJacobian(t *testing.T) {
 		Param{Name: "alpha0", Constraint: bijector.Lower(1, 0)},
 		Param{Name: "alpha1", Constraint: bijector.Interval(1, 0, 1)},
 		Param{Name: "beta1", Bounds: garchBounds},
-		Param{Name: "v", Dims: []int{3}, Bounds: func(t *ad.Tape, prev []ad.Var) (lo, hi ad.Var) {
-			return prev[0], t.Add(prev[0], t.Exp(prev[1])) // vector parameter, scalar tape bounds
-		}},
+		// A vector parameter with a shared lower bound mu and per-element upper bounds
+		// mu + k·alpha0 + 1 (above mu since alpha0 > 0).
+		Param{Name: "v", Dims: []int{3}, Bounds: &Bounds{
+			Lower: []Affine{{Terms: []Term{{Name: "mu", Coef: 1}}}},
+			Upper: []Affine{
+				{Const: 1, Terms: []Term{{Name: "mu", Coef: 1}, {Name: "alpha0", Coef: 1}}},
+				{Const: 1, Terms: []Term{{Name: "mu", Coef: 1}, {Name: "alpha0", Coef: 2}}},
+				{Const: 1, Terms: []Term{{Name: "mu", Coef: 1}, {Name: "alpha0", Coef: 3}}},
+			}}},
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -346,5 +350,25 @@ func TestReferenceDraws(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestDependentBoundsTapeAllocs: recording a layout with a dependent bound on a reused tape
+// allocates nothing.
+func TestDependentBoundsTapeAllocs(t *testing.T) {
+	if race.Enabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	l := richLayout(t)
+	z := randZ(rand.New(rand.NewPCG(7, 8)), l.Dim())
+	out := make([]ad.Var, l.NumParams())
+	var tp ad.Tape
+	run := func() {
+		tp.Reset()
+		l.Constrain(&tp, tp.Input(z), out)
+	}
+	run()
+	if a := testing.AllocsPerRun(50, run); a != 0 {
+		t.Errorf("Constrain: %v allocations per call", a)
 	}
 }

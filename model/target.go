@@ -95,6 +95,12 @@ func (g GradFunc) LogDensity(t *ad.Tape, z ad.Var) ad.Var {
 //
 // LogDensity(z) = Density(x(z)) + log J(z). Density receives one node per parameter in
 // declaration order (Layout.Constrain's out); the slice is only valid during the call.
+//
+// A model describes its outputs too: Derived and Derive are its derived quantities (Stan's
+// transformed parameters and generated quantities blocks, NumPyro's deterministic sites), which
+// every writer of draws appends to the parameters (Columns, Row); NumObs and LogLik are the
+// per-observation log-likelihood that PSIS-LOO and posterior predictive checks need. All are
+// optional, and Check validates them.
 type Model struct {
 	Layout  *Layout
 	Density func(t *ad.Tape, p []ad.Var) ad.Var
@@ -103,6 +109,23 @@ type Model struct {
 	// posteriordb's MODELS.md). The zero value includes log J, which is what a sampler or VI
 	// over z needs.
 	NoJacobian bool
+
+	// Derived declares the derived quantities in output order: names (Stan identifiers, none
+	// equal to a parameter's) and shapes, as Param without a constraint.
+	Derived []Quantity
+	// Derive computes the derived quantities from the constrained parameters: p[i] holds
+	// parameter i and out[k] receives quantity k, both row-major (as on the tape) with the
+	// product of Dims entries. It is deterministic: a function of p alone, with no random
+	// numbers (see Row). It is called from several goroutines at once and must not keep p or
+	// out. Required when Derived is not empty.
+	Derive func(p, out [][]float64)
+
+	// NumObs is the number of observations LogLik reports; 0 when the model has no LogLik.
+	NumObs int
+	// LogLik writes log p(y_n | θ) of each observation n into out (len NumObs) at the
+	// constrained parameters p (as Derive's), all normalising constants kept, so that
+	// Σ_n out[n] + log prior(θ) = Density(θ). Same concurrency rule as Derive.
+	LogLik func(p [][]float64, out []float64)
 }
 
 // Dim returns the unconstrained size m.Layout.Dim().

@@ -72,21 +72,34 @@ func (m *eightSchools) density(t *ad.Tape, p []ad.Var) ad.Var {
 	return t.Add(lp, t.Add(density.Normal(t, mu, zero, five), density.Cauchy(t, tau, zero, five)))
 }
 
-func (m *eightSchools) reportedNames() []string {
+func (m *eightSchools) derived() []model.Quantity {
+	return []model.Quantity{{Name: "theta", Dims: []int{8}}}
+}
+
+// derive: theta = mu + tau·theta_trans (Stan's transformed parameters block).
+func (m *eightSchools) derive(p, out [][]float64) {
+	tt, mu, tau := p[0], p[1][0], p[2][0]
+	for j, v := range tt {
+		out[0][j] = mu + tau*v
+	}
+}
+
+func (m *eightSchools) numObs() int { return len(m.y) }
+
+// logLik: log N(y_j | mu + tau·theta_trans_j, sigma_j), one school per observation.
+func (m *eightSchools) logLik(p [][]float64, out []float64) {
+	tt, mu, tau := p[0], p[1][0], p[2][0]
+	for j, v := range tt {
+		out[j] = normalLogPDF(m.y[j], mu+tau*v, m.sigma[j])
+	}
+}
+
+func (m *eightSchools) referenceNames() []string {
 	return append(flatNames("theta", 8), "mu", "tau")
 }
 
-// report: theta = mu + tau·theta_trans; par = (theta_trans[1..8], mu, tau).
-func (m *eightSchools) report(dst, par []float64) {
-	mu, tau := par[8], par[9]
-	for j := range 8 {
-		dst[j] = mu + tau*par[j]
-	}
-	dst[8], dst[9] = mu, tau
-}
-
-// unreport: theta_trans = (theta − mu)/tau.
-func (m *eightSchools) unreport(dst, x []float64) error {
+// freeReference: theta_trans = (theta − mu)/tau from (theta[1..8], mu, tau).
+func (m *eightSchools) freeReference(dst, x []float64) error {
 	mu, tau := x[8], x[9]
 	if !(tau > 0) {
 		return fmt.Errorf("tau = %g, want > 0", tau)

@@ -54,8 +54,9 @@ func newGarch(d *model.Data) (impl, error) {
 		model.Param{Name: "mu"},
 		model.Param{Name: "alpha0", Constraint: bijector.Lower(1, 0)},
 		model.Param{Name: "alpha1", Constraint: bijector.Interval(1, 0, 1)},
-		model.Param{Name: "beta1", Bounds: func(t *ad.Tape, prev []ad.Var) (lo, hi ad.Var) {
-			return t.Const(0), t.AddC(t.Neg(prev[2]), 1) // (0, 1 − alpha1)
+		model.Param{Name: "beta1", Bounds: &model.Bounds{ // (0, 1 − alpha1)
+			Lower: []model.Affine{{Const: 0}},
+			Upper: []model.Affine{{Const: 1, Terms: []model.Term{{Name: "alpha1", Coef: -1}}}},
 		}},
 	)}, nil
 }

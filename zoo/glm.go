@@ -37,6 +37,35 @@ func (m *glm) density(t *ad.Tape, p []ad.Var) ad.Var {
 	return lp
 }
 
+func (m *glm) numObs() int { return len(m.y) }
+
+// logLik: log N(y_i | alpha + x_i·beta, sigma) per observation. split picks alpha, beta and
+// sigma out of the parameters on a scratch tape, so every layout of the glm shape is served by
+// one implementation. Cost O(N·D) and a few allocations per call.
+func (m *glm) logLik(p [][]float64, out []float64) {
+	var t ad.Tape
+	vars := make([]ad.Var, len(p))
+	for i, v := range p {
+		vars[i] = t.ConstRef(v)
+	}
+	a, b, s := m.split(&t, vars)
+	alpha, beta, sigma := t.Float(a), t.Value(b), t.Float(s)
+	n := len(m.y)
+	for i, y := range m.y {
+		mu := alpha
+		for j, bj := range beta {
+			mu += m.xt.Data[j*n+i] * bj
+		}
+		out[i] = normalLogPDF(y, mu, sigma)
+	}
+}
+
+// normalLogPDF is log N(y | mu, sigma) = −½((y − mu)/sigma)² − log sigma − ½ log 2π.
+func normalLogPDF(y, mu, sigma float64) float64 {
+	r := (y - mu) / sigma
+	return -0.5*r*r - math.Log(sigma) - 0.5*math.Log(2*math.Pi)
+}
+
 // coefSigma builds a regression whose parameters are a coefficient vector beta (k entries,
 // beta[1] the intercept unless noIntercept) and sigma > 0: the layout of kidiq, mesquite, nes,
 // earnings and sblrc.

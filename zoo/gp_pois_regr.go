@@ -90,7 +90,7 @@ func (m *gpPoisRegr) density(t *ad.Tape, p []ad.Var) ad.Var {
 	return t.Add(lp, t.Add(density.Normal(t, ft, zero, t.Const(1)), density.PoissonLog(t, m.k, f)))
 }
 
-func (m *gpPoisRegr) reportedNames() []string {
+func (m *gpPoisRegr) referenceNames() []string {
 	return append([]string{"rho", "alpha"}, flatNames("f", m.n)...)
 }
 
@@ -111,26 +111,30 @@ func (m *gpPoisRegr) chol(rho, alpha float64) ([]float64, error) {
 	return l, nil
 }
 
-// report: f = L·f_tilde; par = (rho, alpha, f_tilde).
-func (m *gpPoisRegr) report(dst, par []float64) {
-	n := m.n
-	dst[0], dst[1] = par[0], par[1]
-	l, err := m.chol(par[0], par[1])
+func (m *gpPoisRegr) derived() []model.Quantity {
+	return []model.Quantity{{Name: "f", Dims: []int{m.n}}}
+}
+
+// derive: f = L·f_tilde with L = chol K(rho, alpha) (Stan's transformed parameters block); NaN
+// where K is not numerically positive definite.
+func (m *gpPoisRegr) derive(p, out [][]float64) {
+	n, f, ft := m.n, out[0], p[2]
+	l, err := m.chol(p[0][0], p[1][0])
 	for i := range n {
 		if err != nil {
-			dst[2+i] = math.NaN()
+			f[i] = math.NaN()
 			continue
 		}
 		s := 0.0
-		for p := 0; p <= i; p++ {
-			s += l[i*n+p] * par[2+p]
+		for q := 0; q <= i; q++ {
+			s += l[i*n+q] * ft[q]
 		}
-		dst[2+i] = s
+		f[i] = s
 	}
 }
 
-// unreport: f_tilde = L⁻¹f by forward substitution.
-func (m *gpPoisRegr) unreport(dst, x []float64) error {
+// freeReference: f_tilde = L⁻¹f by forward substitution, from (rho, alpha, f).
+func (m *gpPoisRegr) freeReference(dst, x []float64) error {
 	n := m.n
 	rho, alpha := x[0], x[1]
 	if !(rho > 0) || !(alpha > 0) {

@@ -12,9 +12,12 @@
 //
 // The parametrisations are the ones posteriordb's Stan programs use (MODELS.md in
 // ../shared/data/posteriordb): eight_schools and gp_pois_regr are non-centred, and garch's
-// beta1 lives on (0, 1 − alpha1). Reference draws report some transformed parameters (theta in
-// eight_schools, f in gp_pois_regr) and not the raw ones; Names, Constrain and Unconstrain work
-// in the reported quantities, so draws and model output line up name by name.
+// beta1 lives on (0, 1 − alpha1). Each model declares its outputs as a model.Model does (Model):
+// transformed parameters as derived quantities (theta in eight_schools, f in gp_pois_regr) and,
+// for the regressions and eight schools, the per-observation log-likelihood. Reference draws
+// report some transformed parameters and not the raw ones; Names, Constrain and Unconstrain
+// work in those reported quantities, a selection of the model's columns, so reference draws and
+// model output line up name by name.
 //
 // Models are immutable after construction and safe for concurrent use with one ad.Tape per
 // goroutine. A steady-state gradient (one tape reused with Reset) allocates nothing.
@@ -134,7 +137,34 @@ func newModel(e entry, d *model.Data) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
 	}
-	return &Model{Info: e.Info, impl: im, tgt: model.Model{Layout: im.layout(), Density: im.density}}, nil
+	tgt := model.Model{Layout: im.layout(), Density: im.density}
+	if dq, ok := im.(deriver); ok {
+		tgt.Derived, tgt.Derive = dq.derived(), dq.derive
+	}
+	if ll, ok := im.(likelihood); ok {
+		tgt.NumObs, tgt.LogLik = ll.numObs(), ll.logLik
+	}
+	if err := tgt.Check(); err != nil {
+		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err) // a bug in the model's code
+	}
+	m := &Model{Info: e.Info, impl: im, tgt: tgt}
+	ref := tgt.Layout.Names()
+	if r, ok := im.(referencer); ok {
+		ref = r.referenceNames()
+	}
+	col := map[string]int{}
+	for i, n := range tgt.Columns() {
+		col[n] = i
+	}
+	for _, n := range ref {
+		i, ok := col[n]
+		if !ok {
+			return nil, fmt.Errorf("zoo: %s: reported quantity %s is not a column of the model", e.Name, n)
+		}
+		m.ref = append(m.ref, i)
+	}
+	m.refNames = ref
+	return m, nil
 }
 
 //go:embed data/eight_schools.json
@@ -162,16 +192,29 @@ type impl interface {
 	density(t *ad.Tape, p []ad.Var) ad.Var
 }
 
-// reporter is implemented by models whose reference draws report transformed parameters
-// instead of some raw ones (eight_schools: theta for theta_trans; gp_pois_regr: f for
+// deriver is implemented by models with derived quantities (model.Model.Derived and Derive).
+type deriver interface {
+	derived() []model.Quantity
+	derive(p, out [][]float64)
+}
+
+// likelihood is implemented by models with a per-observation log-likelihood
+// (model.Model.NumObs and LogLik).
+type likelihood interface {
+	numObs() int
+	logLik(p [][]float64, out []float64)
+}
+
+// referencer is implemented by models whose reference draws report derived quantities
+// instead of some parameters (eight_schools: theta for theta_trans; gp_pois_regr: f for
 // f_tilde). Without it the reported quantities are the layout's values.
-type reporter interface {
-	// reportedNames are the reported quantities in posteriordb's order.
-	reportedNames() []string
-	// report writes the reported values for the layout's constrained values par.
-	report(dst, par []float64)
-	// unreport writes the layout's constrained values for reported values x.
-	unreport(dst, x []float64) error
+type referencer interface {
+	// referenceNames are the reported quantities in posteriordb's order, each a column of the
+	// model.
+	referenceNames() []string
+	// freeReference writes the layout's constrained values for reported values x: the inverse
+	// of the derived quantities that replace parameters.
+	freeReference(dst, x []float64) error
 }
 
 // Model is a posteriordb posterior as a target over ℝ^Dim: LogDensity records log p(x(z)) +
@@ -179,8 +222,18 @@ type reporter interface {
 // Layout maps z to the named constrained parameters of the Stan program.
 type Model struct {
 	Info
-	impl impl
-	tgt  model.Model
+	impl     impl
+	tgt      model.Model
+	ref      []int    // columns of tgt.Row that are the reported quantities
+	refNames []string // their names
+}
+
+// Model returns the model as a model.Model: its layout, log density, derived quantities
+// (Columns and Row give every column a draws file holds) and per-observation log-likelihood.
+// The copy shares m's data and Jacobian setting.
+func (m *Model) Model() *model.Model {
+	c := m.tgt
+	return &c
 }
 
 // Dim returns the number of unconstrained coordinates.
@@ -209,33 +262,24 @@ func (m *Model) LogDensity(t *ad.Tape, z ad.Var) ad.Var { return m.tgt.LogDensit
 func (m *Model) Layout() *model.Layout { return m.impl.layout() }
 
 // Names returns the reported quantities in posteriordb's order, with Stan's flattened names
-// ("theta[1]", …): the names of the reference draws. They include transformed parameters a
-// posterior reports (theta in eight_schools, f in gp_pois_regr) and equal Layout().Names()
-// for the other models.
-func (m *Model) Names() []string {
-	if r, ok := m.impl.(reporter); ok {
-		return slices.Clone(r.reportedNames())
-	}
-	return m.impl.layout().Names()
-}
+// ("theta[1]", …): the names of the reference draws, a selection of Model().Columns(). They
+// include transformed parameters a posterior reports (theta in eight_schools, f in
+// gp_pois_regr) and equal Layout().Names() for the other models.
+func (m *Model) Names() []string { return slices.Clone(m.refNames) }
 
 // Constrain writes the reported values (Names order) at the unconstrained z into dst and
-// returns it; dst is allocated when nil. It panics if a length is wrong.
+// returns it; dst is allocated when nil. They are picked from Model().Row. It panics if a
+// length is wrong.
 func (m *Model) Constrain(dst, z []float64) []float64 {
-	lay := m.impl.layout()
+	lay := m.tgt.Layout
 	if len(z) != lay.Dim() {
 		panic(fmt.Sprintf("zoo: %s: Constrain: len(z)=%d, want %d", m.Name, len(z), lay.Dim()))
 	}
-	r, ok := m.impl.(reporter)
-	if !ok {
-		dst = sized(dst, lay.Len(), m.Name, "Constrain")
-		lay.ConstrainValues(z, dst)
-		return dst
+	dst = sized(dst, len(m.ref), m.Name, "Constrain")
+	row := m.tgt.Row(nil, z)
+	for k, i := range m.ref {
+		dst[k] = row[i]
 	}
-	dst = sized(dst, len(r.reportedNames()), m.Name, "Constrain")
-	par := make([]float64, lay.Len())
-	lay.ConstrainValues(z, par)
-	r.report(dst, par)
 	return dst
 }
 
@@ -243,18 +287,16 @@ func (m *Model) Constrain(dst, z []float64) []float64 {
 // reference draw) into dst and returns it; dst is allocated when nil. It returns an error when
 // x is outside the support. It panics if a length is wrong.
 func (m *Model) Unconstrain(dst, x []float64) ([]float64, error) {
-	lay := m.impl.layout()
+	lay := m.tgt.Layout
+	if len(x) != len(m.ref) {
+		panic(fmt.Sprintf("zoo: %s: Unconstrain: len(x)=%d, want %d", m.Name, len(x), len(m.ref)))
+	}
 	par := x
-	if r, ok := m.impl.(reporter); ok {
-		if len(x) != len(r.reportedNames()) {
-			panic(fmt.Sprintf("zoo: %s: Unconstrain: len(x)=%d, want %d", m.Name, len(x), len(r.reportedNames())))
-		}
+	if r, ok := m.impl.(referencer); ok {
 		par = make([]float64, lay.Len())
-		if err := r.unreport(par, x); err != nil {
+		if err := r.freeReference(par, x); err != nil {
 			return nil, fmt.Errorf("zoo: %s: Unconstrain: %w", m.Name, err)
 		}
-	} else if len(x) != lay.Len() {
-		panic(fmt.Sprintf("zoo: %s: Unconstrain: len(x)=%d, want %d", m.Name, len(x), lay.Len()))
 	}
 	dst = sized(dst, lay.Dim(), m.Name, "Unconstrain")
 	if err := lay.Free(par, dst); err != nil {

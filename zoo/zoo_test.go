@@ -214,7 +214,7 @@ func TestDraws(t *testing.T) {
 			if !slices.Equal(f.draws.Names, f.m.Names()) {
 				t.Fatalf("draw names %v, model names %v", f.draws.Names, f.m.Names())
 			}
-			if _, ok := f.m.impl.(reporter); !ok && !slices.Equal(f.m.Names(), f.m.Layout().Names()) {
+			if _, ok := f.m.impl.(referencer); !ok && !slices.Equal(f.m.Names(), f.m.Layout().Names()) {
 				t.Errorf("Names %v, Layout().Names %v: a model without transformed reported quantities reports its layout", f.m.Names(), f.m.Layout().Names())
 			}
 			if len(f.draws.Chains) != 10 || f.draws.ChainLen() != 1000 {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vigo-bayes/vigo/fit"
+	"github.com/vigo-bayes/vigo/model"
 	"github.com/vigo-bayes/vigo/zoo"
 )
 
@@ -131,12 +131,12 @@ func TestEveryZooLayoutIsSaved(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		specs, err := fit.DescribeLayout(m.Layout())
+		specs, err := m.Layout().Spec()
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
-		lay, err := fit.NewLayoutFromSpecs(specs)
+		lay, err := model.LayoutFromSpec(specs)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue

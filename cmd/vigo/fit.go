@@ -586,30 +586,6 @@ func runFit(ctx context.Context, stdout, stderr io.Writer, name string, f fitFla
 	}
 }
 
-// zooColumns are a zoo model's output columns (drawColumns) as fit.Columns.
-type zooColumns struct {
-	names []string
-	fill  func(row, z []float64)
-}
-
-func newZooColumns(m *zoo.Model) zooColumns {
-	names, fill := drawColumns(m)
-	return zooColumns{names: names[2:], fill: func(row, z []float64) {
-		full := make([]float64, len(row)+2)
-		fill(full, z)
-		copy(row, full[2:])
-	}}
-}
-
-func (c zooColumns) Columns() []string { return c.names }
-
-func (c zooColumns) Row(dst, z []float64) []float64 {
-	if dst == nil {
-		dst = make([]float64, len(c.names))
-	}
-	c.fill(dst, z)
-	return dst
-}
 
 // vigoVersion is the main module's version ("devel" for a source build).
 func vigoVersion() string {
@@ -620,7 +596,7 @@ func vigoVersion() string {
 }
 
 func writeFitOutputs(m *loadedModel, f fitFlags, res *fit.Result, ref *diag.Draws, auto *fit.AutoResult) (*output.Report, error) {
-	return output.Write(f.out, res, newZooColumns(m.Model), output.Info{Vigo: vigoVersion(), Model: m.Name, Posterior: m.Posterior,
+	return output.Write(f.out, res, m.Model.Model(), output.Info{Vigo: vigoVersion(), Model: m.Name, Posterior: m.Posterior,
 		Data: m.data, Layout: m.Layout(), Draws: f.draws, PSISResample: f.psisResample, Reference: ref, ReferenceName: f.reference,
 		Auto: auto, MaxPanels: maxPanels})
 }
@@ -722,38 +698,14 @@ func (p *progress) finish() {
 		fmt.Fprintln(p.w)
 	}
 }
-// drawColumns returns the column names of a draws file for m — the layout's parameters, then
-// the reported quantities that are not parameters — and a function filling one row.
+// drawColumns returns the column names of a draws file for m — lp__, lp_approx__, then the
+// model's columns (parameters, then derived quantities: model.Model.Columns) — and a function
+// filling one row from the unconstrained draw z (model.Model.Row). vigo fit, draw and sample
+// write these columns.
 func drawColumns(m *zoo.Model) (names []string, fill func(row, z []float64)) {
-	lay := m.Layout()
-	lnames := lay.Names()
-	isParam := make(map[string]bool, len(lnames))
-	for _, n := range lnames {
-		isParam[n] = true
-	}
-	var extra []int
-	rep := m.Names()
-	for i, n := range rep {
-		if !isParam[n] {
-			extra = append(extra, i)
-		}
-	}
-	names = append([]string{"lp__", "lp_approx__"}, lnames...)
-	for _, i := range extra {
-		names = append(names, rep[i])
-	}
-	xr := make([]float64, len(rep))
-	np := len(lnames)
-	fill = func(row, z []float64) {
-		lay.ConstrainValues(z, row[2:2+np])
-		if len(extra) > 0 {
-			m.Constrain(xr, z)
-			for k, i := range extra {
-				row[2+np+k] = xr[i]
-			}
-		}
-	}
-	return names, fill
+	mm := m.Model()
+	names = append([]string{"lp__", "lp_approx__"}, mm.Columns()...)
+	return names, func(row, z []float64) { mm.Row(row[2:], z) }
 }
 func equalNames(a, b []string) bool {
 	if len(a) != len(b) {

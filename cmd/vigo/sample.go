@@ -44,7 +44,8 @@ diagonal from draws and gradients. Chains run in parallel; the draws depend only
 
 It writes one Stan CSV file per chain into --out (MODEL-1.csv, …), with CmdStan's sampler
 columns (lp__, accept_stat__, stepsize__, treedepth__, n_leapfrog__, divergent__, energy__)
-and the parameters on the constrained scale (theta.1, …), and prints a summary with R-hat and
+and the model's columns — the parameters on the constrained scale, then its derived quantities
+(theta_trans.1, …, mu, tau, theta.1, … for eight_schools), as vigo fit's draws.csv — and prints a summary with R-hat and
 bulk/tail ESS, the sampler diagnostics (divergences, tree depth, E-BFMI) and warnings in words.
 vigo summary summarises the files again.
 
@@ -151,7 +152,8 @@ func runSample(ctx context.Context, stdout, stderr io.Writer, name string, f sam
 	if res.Len() < 4 {
 		return fmt.Errorf("sample: %d draws per chain are too few to summarise (wrote %s)", res.Len(), strings.Join(paths, ", "))
 	}
-	sum, err := diag.Summarize(res.Draws(m.Names(), m.Constrain), nil)
+	mm := m.Model()
+	sum, err := diag.Summarize(res.Draws(mm.Columns(), mm.Row), nil)
 	if err != nil {
 		return err
 	}
@@ -183,12 +185,15 @@ func fmtStepSizes(x []float64) string {
 	return strings.Join(s, " ")
 }
 
-// writeChainCSVs writes one Stan CSV per chain into dir and returns the paths.
+// writeChainCSVs writes one Stan CSV per chain into dir and returns the paths. The columns
+// after the sampler's are the model's (parameters, then derived quantities), as in vigo fit's
+// draws.csv.
 func writeChainCSVs(dir string, m *zoo.Model, res *mcmc.Result) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("sample: %w", err)
 	}
-	names := m.Names()
+	mm := m.Model()
+	names := mm.Columns()
 	var paths []string
 	for c := range res.Chains {
 		p := filepath.Join(dir, fmt.Sprintf("%s-%d.csv", m.Name, c+1))
@@ -196,7 +201,7 @@ func writeChainCSVs(dir string, m *zoo.Model, res *mcmc.Result) ([]string, error
 		if err != nil {
 			return paths, fmt.Errorf("sample: %w", err)
 		}
-		err = model.WriteStanCSV(fh, res.StanCSV(c, m.Posterior, names, m.Constrain))
+		err = model.WriteStanCSV(fh, res.StanCSV(c, m.Posterior, names, mm.Row))
 		if cerr := fh.Close(); err == nil {
 			err = cerr
 		}

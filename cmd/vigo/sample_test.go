@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -32,7 +33,7 @@ func TestSampleWritesStanCSVAndSummary(t *testing.T) {
 			t.Fatal(err)
 		}
 		paths = append(paths, p)
-		want := []string{"lp__", "accept_stat__", "stepsize__", "treedepth__", "n_leapfrog__", "divergent__", "energy__", "theta[1]"}
+		want := []string{"lp__", "accept_stat__", "stepsize__", "treedepth__", "n_leapfrog__", "divergent__", "energy__", "theta_trans[1]"}
 		for j, n := range want {
 			if s.Names[j] != n {
 				t.Fatalf("%s: column %d is %q, want %q", p, j+1, s.Names[j], n)
@@ -52,7 +53,7 @@ func TestSampleWritesStanCSVAndSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(raw), "\nlp__,accept_stat__,stepsize__,treedepth__,n_leapfrog__,divergent__,energy__,theta.1,") {
+	if !strings.Contains(string(raw), "\nlp__,accept_stat__,stepsize__,treedepth__,n_leapfrog__,divergent__,energy__,theta_trans.1,") || !strings.Contains(string(raw), ",tau,theta.1,") {
 		t.Error("header is not CmdStan's (dotted names after the sampler columns)")
 	}
 	sum, err := run(t, append([]string{"summary"}, paths...)...)
@@ -69,6 +70,40 @@ func TestSampleWritesStanCSVAndSummary(t *testing.T) {
 	csvOut, err := run(t, append([]string{"summary", "--format", "csv"}, paths...)...)
 	if err != nil || !strings.HasPrefix(csvOut, "variable,mean,median,sd,mad,q5,q95,ess_bulk,ess_tail,rhat\n") {
 		t.Errorf("summary --format csv: %v\n%s", err, csvOut)
+	}
+}
+
+// TestFitAndSampleWriteSameColumns: vigo fit's draws.csv and vigo sample's chain files have
+// the same model columns (parameters, then derived quantities) for eight_schools and garch.
+func TestFitAndSampleWriteSameColumns(t *testing.T) {
+	for _, name := range []string{"eight_schools", "garch"} {
+		dir := t.TempDir()
+		var extra []string
+		if name != "eight_schools" {
+			extra = []string{"--posteriordb", posteriordbDir(t)}
+		}
+		args := append([]string{"fit", name, "--iter", "50", "--draws", "20", "--out", filepath.Join(dir, "fit")}, extra...)
+		if out, err := run(t, args...); err != nil && !errors.Is(err, errNotConverged) {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		args = append([]string{"sample", name, "--chains", "1", "--warmup", "20", "--draws", "10", "--quiet", "--out", filepath.Join(dir, "s")}, extra...)
+		if out, err := run(t, args...); err != nil && !errors.Is(err, errNotConverged) {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		f, err := model.LoadStanCSV(filepath.Join(dir, "fit", "draws.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := model.LoadStanCSV(filepath.Join(dir, "s", name+"-1.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fc, sc := f.Names[2:], s.Names[7:]; !slices.Equal(fc, sc) {
+			t.Errorf("%s: fit columns %v, sample columns %v", name, fc, sc)
+		}
+		if name == "eight_schools" && !slices.Contains(f.Names, "theta[8]") {
+			t.Errorf("eight_schools columns lack the derived theta: %v", f.Names)
+		}
 	}
 }
 
