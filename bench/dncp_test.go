@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 )
 
 // TestRunDNCPSmall runs the study in a small configuration: the sampled toy correlations must

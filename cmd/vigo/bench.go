@@ -2,33 +2,31 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"runtime/debug"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vigo-bayes/vigo/bench"
+	"github.com/vigo-bayes/vigo/bnn"
 )
 
-func init() {
-	commands = append(commands, newBenchCmd)
-	benchCommands = append(benchCommands, newBenchPosteriordbCmd)
-}
+func init() { commands = append(commands, newBenchCmd) }
 
-// benchCommands holds the constructors of vigo bench's subcommands; a benchmark's file
-// appends to it in an init function, as the top-level commands do with commands.
-var benchCommands []func() *cobra.Command
-
+// newBenchCmd is vigo bench. Each subcommand parses its flags into a bench config, calls one
+// bench runner and writes the runner's markdown (writeReport); the runners live in package
+// bench.
 func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Run vigo's benchmarks and write markdown tables",
 		Args:  cobra.NoArgs,
 	}
-	for _, c := range benchCommands {
+	for _, c := range []func() *cobra.Command{newBenchPosteriordbCmd, newBenchNUTSCmd, newBenchDNCPCmd, newBenchADCmd,
+		newBenchBFVICmd, newBenchUCICmd, newBenchUCISemiCmd, newBenchFMNISTCmd} {
 		cmd.AddCommand(c())
 	}
 	return cmd
@@ -65,29 +63,13 @@ Methods: ` + strings.Join(bench.MethodNames(), ", ") + `.`,
 				fmt.Fprintf(errw, "%s %s seed %d: %.1fs, %d grad evals, k̂ %.2f, W1/sd %.3g, sd ratio %.3g (%s)\n",
 					r.Posterior, r.Method, r.Seed, r.Wall.Seconds(), r.GradEvals, r.KHat, r.W1SD, r.SDRatio, r.Status)
 			}
-			h := bench.Header{Date: time.Now(), Command: commandLine(), Commit: gitCommit(), LoadStart: bench.LoadAvg()}
+			h := newHeader()
 			rep, err := bench.Run(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
-			h.LoadEnd = bench.LoadAvg()
-			w := cmd.OutOrStdout()
-			if out != "" {
-				f, err := os.Create(out)
-				if err != nil {
-					return fmt.Errorf("bench posteriordb: %w", err)
-				}
-				if err := rep.Markdown(f, h); err != nil {
-					f.Close()
-					return fmt.Errorf("bench posteriordb: write %s: %w", out, err)
-				}
-				if err := f.Close(); err != nil {
-					return fmt.Errorf("bench posteriordb: write %s: %w", out, err)
-				}
-				fmt.Fprintln(errw, "wrote", out)
-				return nil
-			}
-			return rep.Markdown(w, h)
+			h.Done()
+			return writeReport(cmd, out, func(w io.Writer) error { return rep.Markdown(w, h) })
 		},
 	}
 	f := cmd.Flags()
@@ -100,6 +82,52 @@ Methods: ` + strings.Join(bench.MethodNames(), ", ") + `.`,
 	f.IntVar(&cfg.Workers, "workers", 1, "goroutines per fit (results do not depend on it; 1 compares with Stan's single core)")
 	f.IntVar(&cfg.Draws, "draws", 0, "draws per run compared with the reference and used for k̂ (0: 1000)")
 	return cmd
+}
+
+// writeReport writes a report to the file out, or to stdout when out is "" or "-", and says
+// "wrote out" on stderr.
+func writeReport(cmd *cobra.Command, out string, write func(w io.Writer) error) error {
+	if out == "" || out == "-" {
+		return write(cmd.OutOrStdout())
+	}
+	if err := writeFile(out, write); err != nil {
+		return fmt.Errorf("bench %s: write %s: %w", cmd.Name(), out, err)
+	}
+	fmt.Fprintln(cmd.ErrOrStderr(), "wrote", out)
+	return nil
+}
+
+// writeFile writes a file through write.
+func writeFile(name string, write func(w io.Writer) error) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// newHeader starts a result table's header: this command line, the commit, the date and the
+// load average now.
+func newHeader() bench.Header { return bench.NewHeader(commandLine(), gitCommit()) }
+
+// parseMethods parses a comma-separated list of bnn methods.
+func parseMethods(cmd *cobra.Command, s string) ([]bnn.Method, error) {
+	var ms []bnn.Method
+	for _, m := range splitList(s) {
+		mm, err := bnn.ParseMethod(m)
+		if err != nil {
+			return nil, fmt.Errorf("bench %s: --methods: %w", cmd.Name(), err)
+		}
+		ms = append(ms, mm)
+	}
+	if len(ms) == 0 {
+		return nil, fmt.Errorf("bench %s: --methods: no methods", cmd.Name())
+	}
+	return ms, nil
 }
 
 func splitList(s string) []string {

@@ -1,16 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vigo-bayes/vigo/bench"
 )
-
-func init() { benchCommands = append(benchCommands, newBenchADCmd) }
 
 func newBenchADCmd() *cobra.Command {
 	var (
@@ -32,21 +30,13 @@ with the ratios and Stan's figures from the issue.`,
 					return fmt.Errorf("bench ad: --torch: %w", err)
 				}
 			}
+			h := newHeader()
 			rows, err := bench.RunAD(cmd.Context(), bench.ADConfig{Rounds: rounds, Torch: torch})
 			if err != nil {
 				return err
 			}
-			var b bytes.Buffer
-			bench.WriteADMarkdown(&b, rows, note)
-			if out == "" || out == "-" {
-				_, err = cmd.OutOrStdout().Write(b.Bytes())
-				return err
-			}
-			if err := os.WriteFile(out, b.Bytes(), 0o644); err != nil {
-				return fmt.Errorf("bench ad: --out: %w", err)
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), "wrote", out)
-			return nil
+			h.Done()
+			return writeReport(cmd, out, func(w io.Writer) error { return bench.WriteADMarkdown(w, h, rows, note) })
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "markdown file to write (default: standard output)")

@@ -2,15 +2,12 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"time"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vigo-bayes/vigo/bench"
 )
-
-func init() { benchCommands = append(benchCommands, newBenchDNCPCmd) }
 
 func newBenchDNCPCmd() *cobra.Command {
 	var (
@@ -30,30 +27,14 @@ markdown to --out (default bench/results/dncp.md); "-" writes to stdout.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Sigmas = sigmas
-			h := bench.Header{Date: time.Now(), Command: commandLine(), Commit: gitCommit()}
-			start := time.Now()
+			h := newHeader()
 			rep, err := bench.RunDNCP(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
-			errw := cmd.ErrOrStderr()
-			fmt.Fprintf(errw, "dncp: %.1fs\n", time.Since(start).Seconds())
-			if out == "-" {
-				return rep.Markdown(cmd.OutOrStdout(), h)
-			}
-			f, err := os.Create(out)
-			if err != nil {
-				return fmt.Errorf("bench dncp: %w", err)
-			}
-			if err := rep.Markdown(f, h); err != nil {
-				f.Close()
-				return fmt.Errorf("bench dncp: write %s: %w", out, err)
-			}
-			if err := f.Close(); err != nil {
-				return fmt.Errorf("bench dncp: write %s: %w", out, err)
-			}
-			fmt.Fprintln(errw, "wrote", out)
-			return nil
+			h.Done()
+			fmt.Fprintf(cmd.ErrOrStderr(), "dncp: %.1fs\n", h.Wall.Seconds())
+			return writeReport(cmd, out, func(w io.Writer) error { return rep.Markdown(w, h) })
 		},
 	}
 	f := cmd.Flags()

@@ -2,16 +2,13 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"time"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vigo-bayes/vigo/bench"
 	"github.com/vigo-bayes/vigo/mcmc"
 )
-
-func init() { benchCommands = append(benchCommands, newBenchNUTSCmd) }
 
 func newBenchNUTSCmd() *cobra.Command {
 	var (
@@ -47,28 +44,13 @@ diagnostics, with Stan 2.21's NUTS numbers (../shared/docs/targets.md) beside th
 				fmt.Fprintf(errw, "%s seed %d: %.1fs, %d grad evals, W1/sd %.4f, max |Δmean|/MCSE %.2f; %s\n",
 					c.Posterior, c.Seed, c.Wall.Seconds(), c.GradEvals, c.W1SD, c.MaxMeanZ, c.Status())
 			}
-			h := bench.Header{Date: time.Now(), Command: commandLine(), Commit: gitCommit(), LoadStart: bench.LoadAvg()}
+			h := newHeader()
 			rep, err := bench.RunNUTSBench(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
-			h.LoadEnd = bench.LoadAvg()
-			if out == "" {
-				return rep.Markdown(cmd.OutOrStdout(), h)
-			}
-			f, err := os.Create(out)
-			if err != nil {
-				return fmt.Errorf("bench nuts: %w", err)
-			}
-			if err := rep.Markdown(f, h); err != nil {
-				f.Close()
-				return fmt.Errorf("bench nuts: write %s: %w", out, err)
-			}
-			if err := f.Close(); err != nil {
-				return fmt.Errorf("bench nuts: write %s: %w", out, err)
-			}
-			fmt.Fprintln(errw, "wrote", out)
-			return nil
+			h.Done()
+			return writeReport(cmd, out, func(w io.Writer) error { return rep.Markdown(w, h) })
 		},
 	}
 	f := cmd.Flags()
