@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -55,14 +53,7 @@ Methods: ` + strings.Join(bench.MethodNames(), ", ") + `.`,
 			}
 			cfg.Dir = dir
 			errw := cmd.ErrOrStderr()
-			cfg.Progress = func(r bench.SeedResult) {
-				if r.Err != nil {
-					fmt.Fprintf(errw, "%s %s seed %d: aborted after %.1fs: %v\n", r.Posterior, r.Method, r.Seed, r.Wall.Seconds(), r.Err)
-					return
-				}
-				fmt.Fprintf(errw, "%s %s seed %d: %.1fs, %d grad evals, k̂ %.2f, W1/sd %.3g, sd ratio %.3g (%s)\n",
-					r.Posterior, r.Method, r.Seed, r.Wall.Seconds(), r.GradEvals, r.KHat, r.W1SD, r.SDRatio, r.Status)
-			}
+			cfg.Progress = func(r bench.SeedResult) { fmt.Fprintln(errw, r.ProgressLine()) }
 			h := newHeader()
 			rep, err := bench.Run(cmd.Context(), cfg)
 			if err != nil {
@@ -112,7 +103,7 @@ func writeFile(name string, write func(w io.Writer) error) error {
 
 // newHeader starts a result table's header: this command line, the commit, the date and the
 // load average now.
-func newHeader() bench.Header { return bench.NewHeader(commandLine(), gitCommit()) }
+func newHeader() bench.Header { return bench.NewHeader(commandLine(), bench.Commit()) }
 
 // parseMethods parses a comma-separated list of bnn methods.
 func parseMethods(cmd *cobra.Command, s string) ([]bnn.Method, error) {
@@ -144,34 +135,4 @@ func splitList(s string) []string {
 func commandLine() string {
 	args := append([]string{"vigo"}, os.Args[1:]...)
 	return strings.Join(args, " ")
-}
-
-// gitCommit returns the commit the binary was built from (Go's VCS stamp), else the
-// checkout's HEAD, with "+dirty" for uncommitted changes; "unknown" without either.
-func gitCommit() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		var rev, dirty string
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				if s.Value == "true" {
-					dirty = "+dirty"
-				}
-			}
-		}
-		if rev != "" {
-			return rev + dirty
-		}
-	}
-	b, err := exec.Command("git", "rev-parse", "HEAD").Output()
-	if err != nil {
-		return "unknown"
-	}
-	rev := strings.TrimSpace(string(b))
-	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(st) > 0 {
-		rev += "+dirty"
-	}
-	return rev
 }

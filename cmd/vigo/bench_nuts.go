@@ -36,14 +36,7 @@ diagnostics, with Stan 2.21's NUTS numbers (../shared/docs/targets.md) beside th
 				cfg.Posteriors = splitList(posteriors)
 			}
 			errw := cmd.ErrOrStderr()
-			cfg.Progress = func(c *bench.NUTSCheck) {
-				if c.Err != nil {
-					fmt.Fprintf(errw, "%s seed %d: aborted: %v\n", c.Posterior, c.Seed, c.Err)
-					return
-				}
-				fmt.Fprintf(errw, "%s seed %d: %.1fs, %d grad evals, W1/sd %.4f, max |Δmean|/MCSE %.2f; %s\n",
-					c.Posterior, c.Seed, c.Wall.Seconds(), c.GradEvals, c.W1SD, c.MaxMeanZ, c.Status())
-			}
+			cfg.Progress = func(c *bench.NUTSCheck) { fmt.Fprintln(errw, c.ProgressLine()) }
 			h := newHeader()
 			rep, err := bench.RunNUTSBench(cmd.Context(), cfg)
 			if err != nil {

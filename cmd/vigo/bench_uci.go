@@ -5,7 +5,6 @@ import (
 	"io"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -31,7 +30,7 @@ func newBenchUCICmd() *cobra.Command {
 		cfg                    bench.UCIConfig
 		sp                     bench.UCISpeedConfig
 		methods, datasets, out string
-		dir, batches           string
+		dir                    string
 		seed                   int64
 		speed                  bool
 	)
@@ -67,13 +66,6 @@ Methods: vbp (variance backpropagation), mfvi (Monte Carlo, local reparameterisa
 				if cmd.Flags().Changed("methods") {
 					sp.Methods = ms
 				}
-				for _, b := range splitList(batches) {
-					v, err := strconv.Atoi(b)
-					if err != nil || v <= 0 {
-						return fmt.Errorf("bench uci: --speed-batch: not a positive integer (%q)", b)
-					}
-					sp.Batches = append(sp.Batches, v)
-				}
 				rep, err := bench.RunUCISpeed(cmd.Context(), sp)
 				if err != nil {
 					return err
@@ -108,16 +100,16 @@ Methods: vbp (variance backpropagation), mfvi (Monte Carlo, local reparameterisa
 	f.BoolVar(&speed, "speed", false, "time epochs instead (default power and protein, vbp and mfvi, one goroutine) against the PyTorch peer given by --torch")
 	f.StringVar(&sp.Torch, "torch", "", "with --speed: path of bench/peers/vbp_torch.py (runs /usr/bin/python3 on it, one thread)")
 	f.IntVar(&sp.Epochs, "speed-epochs", 4, "with --speed: epochs timed per run; the median of all but the first is reported")
-	f.StringVar(&batches, "speed-batch", "32,128", "with --speed: comma-separated minibatch sizes")
+	f.IntSliceVar(&sp.Batches, "speed-batch", []int{32, 128}, "with --speed: comma-separated minibatch sizes")
 	f.StringVar(&out, "out", "", "write the markdown table to FILE instead of stdout (bench/results/uci.md)")
 	return cmd
 }
 
 func newBenchUCISemiCmd() *cobra.Command {
 	var (
-		cfg                   bench.UCISemiConfig
-		dir, linear, out, svg string
-		seed                  int64
+		cfg           bench.UCISemiConfig
+		dir, out, svg string
+		seed          int64
 	)
 	cmd := &cobra.Command{
 		Use:   "uci-semi",
@@ -135,20 +127,6 @@ LSTAT (% lower status, column 12).`,
 			var err error
 			if cfg.Dir, err = uciDir(cmd, dir); err != nil {
 				return err
-			}
-			cfg.Linear = []int{}
-			for _, c := range splitList(linear) {
-				v, err := strconv.Atoi(c)
-				if err != nil {
-					return fmt.Errorf("bench uci-semi: --linear: %q is not a column number", c)
-				}
-				cfg.Linear = append(cfg.Linear, v)
-			}
-			if cfg.Epochs < 1 {
-				return fmt.Errorf("bench uci-semi: --epochs %d, want ≥ 1", cfg.Epochs)
-			}
-			if cfg.Splits < 1 {
-				return fmt.Errorf("bench uci-semi: --splits %d, want ≥ 1", cfg.Splits)
 			}
 			if svg != "" {
 				cfg.SVGName = filepath.Base(svg)
@@ -171,7 +149,7 @@ LSTAT (% lower status, column 12).`,
 	f := cmd.Flags()
 	f.StringVar(&dir, "data", "", "UCI directory (default ../shared/data/uci found from the working directory)")
 	f.StringVar(&cfg.Dataset, "dataset", "boston", "data set")
-	f.StringVar(&linear, "linear", "5,12", "comma-separated data columns modelled linearly")
+	f.IntSliceVar(&cfg.Linear, "linear", []int{5, 12}, "comma-separated data columns modelled linearly")
 	f.IntVar(&cfg.Split, "split", 0, "first split index (its posterior is tabled and plotted)")
 	f.IntVar(&cfg.Splits, "splits", 1, "number of splits from --split on (test scores and coefficient means over all)")
 	f.IntVar(&cfg.Epochs, "epochs", 2000, "epochs (q(γ) needs ≈ 30,000 steps on boston to reach the exact conditional posterior)")
