@@ -149,12 +149,8 @@ func RunAD(ctx context.Context, cfg ADConfig) ([]ADRow, error) {
 	if cfg.Rounds < 0 {
 		return nil, fmt.Errorf("bench: RunAD: Rounds must not be negative (Rounds=%d)", cfg.Rounds)
 	}
-	if cfg.Rounds == 0 {
-		cfg.Rounds = 3
-	}
-	if cfg.Python == "" {
-		cfg.Python = "/usr/bin/python3"
-	}
+	setDefault(&cfg.Rounds, 3)
+	setDefault(&cfg.Python, "/usr/bin/python3")
 	var torch map[string]any
 	if cfg.Torch != "" {
 		out, err := exec.CommandContext(ctx, cfg.Python, cfg.Torch, "--json").Output()

@@ -52,39 +52,22 @@ type DNCPConfig struct {
 }
 
 func (c DNCPConfig) defaults() DNCPConfig {
-	if c.Toy == nil {
-		c.Toy = [][2]float64{{1, 0.01}, {1, 0.1}, {1, 0.5}, {1, 1}, {1, 2}, {1, 10}, {0.1, 0.01}, {0.1, 1}}
-	}
+	setDefaultSlice(&c.Toy, [][2]float64{{1, 0.01}, {1, 0.1}, {1, 0.5}, {1, 1}, {1, 2}, {1, 10}, {0.1, 0.01}, {0.1, 1}})
 	if c.ToyX == [2]float64{} {
 		c.ToyX = [2]float64{0.5, 1.5}
 	}
-	setInt := func(p *int, v int) {
-		if *p == 0 {
-			*p = v
-		}
-	}
-	setInt(&c.T, 10)
-	setInt(&c.K, 3)
-	setInt(&c.P, 10)
-	setInt(&c.Steps, 10)
-	setInt(&c.Warmup, 1000)
-	setInt(&c.Draws, 4000)
-	setInt(&c.Chains, 4)
-	if c.Sigmas == nil {
-		c.Sigmas = []float64{0.01, 0.03, 0.1, 0.3, 1, 3}
-	}
-	if c.ParamSeed == 0 {
-		c.ParamSeed = 1
-	}
-	if c.TargetAccept == 0 {
-		c.TargetAccept = 0.9
-	}
-	if c.Seed == 0 {
-		c.Seed = 1
-	}
-	if c.Prob == 0 {
-		c.Prob = 0.5
-	}
+	setDefault(&c.T, 10)
+	setDefault(&c.K, 3)
+	setDefault(&c.P, 10)
+	setDefault(&c.Steps, 10)
+	setDefault(&c.Warmup, 1000)
+	setDefault(&c.Draws, 4000)
+	setDefault(&c.Chains, 4)
+	setDefaultSlice(&c.Sigmas, []float64{0.01, 0.03, 0.1, 0.3, 1, 3})
+	setDefault(&c.ParamSeed, 1)
+	setDefault(&c.TargetAccept, 0.9)
+	setDefault(&c.Seed, 1)
+	setDefault(&c.Prob, 0.5)
 	return c
 }
 

@@ -61,33 +61,20 @@ func (c FMNISTConfig) defaults() (FMNISTConfig, error) {
 	if c.Dir == "" {
 		return c, fmt.Errorf("bench: RunFMNIST: Dir is empty: the Fashion-MNIST directory is needed")
 	}
-	if c.Methods == nil {
-		c.Methods = []bnn.Method{bnn.VBP, bnn.MonteCarlo, bnn.VarDrop}
-	}
+	setDefaultSlice(&c.Methods, []bnn.Method{bnn.VBP, bnn.MonteCarlo, bnn.VarDrop})
 	if len(c.Methods) == 0 {
 		return c, fmt.Errorf("bench: RunFMNIST: Methods is empty (Methods=[])")
 	}
-	setInt := func(p *int, v int) {
-		if *p == 0 {
-			*p = v
-		}
-	}
-	setInt(&c.Epochs, 100)
-	setInt(&c.Batch, 128)
-	setInt(&c.Samples, 10)
-	setInt(&c.MomentSamples, 100)
-	setInt(&c.Conv1, 20)
-	setInt(&c.Conv2, 50)
-	setInt(&c.Hidden, 500)
-	if c.LR == 0 {
-		c.LR = 0.001
-	}
-	if c.PriorPrec == 0 {
-		c.PriorPrec = 100
-	}
-	if c.Progress == nil {
-		c.Progress = io.Discard
-	}
+	setDefault(&c.Epochs, 100)
+	setDefault(&c.Batch, 128)
+	setDefault(&c.Samples, 10)
+	setDefault(&c.MomentSamples, 100)
+	setDefault(&c.Conv1, 20)
+	setDefault(&c.Conv2, 50)
+	setDefault(&c.Hidden, 500)
+	setDefault(&c.LR, 0.001)
+	setDefault(&c.PriorPrec, 100)
+	setDefault[io.Writer](&c.Progress, io.Discard)
 	return c, nil
 }
 

@@ -62,14 +62,15 @@ func UCINames() []string {
 	return s
 }
 
-// lookupUCI finds a data set by short or folder name; fn names the caller in the error.
-func lookupUCI(fn, name string) (uciSet, error) {
+// openUCI loads the data set of this short or folder name from dir; fn names the caller in
+// the error.
+func openUCI(fn, dir, name string) (*uciData, error) {
 	sets := uciSets()
 	i := slices.IndexFunc(sets, func(s uciSet) bool { return s.name == name || s.dir == name })
 	if i < 0 {
-		return uciSet{}, fmt.Errorf("bench: %s: unknown data set (name=%q; known: %s)", fn, name, strings.Join(UCINames(), ", "))
+		return nil, fmt.Errorf("bench: %s: unknown data set (name=%q; known: %s)", fn, name, strings.Join(UCINames(), ", "))
 	}
-	return sets[i], nil
+	return loadUCI(dir, sets[i])
 }
 
 // uciData is one data set as the PBP repository ships it: the data matrix, the column indices
@@ -122,26 +123,17 @@ func (c UCIConfig) defaults(fn string) (UCIConfig, error) {
 	if c.Dir == "" {
 		return c, fmt.Errorf("bench: %s: Dir is empty: the UCI directory is needed", fn)
 	}
-	if c.Methods == nil {
-		c.Methods = []bnn.Method{bnn.VBP, bnn.MonteCarlo, bnn.DVI, bnn.VarDrop}
-	}
+	setDefaultSlice(&c.Methods, []bnn.Method{bnn.VBP, bnn.MonteCarlo, bnn.DVI, bnn.VarDrop})
 	if len(c.Methods) == 0 {
 		return c, fmt.Errorf("bench: %s: Methods is empty (Methods=[])", fn)
 	}
-	setInt := func(p *int, v int) {
-		if *p == 0 {
-			*p = v
-		}
-	}
-	setInt(&c.Splits, 20)
-	setInt(&c.EpochScale, 1)
-	setInt(&c.MinSteps, 3000)
-	setInt(&c.Batch, 128)
-	setInt(&c.Samples, 100)
-	setInt(&c.Workers, runtime.GOMAXPROCS(0))
-	if c.Progress == nil {
-		c.Progress = io.Discard
-	}
+	setDefault(&c.Splits, 20)
+	setDefault(&c.EpochScale, 1)
+	setDefault(&c.MinSteps, 3000)
+	setDefault(&c.Batch, 128)
+	setDefault(&c.Samples, 100)
+	setDefault(&c.Workers, runtime.GOMAXPROCS(0))
+	setDefault[io.Writer](&c.Progress, io.Discard)
 	return c, nil
 }
 
@@ -178,17 +170,13 @@ func RunUCI(ctx context.Context, cfg UCIConfig) (*UCIReport, error) {
 	}
 	var runs []UCIRun
 	for _, name := range names {
-		s, err := lookupUCI("RunUCI", name)
-		if err != nil {
-			return nil, err
-		}
-		d, err := loadUCI(cfg.Dir, s)
+		d, err := openUCI("RunUCI", cfg.Dir, name)
 		if err != nil {
 			return nil, err
 		}
 		for sp := range min(cfg.Splits, len(d.train)) {
 			for _, m := range cfg.Methods {
-				runs = append(runs, UCIRun{Dataset: s.name, Split: sp, Method: m, data: d})
+				runs = append(runs, UCIRun{Dataset: d.set.name, Split: sp, Method: m, data: d})
 			}
 		}
 	}

@@ -67,32 +67,17 @@ func RunUCISemi(ctx context.Context, cfg UCISemiConfig) (*UCISemiReport, error) 
 	if cfg.Dir == "" {
 		return nil, fmt.Errorf("bench: RunUCISemi: Dir is empty: the UCI directory is needed")
 	}
-	if cfg.Dataset == "" {
-		cfg.Dataset = "boston"
-	}
-	if cfg.Linear == nil {
-		cfg.Linear = []int{5, 12}
-	}
-	if cfg.Splits == 0 {
-		cfg.Splits = 1
-	}
-	if cfg.Epochs == 0 {
-		cfg.Epochs = 2000
-	}
-	if cfg.Degree == 0 {
-		cfg.Degree = 10
-	}
-	if cfg.Progress == nil {
-		cfg.Progress = io.Discard
-	}
-	s, err := lookupUCI("RunUCISemi", cfg.Dataset)
+	setDefault(&cfg.Dataset, "boston")
+	setDefaultSlice(&cfg.Linear, []int{5, 12})
+	setDefault(&cfg.Splits, 1)
+	setDefault(&cfg.Epochs, 2000)
+	setDefault(&cfg.Degree, 10)
+	setDefault[io.Writer](&cfg.Progress, io.Discard)
+	d, err := openUCI("RunUCISemi", cfg.Dir, cfg.Dataset)
 	if err != nil {
 		return nil, err
 	}
-	d, err := loadUCI(cfg.Dir, s)
-	if err != nil {
-		return nil, err
-	}
+	s := d.set
 	for _, c := range cfg.Linear {
 		if !slices.Contains(d.features, c) {
 			return nil, fmt.Errorf("bench: RunUCISemi: Linear: column %d is not a feature column of %s (Linear=%v)", c, s.name, cfg.Linear)

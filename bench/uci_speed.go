@@ -58,21 +58,13 @@ func RunUCISpeed(ctx context.Context, cfg UCISpeedConfig) (*UCISpeedReport, erro
 	if cfg.Dir == "" {
 		return nil, fmt.Errorf("bench: RunUCISpeed: Dir is empty: the UCI directory is needed")
 	}
-	if cfg.Epochs == 0 {
-		cfg.Epochs = 4
-	}
+	setDefault(&cfg.Epochs, 4)
 	if cfg.Epochs < 2 {
 		return nil, fmt.Errorf("bench: RunUCISpeed: Epochs must be at least 2 (Epochs=%d)", cfg.Epochs)
 	}
-	if cfg.Datasets == nil {
-		cfg.Datasets = []string{"power", "protein"}
-	}
-	if cfg.Methods == nil {
-		cfg.Methods = []bnn.Method{bnn.VBP, bnn.MonteCarlo}
-	}
-	if cfg.Batches == nil {
-		cfg.Batches = []int{32, 128}
-	}
+	setDefaultSlice(&cfg.Datasets, []string{"power", "protein"})
+	setDefaultSlice(&cfg.Methods, []bnn.Method{bnn.VBP, bnn.MonteCarlo})
+	setDefaultSlice(&cfg.Batches, []int{32, 128})
 	for _, b := range cfg.Batches {
 		if b <= 0 {
 			return nil, fmt.Errorf("bench: RunUCISpeed: Batches must be positive (Batches=%v)", cfg.Batches)
@@ -83,16 +75,10 @@ func RunUCISpeed(ctx context.Context, cfg UCISpeedConfig) (*UCISpeedReport, erro
 			return nil, fmt.Errorf("bench: RunUCISpeed: Torch: %w", err)
 		}
 	}
-	if cfg.Progress == nil {
-		cfg.Progress = io.Discard
-	}
+	setDefault[io.Writer](&cfg.Progress, io.Discard)
 	rep := &UCISpeedReport{Config: cfg}
 	for _, name := range cfg.Datasets {
-		s, err := lookupUCI("RunUCISpeed", name)
-		if err != nil {
-			return nil, err
-		}
-		d, err := loadUCI(cfg.Dir, s)
+		d, err := openUCI("RunUCISpeed", cfg.Dir, name)
 		if err != nil {
 			return nil, err
 		}
@@ -103,7 +89,7 @@ func RunUCISpeed(ctx context.Context, cfg UCISpeedConfig) (*UCISpeedReport, erro
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}
-				row := UCISpeedRow{Dataset: s.name, Method: m.String(), Rows: n, Hidden: d.hidden, Batch: b, Torch64: math.NaN(), Torch32: math.NaN()}
+				row := UCISpeedRow{Dataset: d.set.name, Method: m.String(), Rows: n, Hidden: d.hidden, Batch: b, Torch64: math.NaN(), Torch32: math.NaN()}
 				net := bnn.Net{Sizes: []int{len(d.features), d.hidden, 1}, Method: m}
 				var times []float64
 				last := time.Now()

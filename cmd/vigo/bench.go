@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -54,13 +55,7 @@ Methods: ` + strings.Join(bench.MethodNames(), ", ") + `.`,
 			cfg.Dir = dir
 			errw := cmd.ErrOrStderr()
 			cfg.Progress = func(r bench.SeedResult) { fmt.Fprintln(errw, r.ProgressLine()) }
-			h := newHeader()
-			rep, err := bench.Run(cmd.Context(), cfg)
-			if err != nil {
-				return err
-			}
-			h.Done()
-			return writeReport(cmd, out, func(w io.Writer) error { return rep.Markdown(w, h) })
+			return runBench(cmd, out, func(ctx context.Context) (report, error) { return bench.Run(ctx, cfg) })
 		},
 	}
 	f := cmd.Flags()
@@ -73,6 +68,23 @@ Methods: ` + strings.Join(bench.MethodNames(), ", ") + `.`,
 	f.IntVar(&cfg.Workers, "workers", 1, "goroutines per fit (results do not depend on it; 1 compares with Stan's single core)")
 	f.IntVar(&cfg.Draws, "draws", 0, "draws per run compared with the reference and used for k̂ (0: 1000)")
 	return cmd
+}
+
+// report is a benchmark's result: a markdown table under a header.
+type report interface {
+	Markdown(w io.Writer, h bench.Header) error
+}
+
+// runBench runs a benchmark between the header's start and end and writes its report to out
+// (writeReport).
+func runBench(cmd *cobra.Command, out string, run func(ctx context.Context) (report, error)) error {
+	h := newHeader()
+	rep, err := run(cmd.Context())
+	if err != nil {
+		return err
+	}
+	h.Done()
+	return writeReport(cmd, out, func(w io.Writer) error { return rep.Markdown(w, h) })
 }
 
 // writeReport writes a report to the file out, or to stdout when out is "" or "-", and says

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"io"
+	"context"
 
 	"github.com/spf13/cobra"
 
@@ -35,13 +35,7 @@ ReLU moments).`,
 				return err
 			}
 			cfg.Seed, cfg.Progress = uint64(seed), cmd.ErrOrStderr()
-			h := newHeader()
-			rep, err := bench.RunFMNIST(cmd.Context(), cfg)
-			if err != nil {
-				return err
-			}
-			h.Done()
-			return writeReport(cmd, out, func(w io.Writer) error { return rep.Markdown(w, h) })
+			return runBench(cmd, out, func(ctx context.Context) (report, error) { return bench.RunFMNIST(ctx, cfg) })
 		},
 	}
 	f := cmd.Flags()

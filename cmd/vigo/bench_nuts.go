@@ -1,8 +1,8 @@
 package main
 
 import (
+	"context"
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
@@ -37,13 +37,7 @@ diagnostics, with Stan 2.21's NUTS numbers (../shared/docs/targets.md) beside th
 			}
 			errw := cmd.ErrOrStderr()
 			cfg.Progress = func(c *bench.NUTSCheck) { fmt.Fprintln(errw, c.ProgressLine()) }
-			h := newHeader()
-			rep, err := bench.RunNUTSBench(cmd.Context(), cfg)
-			if err != nil {
-				return err
-			}
-			h.Done()
-			return writeReport(cmd, out, func(w io.Writer) error { return rep.Markdown(w, h) })
+			return runBench(cmd, out, func(ctx context.Context) (report, error) { return bench.RunNUTSBench(ctx, cfg) })
 		},
 	}
 	f := cmd.Flags()

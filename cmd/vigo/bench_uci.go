@@ -1,8 +1,8 @@
 package main
 
 import (
+	"context"
 	"fmt"
-	"io"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -60,29 +60,18 @@ Methods: vbp (variance backpropagation), mfvi (Monte Carlo, local reparameterisa
 			if datasets != "all" {
 				cfg.Datasets = splitList(datasets)
 			}
-			h := newHeader()
 			if speed {
 				sp.Dir, sp.Datasets, sp.Seed, sp.Progress = cfg.Dir, cfg.Datasets, uint64(seed), cmd.ErrOrStderr()
 				if cmd.Flags().Changed("methods") {
 					sp.Methods = ms
 				}
-				rep, err := bench.RunUCISpeed(cmd.Context(), sp)
-				if err != nil {
-					return err
-				}
-				h.Done()
-				return writeReport(cmd, out, func(w io.Writer) error { return rep.Markdown(w, h) })
+				return runBench(cmd, out, func(ctx context.Context) (report, error) { return bench.RunUCISpeed(ctx, sp) })
 			}
 			cfg.Methods, cfg.Seed, cfg.Progress = ms, uint64(seed), cmd.ErrOrStderr()
 			if cfg.MinSteps == 0 {
 				cfg.MinSteps = -1 // --min-steps 0: no floor (bench's 0 is its default)
 			}
-			rep, err := bench.RunUCI(cmd.Context(), cfg)
-			if err != nil {
-				return err
-			}
-			h.Done()
-			return writeReport(cmd, out, func(w io.Writer) error { return rep.Markdown(w, h) })
+			return runBench(cmd, out, func(ctx context.Context) (report, error) { return bench.RunUCI(ctx, cfg) })
 		},
 	}
 	f := cmd.Flags()
@@ -132,18 +121,15 @@ LSTAT (% lower status, column 12).`,
 				cfg.SVGName = filepath.Base(svg)
 			}
 			cfg.Seed, cfg.Progress = uint64(seed), cmd.ErrOrStderr()
-			h := newHeader()
-			rep, err := bench.RunUCISemi(cmd.Context(), cfg)
-			if err != nil {
-				return err
-			}
-			h.Done()
-			if svg != "" {
-				if err := writeFile(svg, rep.SVG); err != nil {
-					return fmt.Errorf("bench uci-semi: --svg: %w", err)
+			return runBench(cmd, out, func(ctx context.Context) (report, error) {
+				rep, err := bench.RunUCISemi(ctx, cfg)
+				if err == nil && svg != "" {
+					if err := writeFile(svg, rep.SVG); err != nil {
+						return nil, fmt.Errorf("bench uci-semi: --svg: %w", err)
+					}
 				}
-			}
-			return writeReport(cmd, out, func(w io.Writer) error { return rep.Markdown(w, h) })
+				return rep, err
+			})
 		},
 	}
 	f := cmd.Flags()

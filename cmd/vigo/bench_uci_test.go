@@ -5,30 +5,23 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/vigo-bayes/vigo/model"
 )
 
-// uciTestDir returns ../shared/data/uci, skipping without it.
-func uciTestDir(t *testing.T) string {
+// skipWithoutUCI skips when the command could not find ../shared/data/uci by itself.
+func skipWithoutUCI(t *testing.T, err error) {
 	t.Helper()
-	d, ok := model.SharedDir()
-	if !ok {
-		t.Skip("../shared not found beside the repository: the UCI data are needed")
+	if err != nil && strings.Contains(err.Error(), "not found") {
+		t.Skipf("../shared/data/uci not found beside the repository: %v", err)
 	}
-	dir := filepath.Join(d, "data", "uci")
-	if _, err := os.Stat(filepath.Join(dir, "bostonHousing", "data.txt")); err != nil {
-		t.Skip("../shared/data/uci not found: the UCI data are needed")
-	}
-	return dir
 }
 
 // TestBenchUCIFlags: the flags reach bench.RunUCI (one method, one split, --epochs, --batch)
 // and the table goes to --out.
 func TestBenchUCIFlags(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "uci.md")
-	log, err := run(t, "bench", "uci", "--data", uciTestDir(t), "--datasets", "yacht", "--splits", "1", "--methods", "dvi",
+	log, err := run(t, "bench", "uci", "--datasets", "yacht", "--splits", "1", "--methods", "dvi",
 		"--epochs", "3", "--batch", "64", "--samples", "5", "--out", file)
+	skipWithoutUCI(t, err)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log)
 	}
@@ -51,7 +44,8 @@ func TestBenchUCIFlags(t *testing.T) {
 
 // TestBenchUCISpeedFlags: --speed with --methods, --speed-batch and --speed-epochs.
 func TestBenchUCISpeedFlags(t *testing.T) {
-	out, err := run(t, "bench", "uci", "--speed", "--data", uciTestDir(t), "--datasets", "yacht", "--methods", "mfvi", "--speed-epochs", "2", "--speed-batch", "64")
+	out, err := run(t, "bench", "uci", "--speed", "--datasets", "yacht", "--methods", "mfvi", "--speed-epochs", "2", "--speed-batch", "64")
+	skipWithoutUCI(t, err)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -67,7 +61,8 @@ func TestBenchUCISpeedFlags(t *testing.T) {
 func TestBenchUCISemiFlags(t *testing.T) {
 	dir := t.TempDir()
 	svg, md := filepath.Join(dir, "semi.svg"), filepath.Join(dir, "semi.md")
-	log, err := run(t, "bench", "uci-semi", "--data", uciTestDir(t), "--epochs", "3", "--linear", "5", "--degree", "4", "--svg", svg, "--out", md)
+	log, err := run(t, "bench", "uci-semi", "--epochs", "3", "--linear", "5", "--degree", "4", "--svg", svg, "--out", md)
+	skipWithoutUCI(t, err)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log)
 	}
@@ -86,7 +81,7 @@ func TestBenchUCISemiFlags(t *testing.T) {
 	if s, err := os.ReadFile(svg); err != nil || !strings.HasSuffix(string(s), "</svg>\n") {
 		t.Errorf("svg not written or incomplete (err %v)", err)
 	}
-	if _, err := run(t, "bench", "uci-semi", "--data", uciTestDir(t), "--linear", "13"); err == nil || !strings.Contains(err.Error(), "13") {
+	if _, err := run(t, "bench", "uci-semi", "--linear", "13"); err == nil || !strings.Contains(err.Error(), "13") {
 		t.Errorf("the target column as --linear: error %v, want one naming it", err)
 	}
 }
