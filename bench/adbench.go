@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -153,6 +154,9 @@ func RunAD(ctx context.Context, cfg ADConfig) ([]ADRow, error) {
 	setDefault(&cfg.Python, "/usr/bin/python3")
 	var torch map[string]any
 	if cfg.Torch != "" {
+		if _, err := os.Stat(cfg.Torch); err != nil {
+			return nil, fmt.Errorf("bench: RunAD: Torch: %w", err)
+		}
 		out, err := exec.CommandContext(ctx, cfg.Python, cfg.Torch, "--json").Output()
 		if err != nil {
 			return nil, fmt.Errorf("bench: RunAD: PyTorch peer %s: %v", cfg.Torch, err)

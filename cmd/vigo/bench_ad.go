@@ -1,9 +1,7 @@
 package main
 
 import (
-	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -25,11 +23,6 @@ hand-written analytic gradient (the floor) and, with --torch, with the PyTorch p
 with the ratios and Stan's figures from the issue.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if torch != "" {
-				if _, err := os.Stat(torch); err != nil {
-					return fmt.Errorf("bench ad: --torch: %w", err)
-				}
-			}
 			h := newHeader()
 			rows, err := bench.RunAD(cmd.Context(), bench.ADConfig{Rounds: rounds, Torch: torch})
 			if err != nil {

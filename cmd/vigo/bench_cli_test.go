@@ -37,7 +37,7 @@ func TestBenchNUTSFlags(t *testing.T) {
 
 // TestBenchADFlags: a missing --torch script is refused before any timing.
 func TestBenchADFlags(t *testing.T) {
-	if _, err := run(t, "bench", "ad", "--torch", "/no/such/torch_grad.py"); err == nil || !strings.Contains(err.Error(), "--torch") {
+	if _, err := run(t, "bench", "ad", "--torch", "/no/such/torch_grad.py"); err == nil || !strings.Contains(err.Error(), "Torch: stat /no/such/torch_grad.py") {
 		t.Errorf("missing --torch: error %v, want one naming the flag", err)
 	}
 }
