@@ -142,11 +142,24 @@ type ADConfig struct {
 	Rounds int    // benchmark repetitions per row, best taken; default 3
 	Torch  string // path of peers/torch_grad.py; "" skips the PyTorch peer
 	Python string // interpreter with torch; default /usr/bin/python3
+	Note   string // a paragraph under the report's header (machine load, build, …; "": none)
+}
+
+// ADReport holds the rows of RunAD.
+type ADReport struct {
+	Config ADConfig // with the defaults filled in
+	Rows   []ADRow
+}
+
+// Markdown writes the report as the bench/results/ad.md table (WriteADMarkdown).
+func (r *ADReport) Markdown(w io.Writer, h Header) error {
+	return WriteADMarkdown(w, h, r.Rows, r.Config.Note)
 }
 
 // RunAD measures every row in one run: vigo's AD gradient, the hand-written analytic floor and,
 // when configured, the PyTorch peer (one thread).
-func RunAD(ctx context.Context, cfg ADConfig) ([]ADRow, error) {
+// On cancellation it returns the rows measured so far with the context's error.
+func RunAD(ctx context.Context, cfg ADConfig) (*ADReport, error) {
 	if cfg.Rounds < 0 {
 		return nil, fmt.Errorf("bench: RunAD: Rounds must not be negative (Rounds=%d)", cfg.Rounds)
 	}
@@ -165,10 +178,10 @@ func RunAD(ctx context.Context, cfg ADConfig) ([]ADRow, error) {
 			return nil, fmt.Errorf("bench: RunAD: PyTorch peer output: %v", err)
 		}
 	}
-	var rows []ADRow
+	rep := &ADReport{Config: cfg}
 	for _, c := range adCases() {
 		if err := ctx.Err(); err != nil {
-			return rows, err
+			return rep, err
 		}
 		r := ADRow{Key: c.key, Name: c.name, StanRef: c.stanRef, TorchRef: c.torchRef}
 		r.AD, r.ADAllocs = timeIt(c.ad(), cfg.Rounds)
@@ -176,9 +189,9 @@ func RunAD(ctx context.Context, cfg ADConfig) ([]ADRow, error) {
 		if v, ok := torch[c.key].(float64); ok {
 			r.Torch = v
 		}
-		rows = append(rows, r)
+		rep.Rows = append(rep.Rows, r)
 	}
-	return rows, nil
+	return rep, nil
 }
 
 // WriteADMarkdown writes the rows as the bench/results/ad.md table: the header (the kernels

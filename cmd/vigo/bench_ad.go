@@ -1,7 +1,7 @@
 package main
 
 import (
-	"io"
+	"context"
 
 	"github.com/spf13/cobra"
 
@@ -23,13 +23,9 @@ hand-written analytic gradient (the floor) and, with --torch, with the PyTorch p
 with the ratios and Stan's figures from the issue.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			h := newHeader()
-			rows, err := bench.RunAD(cmd.Context(), bench.ADConfig{Rounds: rounds, Torch: torch})
-			if err != nil {
-				return err
-			}
-			h.Done()
-			return writeReport(cmd, out, func(w io.Writer) error { return bench.WriteADMarkdown(w, h, rows, note) })
+			return runBench(cmd, out, func(ctx context.Context) (report, error) {
+				return bench.RunAD(ctx, bench.ADConfig{Rounds: rounds, Torch: torch, Note: note})
+			})
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "markdown file to write (default: standard output)")

@@ -1,8 +1,7 @@
 package main
 
 import (
-	"fmt"
-	"io"
+	"context"
 
 	"github.com/spf13/cobra"
 
@@ -11,9 +10,8 @@ import (
 
 func newBenchDNCPCmd() *cobra.Command {
 	var (
-		out    string
-		sigmas []float64
-		cfg    bench.DNCPConfig
+		out string
+		cfg bench.DNCPConfig
 	)
 	cmd := &cobra.Command{
 		Use:   "dncp",
@@ -26,20 +24,12 @@ for several σ_z, reporting ESS for CP, DNCP and the 50/50 mixture proposal. It 
 markdown to --out (default bench/results/dncp.md); "-" writes to stdout.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg.Sigmas = sigmas
-			h := newHeader()
-			rep, err := bench.RunDNCP(cmd.Context(), cfg)
-			if err != nil {
-				return err
-			}
-			h.Done()
-			fmt.Fprintf(cmd.ErrOrStderr(), "dncp: %.1fs\n", h.Wall.Seconds())
-			return writeReport(cmd, out, func(w io.Writer) error { return rep.Markdown(w, h) })
+			return runBench(cmd, out, func(ctx context.Context) (report, error) { return bench.RunDNCP(ctx, cfg) })
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&out, "out", "bench/results/dncp.md", `markdown file to write ("-": stdout)`)
-	f.Float64SliceVar(&sigmas, "sigmas", []float64{0.01, 0.03, 0.1, 0.3, 1, 3}, "σ_z values of the DBN")
+	f.Float64SliceVar(&cfg.Sigmas, "sigmas", []float64{0.01, 0.03, 0.1, 0.3, 1, 3}, "σ_z values of the DBN")
 	f.IntVar(&cfg.T, "T", 10, "DBN time steps")
 	f.IntVar(&cfg.K, "K", 3, "DBN latents per time step")
 	f.IntVar(&cfg.P, "P", 10, "DBN binary observations per time step")

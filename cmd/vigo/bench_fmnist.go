@@ -13,7 +13,6 @@ func newBenchFMNISTCmd() *cobra.Command {
 	var (
 		cfg          bench.FMNISTConfig
 		methods, out string
-		seed         int64
 	)
 	cmd := &cobra.Command{
 		Use:   "fmnist",
@@ -34,7 +33,7 @@ ReLU moments).`,
 			if cfg.Methods, err = parseMethods(cmd, methods); err != nil {
 				return err
 			}
-			cfg.Seed, cfg.Progress = uint64(seed), cmd.ErrOrStderr()
+			cfg.Progress = cmd.ErrOrStderr()
 			return runBench(cmd, out, func(ctx context.Context) (report, error) { return bench.RunFMNIST(ctx, cfg) })
 		},
 	}
@@ -51,7 +50,7 @@ ReLU moments).`,
 	f.IntVar(&cfg.Conv1, "conv1", 20, "channels of the first convolution")
 	f.IntVar(&cfg.Conv2, "conv2", 50, "channels of the second convolution")
 	f.IntVar(&cfg.Hidden, "hidden", 500, "width of the hidden dense layer")
-	f.Int64Var(&seed, "seed", 1, "seed of initialisation, shuffling, noise and prediction")
+	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of initialisation, shuffling, noise and prediction")
 	f.StringVar(&cfg.Dir, "data", bnn.FashionMNISTDir, "directory of the Fashion-MNIST IDX .gz files")
 	f.StringVar(&out, "out", "", "write the markdown report to FILE instead of stdout (bench/results/fmnist.md)")
 	return cmd

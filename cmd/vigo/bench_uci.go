@@ -31,7 +31,6 @@ func newBenchUCICmd() *cobra.Command {
 		sp                     bench.UCISpeedConfig
 		methods, datasets, out string
 		dir                    string
-		seed                   int64
 		speed                  bool
 	)
 	cmd := &cobra.Command{
@@ -61,13 +60,13 @@ Methods: vbp (variance backpropagation), mfvi (Monte Carlo, local reparameterisa
 				cfg.Datasets = splitList(datasets)
 			}
 			if speed {
-				sp.Dir, sp.Datasets, sp.Seed, sp.Progress = cfg.Dir, cfg.Datasets, uint64(seed), cmd.ErrOrStderr()
+				sp.Dir, sp.Datasets, sp.Seed, sp.Progress = cfg.Dir, cfg.Datasets, cfg.Seed, cmd.ErrOrStderr()
 				if cmd.Flags().Changed("methods") {
 					sp.Methods = ms
 				}
 				return runBench(cmd, out, func(ctx context.Context) (report, error) { return bench.RunUCISpeed(ctx, sp) })
 			}
-			cfg.Methods, cfg.Seed, cfg.Progress = ms, uint64(seed), cmd.ErrOrStderr()
+			cfg.Methods, cfg.Progress = ms, cmd.ErrOrStderr()
 			if cfg.MinSteps == 0 {
 				cfg.MinSteps = -1 // --min-steps 0: no floor (bench's 0 is its default)
 			}
@@ -84,7 +83,7 @@ Methods: vbp (variance backpropagation), mfvi (Monte Carlo, local reparameterisa
 	f.IntVar(&cfg.Batch, "batch", 128, "minibatch size")
 	f.IntVar(&cfg.Samples, "samples", 100, "draws of the hidden layers for the Monte Carlo methods' predictive density")
 	f.IntVar(&cfg.Workers, "workers", runtime.GOMAXPROCS(0), "fits run in parallel (results do not depend on it)")
-	f.Int64Var(&seed, "seed", 1, "base seed; each fit derives its own from (seed, data set, split)")
+	f.Uint64Var(&cfg.Seed, "seed", 1, "base seed; each fit derives its own from (seed, data set, split)")
 	f.StringVar(&dir, "data", "", "UCI directory (default ../shared/data/uci found from the working directory)")
 	f.BoolVar(&speed, "speed", false, "time epochs instead (default power and protein, vbp and mfvi, one goroutine) against the PyTorch peer given by --torch")
 	f.StringVar(&sp.Torch, "torch", "", "with --speed: path of bench/peers/vbp_torch.py (runs /usr/bin/python3 on it, one thread)")
@@ -98,7 +97,6 @@ func newBenchUCISemiCmd() *cobra.Command {
 	var (
 		cfg           bench.UCISemiConfig
 		dir, out, svg string
-		seed          int64
 	)
 	cmd := &cobra.Command{
 		Use:   "uci-semi",
@@ -120,7 +118,7 @@ LSTAT (% lower status, column 12).`,
 			if svg != "" {
 				cfg.SVGName = filepath.Base(svg)
 			}
-			cfg.Seed, cfg.Progress = uint64(seed), cmd.ErrOrStderr()
+			cfg.Progress = cmd.ErrOrStderr()
 			return runBench(cmd, out, func(ctx context.Context) (report, error) {
 				rep, err := bench.RunUCISemi(ctx, cfg)
 				if err == nil && svg != "" {
@@ -140,7 +138,7 @@ LSTAT (% lower status, column 12).`,
 	f.IntVar(&cfg.Splits, "splits", 1, "number of splits from --split on (test scores and coefficient means over all)")
 	f.IntVar(&cfg.Epochs, "epochs", 2000, "epochs (q(γ) needs ≈ 30,000 steps on boston to reach the exact conditional posterior)")
 	f.IntVar(&cfg.Degree, "degree", 10, "Bernstein polynomial degree M")
-	f.Int64Var(&seed, "seed", 1, "seed")
+	f.Uint64Var(&cfg.Seed, "seed", 1, "seed")
 	f.StringVar(&out, "out", "", "markdown file (default stdout)")
 	f.StringVar(&svg, "svg", "", "SVG file for the posterior densities (default: none)")
 	return cmd
