@@ -97,11 +97,14 @@ func TestWriteADMarkdownVerdicts(t *testing.T) {
 		{Name: "slow", AD: 30e-6, Analytic: 10e-6, StanRef: 20e-6, TorchRef: 150e-6},
 	}
 	var b strings.Builder
-	WriteADMarkdown(&b, rows, "")
+	if err := WriteADMarkdown(&b, Header{Command: "vigo bench ad"}, rows, "a note"); err != nil {
+		t.Fatal(err)
+	}
 	out := b.String()
 	for _, want := range []string{
 		"| fast | 10.0 µs | 0 | 9.0 µs | 1.11 | 100.0 µs | 0.10 | 20.0 µs | 150.0 µs | 20.0 µs | faster than the best peer |",
 		"slower than the best peer by 1.50×; 3.0× the hand-written floor (target ≤ 1.3×)",
+		"- command: `vigo bench ad`", "kernels: ", "\na note\n\n| gradient of |",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)

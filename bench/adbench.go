@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
-	"runtime"
+	"strings"
 	"testing"
-	"time"
 
 	"github.com/vigo-bayes/vigo/ad"
 	"github.com/vigo-bayes/vigo/density"
@@ -142,19 +142,34 @@ type ADConfig struct {
 	Rounds int    // benchmark repetitions per row, best taken; default 3
 	Torch  string // path of peers/torch_grad.py; "" skips the PyTorch peer
 	Python string // interpreter with torch; default /usr/bin/python3
+	Note   string // a paragraph under the report's header (machine load, build, …; "": none)
+}
+
+// ADReport holds the rows of RunAD.
+type ADReport struct {
+	Config ADConfig // with the defaults filled in
+	Rows   []ADRow
+}
+
+// Markdown writes the report as the bench/results/ad.md table (WriteADMarkdown).
+func (r *ADReport) Markdown(w io.Writer, h Header) error {
+	return WriteADMarkdown(w, h, r.Rows, r.Config.Note)
 }
 
 // RunAD measures every row in one run: vigo's AD gradient, the hand-written analytic floor and,
 // when configured, the PyTorch peer (one thread).
-func RunAD(ctx context.Context, cfg ADConfig) ([]ADRow, error) {
-	if cfg.Rounds == 0 {
-		cfg.Rounds = 3
+// On cancellation it returns the rows measured so far with the context's error.
+func RunAD(ctx context.Context, cfg ADConfig) (*ADReport, error) {
+	if cfg.Rounds < 0 {
+		return nil, fmt.Errorf("bench: RunAD: Rounds must not be negative (Rounds=%d)", cfg.Rounds)
 	}
-	if cfg.Python == "" {
-		cfg.Python = "/usr/bin/python3"
-	}
+	setDefault(&cfg.Rounds, 3)
+	setDefault(&cfg.Python, "/usr/bin/python3")
 	var torch map[string]any
 	if cfg.Torch != "" {
+		if _, err := os.Stat(cfg.Torch); err != nil {
+			return nil, fmt.Errorf("bench: RunAD: Torch: %w", err)
+		}
 		out, err := exec.CommandContext(ctx, cfg.Python, cfg.Torch, "--json").Output()
 		if err != nil {
 			return nil, fmt.Errorf("bench: RunAD: PyTorch peer %s: %v", cfg.Torch, err)
@@ -163,10 +178,10 @@ func RunAD(ctx context.Context, cfg ADConfig) ([]ADRow, error) {
 			return nil, fmt.Errorf("bench: RunAD: PyTorch peer output: %v", err)
 		}
 	}
-	var rows []ADRow
+	rep := &ADReport{Config: cfg}
 	for _, c := range adCases() {
 		if err := ctx.Err(); err != nil {
-			return rows, err
+			return rep, err
 		}
 		r := ADRow{Key: c.key, Name: c.name, StanRef: c.stanRef, TorchRef: c.torchRef}
 		r.AD, r.ADAllocs = timeIt(c.ad(), cfg.Rounds)
@@ -174,18 +189,24 @@ func RunAD(ctx context.Context, cfg ADConfig) ([]ADRow, error) {
 		if v, ok := torch[c.key].(float64); ok {
 			r.Torch = v
 		}
-		rows = append(rows, r)
+		rep.Rows = append(rep.Rows, r)
 	}
-	return rows, nil
+	return rep, nil
 }
 
-// WriteADMarkdown writes the rows as the bench/results/ad.md table.
-func WriteADMarkdown(w io.Writer, rows []ADRow, note string) {
-	fmt.Fprintf(w, "# Gradient speed: vigo AD vs hand-written, PyTorch and Stan\n\n")
-	fmt.Fprintf(w, "Measured in one run by `vigo bench ad` on %s (%s/%s, %d CPUs, %s, kernels: %s). %s\n\n",
-		time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), kernel.Impl(), note)
-	fmt.Fprintln(w, "| gradient of | vigo AD | allocs/op | hand-written | AD / hand | PyTorch now | AD / PyTorch | Stan (issue) | PyTorch (issue) | best peer | verdict |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+// WriteADMarkdown writes the rows as the bench/results/ad.md table: the header (the kernels
+// build on the machine line), note as a paragraph when not empty, and one row per gradient
+// with the ratios to the hand-written floor and the peers and a verdict.
+func WriteADMarkdown(w io.Writer, h Header, rows []ADRow, note string) error {
+	var b strings.Builder
+	h.Machine = "kernels: " + kernel.Impl()
+	WriteHeader(&b, "Gradient speed: vigo AD vs hand-written, PyTorch and Stan", h)
+	if note != "" {
+		fmt.Fprintf(&b, "\n%s\n", note)
+	}
+	b.WriteString("\n")
+	fmt.Fprintln(&b, "| gradient of | vigo AD | allocs/op | hand-written | AD / hand | PyTorch now | AD / PyTorch | Stan (issue) | PyTorch (issue) | best peer | verdict |")
+	fmt.Fprintln(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 	for _, r := range rows {
 		torch, ratio := "—", "—"
 		best := min(r.StanRef, r.TorchRef)
@@ -201,10 +222,12 @@ func WriteADMarkdown(w io.Writer, rows []ADRow, note string) {
 		if r.AD > 1.3*r.Analytic {
 			verdict += fmt.Sprintf("; %.1f× the hand-written floor (target ≤ 1.3×)", r.AD/r.Analytic)
 		}
-		fmt.Fprintf(w, "| %s | %s | %d | %s | %.2f | %s | %s | %s | %s | %s | %s |\n",
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %.2f | %s | %s | %s | %s | %s | %s |\n",
 			r.Name, fmtDur(r.AD), r.ADAllocs, fmtDur(r.Analytic), r.AD/r.Analytic, torch, ratio,
 			fmtDur(r.StanRef), fmtDur(r.TorchRef), fmtDur(best), verdict)
 	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 func fmtDur(s float64) string {

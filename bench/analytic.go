@@ -194,13 +194,7 @@ func mlpGradDense(md *MLPData, hidden int, theta, grad, scratch []float64) float
 			f[i] = b2
 		}
 		kernel.GemvN(h, hidden, w2, f)
-		y := md.Y[c0 : c0+m]
-		for i, fi := range f {
-			r := y[i] - fi
-			lp -= 0.5 * r * r
-			gb2 += r
-			f[i] = r
-		}
+		residuals(md.Y[c0:c0+m], f, &lp, &gb2)
 		clear(g)
 		kernel.GemvTGer(h, hidden, f, w2, gw2, g) // ∂W2 += Hᵀr, G = r·W2ᵀ
 		kernel.ReLUBack(g, g, h)
@@ -249,13 +243,7 @@ func mlpGradGEMV(md *MLPData, hidden int, theta, grad, scratch []float64) float6
 				f[i] += wk * h
 			}
 		}
-		y := md.Y[c0 : c0+m]
-		for i, fi := range f {
-			r := y[i] - fi
-			lp -= 0.5 * r * r
-			gb2 += r
-			f[i] = r
-		}
+		residuals(md.Y[c0:c0+m], f, &lp, &gb2)
 		for k := range hidden {
 			row := p[k*m : (k+1)*m]
 			wk := w2[k]
@@ -356,4 +344,15 @@ func EightSchoolsGrad(u, grad []float64) float64 {
 	grad[8] = sr - mu/25
 	grad[9] = tau*srt - 2*tau*tau/(25+tau*tau) + 1
 	return lp
+}
+
+// residuals overwrites f with the residuals r = y − f and adds −r²/2 to *lp and r to *sum,
+// in order (the MLP floors' Gaussian likelihood and its output-bias gradient).
+func residuals(y, f []float64, lp, sum *float64) {
+	for i, fi := range f {
+		r := y[i] - fi
+		*lp -= 0.5 * r * r
+		*sum += r
+		f[i] = r
+	}
 }

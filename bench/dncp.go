@@ -5,16 +5,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"runtime"
 	"slices"
 	"strings"
 
-	"github.com/vigo-bayes/vigo/ad"
 	"github.com/vigo-bayes/vigo/diag"
-	"github.com/vigo-bayes/vigo/internal/mathx"
 	"github.com/vigo-bayes/vigo/mcmc"
 	"github.com/vigo-bayes/vigo/model"
-	"github.com/vigo-bayes/vigo/rng"
+	"github.com/vigo-bayes/vigo/zoo"
 )
 
 // The reparameterisation study of Kingma & Welling (2014), "Efficient gradient-based
@@ -29,294 +26,7 @@ import (
 //  2. HMC (10 leapfrog steps, step size adapted to acceptance 0.9, 1000 burn-in, 4000 kept)
 //     on a nonlinear tanh dynamic Bayesian network for several σ_z: ESS of CP, DNCP and the
 //     50/50 mixture proposal (mcmc.SampleMixture).
-
-// DNCPToy is the two-latent Gaussian toy: z₁ ~ N(0, 1), x₁ | z₁ ~ N(z₁, σ_x²),
-// z₂ | z₁ ~ N(z₁, σ_z²), x₂ | z₂ ~ N(z₂, σ_x²), with x₁ = X1 and x₂ = X2 observed.
-// Its DNCP form samples (z₁, ε₂) with z₂ = z₁ + σ_z·ε₂.
-type DNCPToy struct {
-	SigmaX, SigmaZ float64
-	X1, X2         float64
-}
-
-// Correlations returns the posterior correlations corr(z₁, z₂ | x) of the CP form and
-// corr(z₁, ε₂ | x) of the DNCP form. With a = 1/σ_x² and s = σ_z² the posterior precisions
-// are [[1 + a + 1/s, −1/s], [−1/s, 1/s + a]] (CP) and [[1 + 2a, σ_z·a], [σ_z·a, 1 + s·a]]
-// (DNCP), so
-//
-//	ρ_CP   = (1/s) / √((1 + a + 1/s)(1/s + a))
-//	ρ_DNCP = −σ_z·a / √((1 + 2a)(1 + s·a))
-//
-// and ρ_DNCP² < ρ_CP² ⇔ s·a²·(s(1 + a) + 1) < 1 + 2a ⇔ σ_z² < σ_x² (the left side grows
-// with s and equals the right at s = 1/a). They do not depend on the data.
-func (m DNCPToy) Correlations() (cp, dncp float64) {
-	a, s := 1/(m.SigmaX*m.SigmaX), m.SigmaZ*m.SigmaZ
-	cp = (1 / s) / math.Sqrt((1+a+1/s)*(1/s+a))
-	dncp = -m.SigmaZ * a / math.Sqrt((1+2*a)*(1+s*a))
-	return cp, dncp
-}
-
-// logNormal is log N(x | mu, sd²) and its derivative in x.
-func logNormal(x, mu, sd float64) (lp, dx float64) {
-	r := (x - mu) / sd
-	return -0.5*r*r - math.Log(sd) - 0.5*math.Log(2*math.Pi), -r / sd
-}
-
-// Centred is the toy's log density over (z₁, z₂), normalising constants included.
-func (m DNCPToy) Centred() model.Target {
-	return model.GradFunc{N: 2, F: func(z, g []float64) float64 {
-		l1, d1 := logNormal(z[0], 0, 1)
-		l2, d2 := logNormal(m.X1, z[0], m.SigmaX)
-		l3, d3 := logNormal(z[1], z[0], m.SigmaZ)
-		l4, d4 := logNormal(m.X2, z[1], m.SigmaX)
-		g[0] = d1 - d2 - d3
-		g[1] = d3 - d4
-		return l1 + l2 + l3 + l4
-	}}
-}
-
-// NonCentred is the toy's log density over (z₁, ε₂), z₂ = z₁ + σ_z·ε₂: the CP density at
-// (z₁, z₂) times the Jacobian σ_z.
-func (m DNCPToy) NonCentred() model.Target {
-	return model.GradFunc{N: 2, F: func(u, g []float64) float64 {
-		z2 := u[0] + m.SigmaZ*u[1]
-		l1, d1 := logNormal(u[0], 0, 1)
-		l2, d2 := logNormal(m.X1, u[0], m.SigmaX)
-		l3, d3 := logNormal(u[1], 0, 1)
-		l4, d4 := logNormal(m.X2, z2, m.SigmaX)
-		g[0] = d1 - d2 - d4
-		g[1] = d3 - m.SigmaZ*d4
-		return l1 + l2 + l3 + l4
-	}}
-}
-
-// Reparam is the DNCP form as an mcmc.Reparam of the CP form.
-func (m DNCPToy) Reparam() mcmc.Reparam {
-	return mcmc.Reparam{Target: m.NonCentred(),
-		To:   func(u, z []float64) { u[0], u[1] = z[0], (z[1]-z[0])/m.SigmaZ },
-		From: func(z, u []float64) { z[0], z[1] = u[0], u[0]+m.SigmaZ*u[1] },
-	}
-}
-
-// TanhDBN is the nonlinear dynamic Bayesian network of Kingma & Welling (2014, §5.1, Fig. 2):
-// T time steps of K latents and P binary observations,
-//
-//	z₁ ~ N(0, I),  z_t | z_{t−1} ~ N(tanh(W_z z_{t−1} + b_z), σ_z² I),  x_t | z_t ~ Bernoulli(sigmoid(W_x z_t)),
-//
-// with W_z (K×K), b_z (K) and W_x (P×K) drawn from N(0, 1) and held fixed. (papers.md
-// transcribes the emission as sigmoid(W_x z_{t−1}), probably a misprint: z_T would then be
-// unobserved. We use z_t.) The DNCP form samples ε with z₁ = ε₁ and
-// z_t = tanh(W_z z_{t−1} + b_z) + σ_z ε_t, ε ~ N(0, I).
-//
-// Latents and noise are stored time-major: z[t·K + k]. X[t·P + p] ∈ {0, 1}.
-type TanhDBN struct {
-	T, K, P    int
-	SigmaZ     float64
-	Wz, Bz, Wx []float64
-	X          []float64
-}
-
-// NewTanhDBN draws the parameters from N(0, 1) with stream 0 of seed and simulates
-// latents and observations with stream 1, so two networks with the same seed and shape share
-// their parameters and noise and differ only through σ_z.
-func NewTanhDBN(T, K, P int, sigmaZ float64, seed uint64) *TanhDBN {
-	if T < 1 || K < 1 || P < 1 || !(sigmaZ > 0) {
-		panic(fmt.Sprintf("bench: NewTanhDBN: need T, K, P ≥ 1 and σ_z > 0 (T=%d, K=%d, P=%d, sigma_z=%v)", T, K, P, sigmaZ))
-	}
-	m := &TanhDBN{T: T, K: K, P: P, SigmaZ: sigmaZ, Wz: make([]float64, K*K), Bz: make([]float64, K), Wx: make([]float64, P*K), X: make([]float64, T*P)}
-	r := rng.New(seed, 0)
-	for _, v := range [][]float64{m.Wz, m.Bz, m.Wx} {
-		for i := range v {
-			v[i] = r.NormFloat64()
-		}
-	}
-	r = rng.New(seed, 1)
-	eps := make([]float64, T*K)
-	for i := range eps {
-		eps[i] = r.NormFloat64()
-	}
-	z := make([]float64, T*K)
-	m.FromNoise(z, eps)
-	for t := range T {
-		for p := range P {
-			if r.Float64() < mathx.Logistic(dot(m.Wx[p*K:(p+1)*K], z[t*K:(t+1)*K])) {
-				m.X[t*P+p] = 1
-			}
-		}
-	}
-	return m
-}
-
-// Dim is the number of latents T·K.
-func (m *TanhDBN) Dim() int { return m.T * m.K }
-
-func dot(a, b []float64) float64 {
-	var s float64
-	for i, v := range a {
-		s += v * b[i]
-	}
-	return s
-}
-
-// mean writes h = tanh(W_z z_prev + b_z).
-func (m *TanhDBN) mean(h, zPrev []float64) {
-	k := m.K
-	for i := range k {
-		h[i] = math.Tanh(dot(m.Wz[i*k:(i+1)*k], zPrev) + m.Bz[i])
-	}
-}
-
-// FromNoise writes the latents z of noise eps (DNCP → CP).
-func (m *TanhDBN) FromNoise(z, eps []float64) {
-	k := m.K
-	copy(z[:k], eps[:k])
-	for t := 1; t < m.T; t++ {
-		zt := z[t*k : (t+1)*k]
-		m.mean(zt, z[(t-1)*k:t*k])
-		for i := range zt {
-			zt[i] += m.SigmaZ * eps[t*k+i]
-		}
-	}
-}
-
-// ToNoise writes the noise eps of latents z (CP → DNCP).
-func (m *TanhDBN) ToNoise(eps, z []float64) {
-	k := m.K
-	copy(eps[:k], z[:k])
-	for t := 1; t < m.T; t++ {
-		e := eps[t*k : (t+1)*k]
-		m.mean(e, z[(t-1)*k:t*k])
-		for i := range e {
-			e[i] = (z[t*k+i] - e[i]) / m.SigmaZ
-		}
-	}
-}
-
-// emission adds log p(x_t | z_t) and, into g, its gradient W_xᵀ(x_t − sigmoid(W_x z_t)).
-func (m *TanhDBN) emission(t int, zt, g []float64) float64 {
-	k := m.K
-	var lp float64
-	for p := range m.P {
-		w := m.Wx[p*k : (p+1)*k]
-		eta := dot(w, zt)
-		x := m.X[t*m.P+p]
-		lp += x*eta - mathx.Log1pExp(eta)
-		r := x - mathx.Logistic(eta)
-		for i, v := range w {
-			g[i] += r * v
-		}
-	}
-	return lp
-}
-
-// Centred returns the log density over the latents z (normalising constants included).
-// Cost O(T·K·(K + P)) per gradient; no heap allocation (scratch on the tape).
-func (m *TanhDBN) Centred() model.Target { return dbnTarget{m: m} }
-
-// NonCentred returns the log density over the noise ε: log p(ε) + log p(x | z(ε)), which is
-// the CP density at z(ε) times the Jacobian σ_z^{K(T−1)}. Cost O(T·K·(K + P)) per gradient.
-func (m *TanhDBN) NonCentred() model.Target { return dbnTarget{m: m, noise: true} }
-
-// Reparam is the DNCP form as an mcmc.Reparam of the CP form.
-func (m *TanhDBN) Reparam() mcmc.Reparam {
-	return mcmc.Reparam{Target: m.NonCentred(), To: m.ToNoise, From: m.FromNoise}
-}
-
-type dbnTarget struct {
-	m     *TanhDBN
-	noise bool
-}
-
-func (d dbnTarget) Dim() int { return d.m.Dim() }
-
-func (d dbnTarget) LogDensity(t *ad.Tape, v ad.Var) ad.Var {
-	n := d.m.Dim()
-	if s := t.Size(v); s != n {
-		panic(fmt.Sprintf("bench: TanhDBN.LogDensity: z has size %d, want %d", s, n))
-	}
-	x := t.Value(v)
-	fb := t.Fused()
-	g := fb.Partial(v)
-	if g == nil {
-		g = t.Scratch(n)
-	}
-	var lp float64
-	if d.noise {
-		lp = d.m.noiseLogDensity(x, g, t.Scratch(2*n))
-	} else {
-		lp = d.m.centredLogDensity(x, g, t.Scratch(n))
-	}
-	return fb.Done(lp)
-}
-
-// centredLogDensity returns log p(z, x) and writes its gradient into g (zeroed); h (T·K) is
-// scratch.
-func (m *TanhDBN) centredLogDensity(z, g, h []float64) float64 {
-	k := m.K
-	var lp float64
-	for i := range k {
-		l, d := logNormal(z[i], 0, 1)
-		lp += l
-		g[i] += d
-	}
-	for t := 1; t < m.T; t++ {
-		ht := h[t*k : (t+1)*k]
-		m.mean(ht, z[(t-1)*k:t*k])
-		gPrev := g[(t-1)*k : t*k]
-		for i := range k {
-			l, d := logNormal(z[t*k+i], ht[i], m.SigmaZ)
-			lp += l
-			g[t*k+i] += d
-			// ∂/∂z_{t−1} of the mean: −d·(1 − h²)·W_z[i, :].
-			u := -d * (1 - ht[i]*ht[i])
-			for j, w := range m.Wz[i*k : (i+1)*k] {
-				gPrev[j] += u * w
-			}
-		}
-	}
-	for t := range m.T {
-		lp += m.emission(t, z[t*k:(t+1)*k], g[t*k:(t+1)*k])
-	}
-	return lp
-}
-
-// noiseLogDensity returns log p(ε, x) and writes its gradient into g (zeroed); s (2·T·K) is
-// scratch for z(ε) and ∂/∂z. Reverse recursion: G_t = ∂ log p(x | z)/∂z_t through z_t's
-// emission and every later step, G_t = W_xᵀ(x_t − σ(η_t)) + W_zᵀ[(1 − h²_{t+1}) ⊙ G_{t+1}];
-// then ∂/∂ε₁ = G₁ − ε₁ and ∂/∂ε_t = σ_z·G_t − ε_t.
-func (m *TanhDBN) noiseLogDensity(eps, g, s []float64) float64 {
-	n, k := m.Dim(), m.K
-	z, gz := s[:n], s[n:]
-	m.FromNoise(z, eps)
-	var lp float64
-	for _, e := range eps {
-		l, _ := logNormal(e, 0, 1)
-		lp += l
-	}
-	for t := m.T - 1; t >= 0; t-- {
-		gt := gz[t*k : (t+1)*k]
-		lp += m.emission(t, z[t*k:(t+1)*k], gt)
-		if t+1 < m.T {
-			// z_{t+1} = tanh(W_z z_t + b_z) + σ ε_{t+1}; recompute h_{t+1} from z_t.
-			next := gz[(t+1)*k : (t+2)*k]
-			zt := z[t*k : (t+1)*k]
-			for i := range k {
-				h := math.Tanh(dot(m.Wz[i*k:(i+1)*k], zt) + m.Bz[i])
-				u := (1 - h*h) * next[i]
-				for j, w := range m.Wz[i*k : (i+1)*k] {
-					gt[j] += u * w
-				}
-			}
-		}
-	}
-	for i, e := range eps {
-		scale := m.SigmaZ
-		if i < k {
-			scale = 1
-		}
-		g[i] = scale*gz[i] - e
-	}
-	return lp
-}
+// The two models are zoo.DNCPToy and zoo.TanhDBN.
 
 // DNCPConfig says what RunDNCP runs. Zero fields take the defaults in parentheses.
 type DNCPConfig struct {
@@ -342,39 +52,22 @@ type DNCPConfig struct {
 }
 
 func (c DNCPConfig) defaults() DNCPConfig {
-	if c.Toy == nil {
-		c.Toy = [][2]float64{{1, 0.01}, {1, 0.1}, {1, 0.5}, {1, 1}, {1, 2}, {1, 10}, {0.1, 0.01}, {0.1, 1}}
-	}
+	setDefaultSlice(&c.Toy, [][2]float64{{1, 0.01}, {1, 0.1}, {1, 0.5}, {1, 1}, {1, 2}, {1, 10}, {0.1, 0.01}, {0.1, 1}})
 	if c.ToyX == [2]float64{} {
 		c.ToyX = [2]float64{0.5, 1.5}
 	}
-	setInt := func(p *int, v int) {
-		if *p == 0 {
-			*p = v
-		}
-	}
-	setInt(&c.T, 10)
-	setInt(&c.K, 3)
-	setInt(&c.P, 10)
-	setInt(&c.Steps, 10)
-	setInt(&c.Warmup, 1000)
-	setInt(&c.Draws, 4000)
-	setInt(&c.Chains, 4)
-	if c.Sigmas == nil {
-		c.Sigmas = []float64{0.01, 0.03, 0.1, 0.3, 1, 3}
-	}
-	if c.ParamSeed == 0 {
-		c.ParamSeed = 1
-	}
-	if c.TargetAccept == 0 {
-		c.TargetAccept = 0.9
-	}
-	if c.Seed == 0 {
-		c.Seed = 1
-	}
-	if c.Prob == 0 {
-		c.Prob = 0.5
-	}
+	setDefault(&c.T, 10)
+	setDefault(&c.K, 3)
+	setDefault(&c.P, 10)
+	setDefault(&c.Steps, 10)
+	setDefault(&c.Warmup, 1000)
+	setDefault(&c.Draws, 4000)
+	setDefault(&c.Chains, 4)
+	setDefaultSlice(&c.Sigmas, []float64{0.01, 0.03, 0.1, 0.3, 1, 3})
+	setDefault(&c.ParamSeed, 1)
+	setDefault(&c.TargetAccept, 0.9)
+	setDefault(&c.Seed, 1)
+	setDefault(&c.Prob, 0.5)
 	return c
 }
 
@@ -453,7 +146,7 @@ func RunDNCP(ctx context.Context, cfg DNCPConfig) (*DNCPReport, error) {
 	toyHMC := hmc
 	toyHMC.Algorithm = mcmc.NUTS
 	for _, sx := range cfg.Toy {
-		toy := DNCPToy{SigmaX: sx[0], SigmaZ: sx[1], X1: cfg.ToyX[0], X2: cfg.ToyX[1]}
+		toy := zoo.DNCPToy{SigmaX: sx[0], SigmaZ: sx[1], X1: cfg.ToyX[0], X2: cfg.ToyX[1]}
 		row := ToyRow{SigmaX: toy.SigmaX, SigmaZ: toy.SigmaZ}
 		row.CP, row.DNCP = toy.Correlations()
 		var err error
@@ -461,10 +154,10 @@ func RunDNCP(ctx context.Context, cfg DNCPConfig) (*DNCPReport, error) {
 		if row.RunCP, cpDraws, err = runForm(ctx, toy.Centred(), nil, toyHMC); err != nil {
 			return rep, fmt.Errorf("bench: RunDNCP: toy CP (sigma_x=%v, sigma_z=%v): %w", toy.SigmaX, toy.SigmaZ, err)
 		}
-		if row.RunDNCP, ncDraws, err = runForm(ctx, toy.NonCentred(), toy.Reparam().From, toyHMC); err != nil {
+		if row.RunDNCP, ncDraws, err = runForm(ctx, toy.NonCentred(), toy.FromNoise, toyHMC); err != nil {
 			return rep, fmt.Errorf("bench: RunDNCP: toy DNCP (sigma_x=%v, sigma_z=%v): %w", toy.SigmaX, toy.SigmaZ, err)
 		}
-		if row.RunMix, _, err = runMixture(ctx, toy.Centred(), toy.Reparam(), toyHMC, cfg.Prob); err != nil {
+		if row.RunMix, _, err = runMixture(ctx, toy.Centred(), mcmc.Reparam{Target: toy.NonCentred(), To: toy.ToNoise, From: toy.FromNoise}, toyHMC, cfg.Prob); err != nil {
 			return rep, fmt.Errorf("bench: RunDNCP: toy mixture (sigma_x=%v, sigma_z=%v): %w", toy.SigmaX, toy.SigmaZ, err)
 		}
 		row.SampledCP, row.SECP = sampleCorr(cpDraws)
@@ -474,16 +167,18 @@ func RunDNCP(ctx context.Context, cfg DNCPConfig) (*DNCPReport, error) {
 		rep.Toy = append(rep.Toy, row)
 	}
 	for _, s := range cfg.Sigmas {
-		m := NewTanhDBN(cfg.T, cfg.K, cfg.P, s, cfg.ParamSeed)
+		m, err := zoo.NewTanhDBN(cfg.T, cfg.K, cfg.P, s, cfg.ParamSeed)
+		if err != nil {
+			return rep, fmt.Errorf("bench: RunDNCP: %w", err)
+		}
 		row := DBNRow{SigmaZ: s}
-		var err error
 		if row.RunCP, _, err = runForm(ctx, m.Centred(), nil, hmc); err != nil {
 			return rep, fmt.Errorf("bench: RunDNCP: DBN CP (sigma_z=%v): %w", s, err)
 		}
 		if row.RunDNCP, _, err = runForm(ctx, m.NonCentred(), m.FromNoise, hmc); err != nil {
 			return rep, fmt.Errorf("bench: RunDNCP: DBN DNCP (sigma_z=%v): %w", s, err)
 		}
-		if row.RunMix, _, err = runMixture(ctx, m.Centred(), m.Reparam(), hmc, cfg.Prob); err != nil {
+		if row.RunMix, _, err = runMixture(ctx, m.Centred(), mcmc.Reparam{Target: m.NonCentred(), To: m.ToNoise, From: m.FromNoise}, hmc, cfg.Prob); err != nil {
 			return rep, fmt.Errorf("bench: RunDNCP: DBN mixture (sigma_z=%v): %w", s, err)
 		}
 		rep.DBN = append(rep.DBN, row)
@@ -582,15 +277,7 @@ func (r *DNCPReport) Markdown(w io.Writer, h Header) error {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	c := r.Config
-	p("# Centred vs differentiable non-centred parameterisations under HMC (Kingma & Welling 2014)\n\n")
-	p("- date: %s\n", h.Date.UTC().Format("2006-01-02 15:04 MST"))
-	p("- machine: %d CPUs, %s/%s, %s\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
-	if h.Commit != "" {
-		p("- commit: %s\n", h.Commit)
-	}
-	if h.Command != "" {
-		p("- command: `%s`\n", h.Command)
-	}
+	WriteHeader(&b, "Centred vs differentiable non-centred parameterisations under HMC (Kingma & Welling 2014)", h)
 	p("- sampler (every row): static HMC with %d leapfrog steps, unit metric, step size tuned by dual averaging to a mean acceptance of %.2g during %d burn-in iterations, then %d kept; %d chains, seed %d. ",
 		c.Steps, c.TargetAccept, c.Warmup, c.Draws, c.Chains, c.Seed)
 	p("Mixture: at each iteration a CP transition with probability %.2g, else a DNCP one, each kernel with its own tuned step size (`mcmc.SampleMixture`).\n", c.Prob)

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -510,28 +508,6 @@ func (r *Report) Verdicts() []Verdict {
 	return out
 }
 
-// Header describes the run for the report's first lines.
-type Header struct {
-	Date      time.Time
-	Command   string // the exact command line
-	Commit    string // git commit of the binary or checkout
-	LoadStart string // /proc/loadavg at the start ("" if unknown)
-	LoadEnd   string
-}
-
-// LoadAvg returns the 1-, 5- and 15-minute load averages from /proc/loadavg, or "unknown".
-func LoadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
-}
-
 // num formats a metric with three significant digits, "—" for NaN.
 func num(x float64) string {
 	switch {
@@ -552,18 +528,7 @@ func num(x float64) string {
 func (r *Report) Markdown(w io.Writer, h Header) error {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	p("# vigo vs Stan ADVI on the posteriordb public posteriors\n\n")
-	p("- date: %s\n", h.Date.UTC().Format("2006-01-02 15:04 MST"))
-	p("- machine: %d CPUs, %s/%s, %s\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
-	if h.Commit != "" {
-		p("- commit: %s\n", h.Commit)
-	}
-	if h.Command != "" {
-		p("- command: `%s`\n", h.Command)
-	}
-	if h.LoadStart != "" || h.LoadEnd != "" {
-		p("- load average (1, 5, 15 min) at start: %s; at end: %s. The machine is shared: wall times are indicative.\n", h.LoadStart, h.LoadEnd)
-	}
+	WriteHeader(&b, "vigo vs Stan ADVI on the posteriordb public posteriors", h)
 	opt := r.Options
 	p("- seeds 1..%d; iteration cap %s; draws per run %s; workers %s\n", r.Seeds, orDefault(opt.MaxIter), orDefault(opt.Draws), orDefault(opt.Workers))
 	p("- methods:\n")

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -315,18 +314,7 @@ func (r *NUTSReport) Markdown(w io.Writer, h Header) error {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	o := r.Config.NUTSOptions
-	p("# vigo NUTS vs Stan NUTS on the posteriordb public posteriors\n\n")
-	p("- date: %s\n", h.Date.UTC().Format("2006-01-02 15:04 MST"))
-	p("- machine: %d CPUs, %s/%s, %s\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
-	if h.Commit != "" {
-		p("- commit: %s\n", h.Commit)
-	}
-	if h.Command != "" {
-		p("- command: `%s`\n", h.Command)
-	}
-	if h.LoadStart != "" || h.LoadEnd != "" {
-		p("- load average (1, 5, 15 min) at start: %s; at end: %s. The machine is shared: wall times are indicative.\n", h.LoadStart, h.LoadEnd)
-	}
+	WriteHeader(&b, "vigo NUTS vs Stan NUTS on the posteriordb public posteriors", h)
 	p("- NUTS: %d chains × (%d warmup + %d draws), metric %s, Stan's adaptation defaults; %d chain(s) at a time; seeds 1..%d\n",
 		o.Chains, o.Warmup, o.Draws, o.Metric, o.Workers, r.Config.Seeds)
 	p("\nColumns: wall s = all chains, warmup included (Stan: the sampling call, chains one after another on one core; ")

@@ -1,35 +1,32 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
-	"os/exec"
-	"runtime/debug"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vigo-bayes/vigo/bench"
+	"github.com/vigo-bayes/vigo/bnn"
 	"github.com/vigo-bayes/vigo/internal/datadir"
 )
 
-func init() {
-	commands = append(commands, newBenchCmd)
-	benchCommands = append(benchCommands, newBenchPosteriordbCmd)
-}
+func init() { commands = append(commands, newBenchCmd) }
 
-// benchCommands holds the constructors of vigo bench's subcommands; a benchmark's file
-// appends to it in an init function, as the top-level commands do with commands.
-var benchCommands []func() *cobra.Command
-
+// newBenchCmd is vigo bench. Each subcommand parses its flags into a bench config, calls one
+// bench runner and writes the runner's markdown (writeReport); the runners live in package
+// bench.
 func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Run vigo's benchmarks and write markdown tables",
 		Args:  cobra.NoArgs,
 	}
-	for _, c := range benchCommands {
+	for _, c := range []func() *cobra.Command{newBenchPosteriordbCmd, newBenchNUTSCmd, newBenchDNCPCmd, newBenchADCmd,
+		newBenchBFVICmd, newBenchUCICmd, newBenchUCISemiCmd, newBenchFMNISTCmd} {
 		cmd.AddCommand(c())
 	}
 	return cmd
@@ -58,41 +55,12 @@ Methods: ` + strings.Join(bench.MethodNames(), ", ") + `.`,
 			}
 			d, _, err := datadir.PosteriorDB(dir)
 			if err != nil {
-				return fmt.Errorf("bench posteriordb: %w", err)
+				return err
 			}
 			cfg.Dir = d
 			errw := cmd.ErrOrStderr()
-			cfg.Progress = func(r bench.SeedResult) {
-				if r.Err != nil {
-					fmt.Fprintf(errw, "%s %s seed %d: aborted after %.1fs: %v\n", r.Posterior, r.Method, r.Seed, r.Wall.Seconds(), r.Err)
-					return
-				}
-				fmt.Fprintf(errw, "%s %s seed %d: %.1fs, %d grad evals, k̂ %.2f, W1/sd %.3g, sd ratio %.3g (%s)\n",
-					r.Posterior, r.Method, r.Seed, r.Wall.Seconds(), r.GradEvals, r.KHat, r.W1SD, r.SDRatio, r.Status)
-			}
-			h := bench.Header{Date: time.Now(), Command: commandLine(), Commit: gitCommit(), LoadStart: bench.LoadAvg()}
-			rep, err := bench.Run(cmd.Context(), cfg)
-			if err != nil {
-				return err
-			}
-			h.LoadEnd = bench.LoadAvg()
-			w := cmd.OutOrStdout()
-			if out != "" {
-				f, err := os.Create(out)
-				if err != nil {
-					return fmt.Errorf("bench posteriordb: %w", err)
-				}
-				if err := rep.Markdown(f, h); err != nil {
-					f.Close()
-					return fmt.Errorf("bench posteriordb: write %s: %w", out, err)
-				}
-				if err := f.Close(); err != nil {
-					return fmt.Errorf("bench posteriordb: write %s: %w", out, err)
-				}
-				fmt.Fprintln(errw, "wrote", out)
-				return nil
-			}
-			return rep.Markdown(w, h)
+			cfg.Progress = func(r bench.SeedResult) { fmt.Fprintln(errw, r.ProgressLine()) }
+			return runBench(cmd, out, func(ctx context.Context) (report, error) { return bench.Run(ctx, cfg) })
 		},
 	}
 	f := cmd.Flags()
@@ -105,6 +73,69 @@ Methods: ` + strings.Join(bench.MethodNames(), ", ") + `.`,
 	f.IntVar(&cfg.Workers, "workers", 1, "goroutines per fit (results do not depend on it; 1 compares with Stan's single core)")
 	f.IntVar(&cfg.Draws, "draws", 0, "draws per run compared with the reference and used for k̂ (0: 1000)")
 	return cmd
+}
+
+// report is a benchmark's result: a markdown table under a header.
+type report interface {
+	Markdown(w io.Writer, h bench.Header) error
+}
+
+// runBench runs a benchmark between the header's start and end and writes its report to out
+// (writeReport).
+func runBench(cmd *cobra.Command, out string, run func(ctx context.Context) (report, error)) error {
+	h := newHeader()
+	rep, err := run(cmd.Context())
+	if err != nil {
+		return err
+	}
+	h.Done()
+	return writeReport(cmd, out, func(w io.Writer) error { return rep.Markdown(w, h) })
+}
+
+// writeReport writes a report to the file out, or to stdout when out is "" or "-", and says
+// "wrote out" on stderr.
+func writeReport(cmd *cobra.Command, out string, write func(w io.Writer) error) error {
+	if out == "" || out == "-" {
+		return write(cmd.OutOrStdout())
+	}
+	if err := writeFile(out, write); err != nil {
+		return fmt.Errorf("bench %s: write %s: %w", cmd.Name(), out, err)
+	}
+	fmt.Fprintln(cmd.ErrOrStderr(), "wrote", out)
+	return nil
+}
+
+// writeFile writes a file through write.
+func writeFile(name string, write func(w io.Writer) error) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// newHeader starts a result table's header: this command line, the commit, the date and the
+// load average now.
+func newHeader() bench.Header { return bench.NewHeader(commandLine(), bench.Commit()) }
+
+// parseMethods parses a comma-separated list of bnn methods.
+func parseMethods(cmd *cobra.Command, s string) ([]bnn.Method, error) {
+	var ms []bnn.Method
+	for _, m := range splitList(s) {
+		mm, err := bnn.ParseMethod(m)
+		if err != nil {
+			return nil, fmt.Errorf("bench %s: --methods: %w", cmd.Name(), err)
+		}
+		ms = append(ms, mm)
+	}
+	if len(ms) == 0 {
+		return nil, fmt.Errorf("bench %s: --methods: no methods", cmd.Name())
+	}
+	return ms, nil
 }
 
 func splitList(s string) []string {
@@ -121,34 +152,4 @@ func splitList(s string) []string {
 func commandLine() string {
 	args := append([]string{"vigo"}, os.Args[1:]...)
 	return strings.Join(args, " ")
-}
-
-// gitCommit returns the commit the binary was built from (Go's VCS stamp), else the
-// checkout's HEAD, with "+dirty" for uncommitted changes; "unknown" without either.
-func gitCommit() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		var rev, dirty string
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				if s.Value == "true" {
-					dirty = "+dirty"
-				}
-			}
-		}
-		if rev != "" {
-			return rev + dirty
-		}
-	}
-	b, err := exec.Command("git", "rev-parse", "HEAD").Output()
-	if err != nil {
-		return "unknown"
-	}
-	rev := strings.TrimSpace(string(b))
-	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(st) > 0 {
-		rev += "+dirty"
-	}
-	return rev
 }

@@ -1,16 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"fmt"
-	"os"
+	"context"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vigo-bayes/vigo/bench"
 )
-
-func init() { benchCommands = append(benchCommands, newBenchADCmd) }
 
 func newBenchADCmd() *cobra.Command {
 	var (
@@ -27,26 +23,9 @@ hand-written analytic gradient (the floor) and, with --torch, with the PyTorch p
 with the ratios and Stan's figures from the issue.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if torch != "" {
-				if _, err := os.Stat(torch); err != nil {
-					return fmt.Errorf("bench ad: --torch: %w", err)
-				}
-			}
-			rows, err := bench.RunAD(cmd.Context(), bench.ADConfig{Rounds: rounds, Torch: torch})
-			if err != nil {
-				return err
-			}
-			var b bytes.Buffer
-			bench.WriteADMarkdown(&b, rows, note)
-			if out == "" || out == "-" {
-				_, err = cmd.OutOrStdout().Write(b.Bytes())
-				return err
-			}
-			if err := os.WriteFile(out, b.Bytes(), 0o644); err != nil {
-				return fmt.Errorf("bench ad: --out: %w", err)
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), "wrote", out)
-			return nil
+			return runBench(cmd, out, func(ctx context.Context) (report, error) {
+				return bench.RunAD(ctx, bench.ADConfig{Rounds: rounds, Torch: torch, Note: note})
+			})
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "markdown file to write (default: standard output)")

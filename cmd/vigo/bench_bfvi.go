@@ -2,19 +2,15 @@ package main
 
 import (
 	"fmt"
-	"os"
+	"io"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/vigo-bayes/vigo/bench"
 	"github.com/vigo-bayes/vigo/internal/datadir"
 	"github.com/vigo-bayes/vigo/x/bfvi"
 )
-
-func init() { benchCommands = append(benchCommands, newBenchBFVICmd) }
 
 func newBenchBFVICmd() *cobra.Command {
 	var (
@@ -43,28 +39,15 @@ markdown to --out (default bench/results/bfvi.md); "-" writes to stdout.`,
 			}
 			errw := cmd.ErrOrStderr()
 			cfg.Progress = func(s string) { fmt.Fprintln(errw, s) }
-			h := bfvi.Header{Date: time.Now(), Command: commandLine(), Commit: gitCommit(), LoadStart: bench.LoadAvg()}
+			h := newHeader()
 			rep, err := bfvi.Run(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
-			h.LoadEnd = bench.LoadAvg()
-			if out == "-" {
-				return rep.Markdown(cmd.OutOrStdout(), h)
-			}
-			f, err := os.Create(out)
-			if err != nil {
-				return fmt.Errorf("bench bfvi: %w", err)
-			}
-			if err := rep.Markdown(f, h); err != nil {
-				f.Close()
-				return fmt.Errorf("bench bfvi: write %s: %w", out, err)
-			}
-			if err := f.Close(); err != nil {
-				return fmt.Errorf("bench bfvi: write %s: %w", out, err)
-			}
-			fmt.Fprintln(errw, "wrote", out)
-			return nil
+			h.Done()
+			return writeReport(cmd, out, func(w io.Writer) error {
+				return rep.Markdown(w, bfvi.Header{Date: h.Date, Command: h.Command, Commit: h.Commit, LoadStart: h.LoadStart, LoadEnd: h.LoadEnd})
+			})
 		},
 	}
 	f := cmd.Flags()

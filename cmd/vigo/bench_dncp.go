@@ -1,22 +1,17 @@
 package main
 
 import (
-	"fmt"
-	"os"
-	"time"
+	"context"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vigo-bayes/vigo/bench"
 )
 
-func init() { benchCommands = append(benchCommands, newBenchDNCPCmd) }
-
 func newBenchDNCPCmd() *cobra.Command {
 	var (
-		out    string
-		sigmas []float64
-		cfg    bench.DNCPConfig
+		out string
+		cfg bench.DNCPConfig
 	)
 	cmd := &cobra.Command{
 		Use:   "dncp",
@@ -29,36 +24,12 @@ for several σ_z, reporting ESS for CP, DNCP and the 50/50 mixture proposal. It 
 markdown to --out (default bench/results/dncp.md); "-" writes to stdout.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg.Sigmas = sigmas
-			h := bench.Header{Date: time.Now(), Command: commandLine(), Commit: gitCommit()}
-			start := time.Now()
-			rep, err := bench.RunDNCP(cmd.Context(), cfg)
-			if err != nil {
-				return err
-			}
-			errw := cmd.ErrOrStderr()
-			fmt.Fprintf(errw, "dncp: %.1fs\n", time.Since(start).Seconds())
-			if out == "-" {
-				return rep.Markdown(cmd.OutOrStdout(), h)
-			}
-			f, err := os.Create(out)
-			if err != nil {
-				return fmt.Errorf("bench dncp: %w", err)
-			}
-			if err := rep.Markdown(f, h); err != nil {
-				f.Close()
-				return fmt.Errorf("bench dncp: write %s: %w", out, err)
-			}
-			if err := f.Close(); err != nil {
-				return fmt.Errorf("bench dncp: write %s: %w", out, err)
-			}
-			fmt.Fprintln(errw, "wrote", out)
-			return nil
+			return runBench(cmd, out, func(ctx context.Context) (report, error) { return bench.RunDNCP(ctx, cfg) })
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&out, "out", "bench/results/dncp.md", `markdown file to write ("-": stdout)`)
-	f.Float64SliceVar(&sigmas, "sigmas", []float64{0.01, 0.03, 0.1, 0.3, 1, 3}, "σ_z values of the DBN")
+	f.Float64SliceVar(&cfg.Sigmas, "sigmas", []float64{0.01, 0.03, 0.1, 0.3, 1, 3}, "σ_z values of the DBN")
 	f.IntVar(&cfg.T, "T", 10, "DBN time steps")
 	f.IntVar(&cfg.K, "K", 3, "DBN latents per time step")
 	f.IntVar(&cfg.P, "P", 10, "DBN binary observations per time step")

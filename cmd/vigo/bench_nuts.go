@@ -1,9 +1,8 @@
 package main
 
 import (
+	"context"
 	"fmt"
-	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -11,8 +10,6 @@ import (
 	"github.com/vigo-bayes/vigo/internal/datadir"
 	"github.com/vigo-bayes/vigo/mcmc"
 )
-
-func init() { benchCommands = append(benchCommands, newBenchNUTSCmd) }
 
 func newBenchNUTSCmd() *cobra.Command {
 	var (
@@ -45,36 +42,8 @@ diagnostics, with Stan 2.21's NUTS numbers (../shared/docs/targets.md) beside th
 			}
 			cfg.Dir = d
 			errw := cmd.ErrOrStderr()
-			cfg.Progress = func(c *bench.NUTSCheck) {
-				if c.Err != nil {
-					fmt.Fprintf(errw, "%s seed %d: aborted: %v\n", c.Posterior, c.Seed, c.Err)
-					return
-				}
-				fmt.Fprintf(errw, "%s seed %d: %.1fs, %d grad evals, W1/sd %.4f, max |Δmean|/MCSE %.2f; %s\n",
-					c.Posterior, c.Seed, c.Wall.Seconds(), c.GradEvals, c.W1SD, c.MaxMeanZ, c.Status())
-			}
-			h := bench.Header{Date: time.Now(), Command: commandLine(), Commit: gitCommit(), LoadStart: bench.LoadAvg()}
-			rep, err := bench.RunNUTSBench(cmd.Context(), cfg)
-			if err != nil {
-				return err
-			}
-			h.LoadEnd = bench.LoadAvg()
-			if out == "" {
-				return rep.Markdown(cmd.OutOrStdout(), h)
-			}
-			f, err := os.Create(out)
-			if err != nil {
-				return fmt.Errorf("bench nuts: %w", err)
-			}
-			if err := rep.Markdown(f, h); err != nil {
-				f.Close()
-				return fmt.Errorf("bench nuts: write %s: %w", out, err)
-			}
-			if err := f.Close(); err != nil {
-				return fmt.Errorf("bench nuts: write %s: %w", out, err)
-			}
-			fmt.Fprintln(errw, "wrote", out)
-			return nil
+			cfg.Progress = func(c *bench.NUTSCheck) { fmt.Fprintln(errw, c.ProgressLine()) }
+			return runBench(cmd, out, func(ctx context.Context) (report, error) { return bench.RunNUTSBench(ctx, cfg) })
 		},
 	}
 	f := cmd.Flags()

@@ -1,32 +1,27 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/vigo-bayes/vigo/internal/datadir"
 )
 
-func uciDir(t *testing.T) string {
+// skipWithoutUCI skips when the command could not find ../shared/data/uci by itself.
+func skipWithoutUCI(t *testing.T, err error) {
 	t.Helper()
-	dir := filepath.Join(datadir.SharedOrSkip(t), "data", "uci")
-	if _, err := os.Stat(filepath.Join(dir, "yacht", "data.txt")); err != nil {
-		t.Skip("../shared/data/uci/yacht not found: the UCI data are needed")
+	if err != nil && strings.Contains(err.Error(), "not found") {
+		t.Skipf("../shared/data/uci not found beside the repository: %v", err)
 	}
-	return dir
 }
 
-// TestBenchUCIYacht runs two short fits per method on yacht (a second in all) and checks the
-// tables' rows and columns and that the fits learned something (test LL far above the
-// untrained network's ≈ −4.5 on yacht).
-func TestBenchUCIYacht(t *testing.T) {
-	dir := uciDir(t)
+// TestBenchUCIFlags: the flags reach bench.RunUCI (one method, one split, --epochs, --batch)
+// and the table goes to --out.
+func TestBenchUCIFlags(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "uci.md")
-	log, err := run(t, "bench", "uci", "--data", dir, "--datasets", "yacht", "--splits", "2",
-		"--methods", "vbp,mfvi,dvi,vardrop", "--min-steps", "300", "--samples", "10", "--out", file)
+	log, err := run(t, "bench", "uci", "--datasets", "yacht", "--splits", "1", "--methods", "dvi",
+		"--epochs", "3", "--batch", "64", "--samples", "5", "--out", file)
+	skipWithoutUCI(t, err)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log)
 	}
@@ -34,85 +29,59 @@ func TestBenchUCIYacht(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := string(b)
-	for _, want := range []string{
-		"- command: `vigo ", "- commit: ", "load average",
-		"| data set | splits | vbp | mfvi | dvi | vardrop | PBP | dDVI | hoDVI | VI |",
-		"| yacht | 2 | ", "-1.63 ± 0.02 | -0.47 ± 0.03 | -1.41 ± 0.03 | -3.43 ± 0.16 |",
-		"| data set | vbp | mfvi | dvi | vardrop | PBP | VI |", "| 1.02 ± 0.05 | 6.89 ± 0.67 |",
-		"| yacht | 277 | 100 |",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("table lacks %q:\n%s", want, out)
+	for _, want := range []string{"- command: `vigo ", "minibatch 64, epochs: 3;", "| data set | splits | dvi | PBP |", "| yacht | 1 | ", "| yacht | 277 | 3 |"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("table lacks %q:\n%s", want, b)
 		}
 	}
-	if strings.Contains(out, "Failed fits") {
-		t.Errorf("a fit failed:\n%s", out)
+	if !strings.Contains(log, "yacht split 0 dvi: test LL") || !strings.Contains(log, "wrote "+file) {
+		t.Errorf("progress lacks the fit or the file:\n%s", log)
 	}
-	for _, m := range []string{"vbp", "mfvi", "dvi", "vardrop"} {
-		if !strings.Contains(log, "yacht split 1 "+m+": test LL -") {
-			t.Errorf("progress lacks %s split 1:\n%s", m, log)
-		}
-	}
-	// Every method's mean test LL: a trained network on yacht is above −3 (PBP −1.63).
-	for _, line := range strings.Split(out, "\n") {
-		if strings.HasPrefix(line, "| yacht | 2 | ") {
-			cells := strings.Split(line, "|")
-			for _, c := range cells[3:7] {
-				var m float64
-				if _, err := fmt.Sscan(strings.TrimSpace(c), &m); err != nil || m < -3 {
-					t.Errorf("test LL cell %q: want a mean above −3", c)
-				}
-			}
-		}
-	}
-}
-
-func TestBenchUCISpeedWithoutPeer(t *testing.T) {
-	dir := uciDir(t)
-	out, err := run(t, "bench", "uci", "--speed", "--data", dir, "--datasets", "yacht", "--speed-epochs", "2", "--speed-batch", "64")
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	for _, want := range []string{"| yacht | 277 | 50 | vbp | 64 | ", "| yacht | 277 | 50 | mfvi | 64 | ", "| — | — | — |"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
-}
-
-func TestBenchUCIErrors(t *testing.T) {
 	if _, err := run(t, "bench", "uci", "--methods", "nosuch", "--data", t.TempDir()); err == nil || !strings.Contains(err.Error(), "nosuch") {
 		t.Errorf("unknown method: error %v, want one naming it", err)
 	}
-	if _, err := run(t, "bench", "uci", "--datasets", "nosuch", "--data", t.TempDir()); err == nil || !strings.Contains(err.Error(), "nosuch") {
-		t.Errorf("unknown data set: error %v, want one naming it", err)
-	}
-	if _, err := run(t, "bench", "uci", "--datasets", "yacht", "--data", t.TempDir()); err == nil || !strings.Contains(err.Error(), "data.txt") {
-		t.Errorf("missing files: error %v, want one naming data.txt", err)
-	}
 }
 
-func TestBenchUCISemi(t *testing.T) {
-	dir := uciDir(t)
-	if _, err := os.Stat(filepath.Join(dir, "bostonHousing", "data.txt")); err != nil {
-		t.Skip("../shared/data/uci/bostonHousing not found")
-	}
-	svg := filepath.Join(t.TempDir(), "semi.svg")
-	out, err := run(t, "bench", "uci-semi", "--data", dir, "--epochs", "20", "--svg", svg)
+// TestBenchUCISpeedFlags: --speed with --methods, --speed-batch and --speed-epochs.
+func TestBenchUCISpeedFlags(t *testing.T) {
+	out, err := run(t, "bench", "uci", "--speed", "--datasets", "yacht", "--methods", "mfvi", "--speed-epochs", "2", "--speed-batch", "64")
+	skipWithoutUCI(t, err)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	for _, want := range []string{"| Gaussian (affine flow) | 5 | ", "| Bernstein flow, M = 10 | 12 | ", "| posterior | test log-likelihood | test RMSE |"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
+	if !strings.Contains(out, "| yacht | 277 | 50 | mfvi | 64 | ") || strings.Contains(out, "| vbp |") || !strings.Contains(out, "median of epochs 2..2") {
+		t.Errorf("want one mfvi row at batch 64 over 2 epochs:\n%s", out)
+	}
+	if _, err := run(t, "bench", "uci", "--speed", "--data", t.TempDir(), "--speed-batch", "x"); err == nil || !strings.Contains(err.Error(), "--speed-batch") {
+		t.Errorf("bad --speed-batch: error %v", err)
+	}
+}
+
+// TestBenchUCISemiFlags: --linear, --epochs, --degree and --svg reach bench.RunUCISemi.
+func TestBenchUCISemiFlags(t *testing.T) {
+	dir := t.TempDir()
+	svg, md := filepath.Join(dir, "semi.svg"), filepath.Join(dir, "semi.md")
+	log, err := run(t, "bench", "uci-semi", "--epochs", "3", "--linear", "5", "--degree", "4", "--svg", svg, "--out", md)
+	skipWithoutUCI(t, err)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	b, err := os.ReadFile(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| Gaussian (affine flow) | 5 | ", "| Bernstein flow, M = 4 | 5 | ", "3 epochs", "`semi.svg`"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("output lacks %q:\n%s", want, b)
 		}
 	}
-	b, err := os.ReadFile(svg)
-	if err != nil || !strings.Contains(string(b), "<polyline") || !strings.HasSuffix(string(b), "</svg>\n") {
+	if strings.Contains(string(b), "| multivariate") {
+		t.Errorf("one --linear column fitted the multivariate flow:\n%s", b)
+	}
+	if s, err := os.ReadFile(svg); err != nil || !strings.HasSuffix(string(s), "</svg>\n") {
 		t.Errorf("svg not written or incomplete (err %v)", err)
 	}
-	if _, err := run(t, "bench", "uci-semi", "--data", dir, "--linear", "13"); err == nil {
-		t.Error("the target column as --linear: want an error")
+	if _, err := run(t, "bench", "uci-semi", "--linear", "13"); err == nil || !strings.Contains(err.Error(), "13") {
+		t.Errorf("the target column as --linear: error %v, want one naming it", err)
 	}
 }

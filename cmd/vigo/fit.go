@@ -586,7 +586,6 @@ func runFit(ctx context.Context, stdout, stderr io.Writer, name string, f fitFla
 	}
 }
 
-
 // vigoVersion is the main module's version ("devel" for a source build).
 func vigoVersion() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
@@ -698,6 +697,7 @@ func (p *progress) finish() {
 		fmt.Fprintln(p.w)
 	}
 }
+
 // drawColumns returns the column names of a draws file for m — lp__, lp_approx__, then the
 // model's columns (parameters, then derived quantities: model.Model.Columns) — and a function
 // filling one row from the unconstrained draw z (model.Model.Row). vigo fit, draw and sample
