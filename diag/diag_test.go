@@ -38,7 +38,7 @@ func TestVerdict(t *testing.T) {
 			}
 		}
 	}
-	if got := Verdict(2, 1000, "try --family fullrank or a flow"); got != "k̂ = 2: do not trust this approximation — try --family fullrank or a flow" {
+	if got := Verdict(2, 1000, "try a full-rank Gaussian or a flow family"); got != "k̂ = 2: do not trust this approximation — try a full-rank Gaussian or a flow family" {
 		t.Errorf("Verdict with advice: %q", got)
 	}
 	for k, want := range map[float64]string{0.704: "0.7", 0.425: "0.43", -0.001: "0", 1.296: "1.3", 12.345: "12.35"} {

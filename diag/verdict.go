@@ -70,7 +70,7 @@ func FormatKhat(k float64) string {
 // Verdict returns a one-line judgement of an approximation from the k̂ of its PSIS log
 // weights on S draws, e.g. "k̂ = 0.42: reliable" or "k̂ = 1.3: do not trust this
 // approximation — try a richer family". advice replaces "try a richer family" (e.g.
-// "try --family fullrank or a flow"); it is used for Poor and Failed.
+// "try a full-rank Gaussian or a flow family"); it is used for Poor and Failed.
 func Verdict(k float64, s int, advice string) string {
 	if advice == "" {
 		advice = "try a richer family"

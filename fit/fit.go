@@ -693,7 +693,7 @@ func (r *runner) diagnose(res *Result) {
 	r.st.GradEvals += n
 	res.ELBO, res.ELBOSE = meanSE(logw)
 	res.KHatThreshold = diag.KhatThreshold(n)
-	advice := "try --family fullrank or a flow"
+	advice := "try a full-rank Gaussian or a flow family"
 	switch r.fam.Base.(type) {
 	case *family.MeanField:
 	case *family.Flow:

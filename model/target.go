@@ -11,7 +11,13 @@ import (
 // size Dim, and returns it as a scalar node; the log-Jacobians of any constraining transforms
 // are included, so that p is a density with respect to Lebesgue measure on ℝ^Dim. The value
 // may be −∞ or NaN outside the support of a hand-written target; callers treat that as a
-// rejected point. Implementations are safe for concurrent use with one tape per goroutine.
+// rejected point.
+//
+// Concurrency: LogDensity is called from several goroutines at once, one tape each — fit's
+// workers share a step's draws (fit.WithWorkers), mcmc runs its chains in parallel — so an
+// implementation must be safe for concurrent use: it may read shared data, but scratch
+// buffers it writes must be per call (or on the tape), never captured slices shared between
+// calls.
 type Target interface {
 	Dim() int
 	LogDensity(t *ad.Tape, z ad.Var) ad.Var
@@ -102,7 +108,10 @@ func (g GradFunc) LogDensity(t *ad.Tape, z ad.Var) ad.Var {
 // per-observation log-likelihood that PSIS-LOO and posterior predictive checks need. All are
 // optional, and Check validates them.
 type Model struct {
-	Layout  *Layout
+	Layout *Layout
+	// Density records the log density of the constrained parameters p on t. It is called from
+	// several goroutines at once, each with its own tape (see Target): it may read the data it
+	// captures but must not write to memory shared between calls (no captured scratch slices).
 	Density func(t *ad.Tape, p []ad.Var) ad.Var
 	// NoJacobian leaves log J out: LogDensity is then the log density of the constrained
 	// parameters evaluated at x(z) (posterior mode on the constrained scale; the Δ checks of

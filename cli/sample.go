@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -16,21 +16,19 @@ import (
 	"github.com/vigo-bayes/vigo/internal/datadir"
 	"github.com/vigo-bayes/vigo/mcmc"
 	"github.com/vigo-bayes/vigo/model"
-	"github.com/vigo-bayes/vigo/zoo"
 )
-
-func init() { commands = append(commands, newSampleCmd) }
 
 // sampleFlags are the options of vigo sample.
 type sampleFlags struct {
 	chains, warmup, draws, thin, maxDepth int
 	seed                                  uint64
 	out, posteriordb, metric, format      string
+	data                                  string
 	delta                                 float64
 	saveWarmup, quiet                     bool
 }
 
-func newSampleCmd() *cobra.Command {
+func newSampleCmd(reg *registry) *cobra.Command {
 	var f sampleFlags
 	cmd := &cobra.Command{
 		Use:   "sample [MODEL]",
@@ -57,7 +55,7 @@ Exit codes: 0 done, 3 done but R-hat above 1.01 for some parameter, 1 error, 130
 			if len(args) == 1 {
 				name = args[0]
 			}
-			return runSample(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), name, f)
+			return runSample(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), reg, name, f)
 		},
 	}
 	fl := cmd.Flags()
@@ -68,6 +66,7 @@ Exit codes: 0 done, 3 done but R-hat above 1.01 for some parameter, 1 error, 130
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed; chain c uses stream c")
 	fl.StringVar(&f.out, "out", ".", "directory for the Stan CSV files")
 	fl.StringVar(&f.posteriordb, "posteriordb", "", datadir.PosteriorDBHelp+" (eight_schools needs none)")
+	fl.StringVar(&f.data, "data", "", "data file for the model (CmdStan JSON, .json.zip or CSV with a header)")
 	fl.StringVar(&f.metric, "metric", "auto_e", "metric: auto_e, diag_e (Stan's default), dense_e, unit_e or fisher_diag_e")
 	fl.Float64Var(&f.delta, "adapt-delta", 0.8, "target acceptance statistic of step-size adaptation, in (0, 1)")
 	fl.IntVar(&f.maxDepth, "max-depth", 10, "maximum NUTS tree depth")
@@ -77,24 +76,7 @@ Exit codes: 0 done, 3 done but R-hat above 1.01 for some parameter, 1 error, 130
 	return cmd
 }
 
-// loadSampleModel returns the named zoo model: eight_schools from the embedded data unless a
-// posteriordb directory is given, the others from the posteriordb directory.
-func loadSampleModel(name, dir string) (*zoo.Model, error) {
-	info, err := zoo.Get(name)
-	if err != nil {
-		return nil, err
-	}
-	if info.Name == "eight_schools" && dir == "" {
-		return zoo.EightSchools(), nil
-	}
-	dir, _, err = datadir.PosteriorDB(dir)
-	if err != nil {
-		return nil, fmt.Errorf("sample %s: %w", name, err)
-	}
-	return zoo.Load(info.Name, dir)
-}
-
-func runSample(ctx context.Context, stdout, stderr io.Writer, name string, f sampleFlags) error {
+func runSample(ctx context.Context, stdout, stderr io.Writer, reg *registry, name string, f sampleFlags) error {
 	switch f.format {
 	case "text", "csv", "json":
 	default:
@@ -107,7 +89,7 @@ func runSample(ctx context.Context, stdout, stderr io.Writer, name string, f sam
 	if f.chains < 1 || f.draws < 1 || f.warmup < 0 {
 		return fmt.Errorf("sample: need at least one chain and one draw (chains=%d, draws=%d, warmup=%d)", f.chains, f.draws, f.warmup)
 	}
-	m, err := loadSampleModel(name, f.posteriordb)
+	m, err := reg.load(name, f.data, f.posteriordb)
 	if err != nil {
 		return err
 	}
@@ -152,14 +134,13 @@ func runSample(ctx context.Context, stdout, stderr io.Writer, name string, f sam
 	if res.Len() < 4 {
 		return fmt.Errorf("sample: %d draws per chain are too few to summarise (wrote %s)", res.Len(), strings.Join(paths, ", "))
 	}
-	mm := m.Model()
-	sum, err := diag.Summarize(res.Draws(mm.Columns(), mm.Row), nil)
+	sum, err := diag.Summarize(res.Draws(m.Columns(), m.Row), nil)
 	if err != nil {
 		return err
 	}
 	d := res.Diagnostics()
 	sum.Notes = append(sum.Notes,
-		fmt.Sprintf("%s: %d chains × %d draws, seed %d; %s", m.Posterior, len(res.Chains), res.Len(), f.seed, d.Summary()),
+		fmt.Sprintf("%s: %d chains × %d draws, seed %d; %s", m.label(), len(res.Chains), res.Len(), f.seed, d.Summary()),
 		fmt.Sprintf("%d gradient evaluations in %.2f s wall; step sizes %s", res.GradEvals, res.Wall.Seconds(), fmtStepSizes(d.StepSizes)),
 		"draws: "+strings.Join(paths, ", "))
 	warn := append(d.Warnings(), mcmc.SummaryWarnings(sum, len(res.Chains))...)
@@ -188,12 +169,11 @@ func fmtStepSizes(x []float64) string {
 // writeChainCSVs writes one Stan CSV per chain into dir and returns the paths. The columns
 // after the sampler's are the model's (parameters, then derived quantities), as in vigo fit's
 // draws.csv.
-func writeChainCSVs(dir string, m *zoo.Model, res *mcmc.Result) ([]string, error) {
+func writeChainCSVs(dir string, m *loadedModel, res *mcmc.Result) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("sample: %w", err)
 	}
-	mm := m.Model()
-	names := mm.Columns()
+	names := m.Columns()
 	var paths []string
 	for c := range res.Chains {
 		p := filepath.Join(dir, fmt.Sprintf("%s-%d.csv", m.Name, c+1))
@@ -201,7 +181,7 @@ func writeChainCSVs(dir string, m *zoo.Model, res *mcmc.Result) ([]string, error
 		if err != nil {
 			return paths, fmt.Errorf("sample: %w", err)
 		}
-		err = model.WriteStanCSV(fh, res.StanCSV(c, m.Posterior, names, mm.Row))
+		err = model.WriteStanCSV(fh, res.StanCSV(c, m.label(), names, m.Row))
 		if cerr := fh.Close(); err == nil {
 			err = cerr
 		}

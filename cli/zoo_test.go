@@ -1,16 +1,27 @@
-package main
+package cli
 
 import (
 	"bytes"
+	"github.com/spf13/cobra"
 	"strings"
 	"testing"
 
 	"github.com/vigo-bayes/vigo/internal/datadir"
 )
 
+// mustRoot is NewRoot with no models of the caller's.
+func mustRoot(t *testing.T, models ...Model) *cobra.Command {
+	t.Helper()
+	root, err := NewRoot(models...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
 func run(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	root := newRoot()
+	root := mustRoot(t)
 	var out bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(&out)

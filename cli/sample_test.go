@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -111,7 +111,7 @@ func TestFitAndSampleWriteSameColumns(t *testing.T) {
 // timing trailer; the warmup rows and sampler columns are not summarised, and the divergence
 // is reported.
 func TestSummaryCmdStanFile(t *testing.T) {
-	out, err := run(t, "summary", filepath.Join("..", "..", "model", "testdata", "cmdstan_bernoulli.csv"))
+	out, err := run(t, "summary", filepath.Join("..", "model", "testdata", "cmdstan_bernoulli.csv"))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -194,7 +194,7 @@ func TestFitCancelledReturnsContextCanceled(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	root := newRoot()
+	root := mustRoot(t)
 	var out bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(&out)
@@ -261,15 +261,14 @@ func posteriordbDir(t *testing.T) string {
 	return datadir.PosteriorDBOrSkip(t)
 }
 
-// TestHelperMain runs main() with the arguments in VIGO_MAIN_ARGS; the exit-code test starts
-// the test binary as a subprocess for it.
+// TestHelperMain runs Main with the arguments in VIGO_MAIN_ARGS and exits with its code; the
+// exit-code test starts the test binary as a subprocess for it.
 func TestHelperMain(t *testing.T) {
 	args := os.Getenv("VIGO_MAIN_ARGS")
 	if args == "" {
 		t.Skip("subprocess helper for TestExitCodes")
 	}
-	os.Args = append([]string{"vigo"}, strings.Split(args, "\x1f")...)
-	main()
+	os.Exit(Main(strings.Split(args, "\x1f")))
 }
 
 func TestExitCodes(t *testing.T) {
@@ -282,10 +281,10 @@ func TestExitCodes(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{[]string{"fit", "-q", "--out", filepath.Join(dir, "a")}, exitOK, ""},
-		{quick(filepath.Join(dir, "b")), exitNotConverged, ""},
-		{[]string{"fit", "--family", "bogus"}, exitError, "vigo: --family"},
-		{[]string{"draw", filepath.Join(dir, "missing.json")}, exitError, "missing.json"},
+		{[]string{"fit", "-q", "--out", filepath.Join(dir, "a")}, ExitOK, ""},
+		{quick(filepath.Join(dir, "b")), ExitNotConverged, ""},
+		{[]string{"fit", "--family", "bogus"}, ExitError, "vigo: --family"},
+		{[]string{"draw", filepath.Join(dir, "missing.json")}, ExitError, "missing.json"},
 	} {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperMain$")
 		cmd.Env = append(os.Environ(), "VIGO_MAIN_ARGS="+strings.Join(c.args, "\x1f"))
@@ -307,7 +306,7 @@ func TestExitCodes(t *testing.T) {
 
 func TestFitProgressIsPlainLinesWhenNotATerminal(t *testing.T) {
 	dir := t.TempDir()
-	root := newRoot()
+	root := mustRoot(t)
 	var stdout, stderr bytes.Buffer
 	root.SetOut(&stdout)
 	root.SetErr(&stderr)

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -15,8 +16,6 @@ import (
 	"github.com/vigo-bayes/vigo/zoo"
 )
 
-func init() { commands = append(commands, newDrawCmd) }
-
 type drawFlags struct {
 	draws int
 	seed  uint64
@@ -24,7 +23,7 @@ type drawFlags struct {
 	data  string
 }
 
-func newDrawCmd() *cobra.Command {
+func newDrawCmd(reg *registry) *cobra.Command {
 	var f drawFlags
 	cmd := &cobra.Command{
 		Use:   "draw FIT.json",
@@ -43,7 +42,7 @@ fit's draws.csv.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			seedSet := cmd.Flags().Changed("seed")
-			return runDraw(cmd.OutOrStdout(), args[0], f, seedSet)
+			return runDraw(cmd.OutOrStdout(), reg, args[0], f, seedSet)
 		},
 	}
 	fl := cmd.Flags()
@@ -54,7 +53,7 @@ fit's draws.csv.`,
 	return cmd
 }
 
-func runDraw(stdout io.Writer, path string, f drawFlags, seedSet bool) error {
+func runDraw(stdout io.Writer, reg *registry, path string, f drawFlags, seedSet bool) error {
 	if f.draws < 1 {
 		return fmt.Errorf("--draws: %d, want a positive value", f.draws)
 	}
@@ -66,7 +65,7 @@ func runDraw(stdout io.Writer, path string, f drawFlags, seedSet bool) error {
 	if seedSet {
 		seed = f.seed
 	}
-	m, err := drawModel(s, f.data)
+	m, err := drawModel(reg, s, f.data)
 	if err != nil {
 		return err
 	}
@@ -76,7 +75,8 @@ func runDraw(stdout io.Writer, path string, f drawFlags, seedSet bool) error {
 	var fill func(row, z []float64)
 	lp := func([]float64) float64 { return math.NaN() }
 	if m != nil {
-		names, fill = drawColumns(m.Model)
+		names = append([]string{"lp__", "lp_approx__"}, m.Columns()...)
+		fill = func(row, z []float64) { m.Row(row[2:], z) }
 		lp = logDensity(m.Model)
 	} else {
 		names = append([]string{"lp__", "lp_approx__"}, s.Names...)
@@ -123,29 +123,30 @@ func runDraw(stdout io.Writer, path string, f drawFlags, seedSet bool) error {
 
 // drawModel rebuilds the fit's model when its data is at hand (--data, or embedded), or returns
 // nil. A rebuilt model must have the saved layout.
-func drawModel(s *fit.Saved, dataPath string) (*loadedModel, error) {
-	if dataPath == "" && s.Data != "embedded" {
+func drawModel(reg *registry, s *fit.Saved, dataPath string) (*loadedModel, error) {
+	um, user := reg.user(s.Model)
+	if dataPath == "" && s.Data != "embedded" && !(user && s.Data == "built-in" && um.Data != nil) {
 		return nil, nil
 	}
-	if _, err := zoo.Get(s.Model); err != nil {
+	if _, err := zoo.Get(s.Model); err != nil && !user {
 		if dataPath == "" {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("--data: fit is of model %q, which is not in the zoo: %w", s.Model, err)
+		return nil, fmt.Errorf("--data: fit is of model %q, which is neither in the zoo nor one of this program's models: %w", s.Model, err)
 	}
-	m, err := loadZooModel(s.Model, dataPath, "")
+	m, err := reg.load(s.Model, dataPath, "")
 	if err != nil {
 		return nil, err
 	}
-	if m.Dim() != s.Dim() || !equalNames(m.Layout().Names(), s.Names) {
+	if m.Dim() != s.Dim() || !slices.Equal(m.Layout.Names(), s.Names) {
 		return nil, fmt.Errorf("--data %s: model %s built from it has %d parameters (%d unconstrained), the fit %d (%d): not the data of this fit",
-			dataPath, m.Name, m.Layout().Len(), m.Dim(), len(s.Names), s.Dim())
+			dataPath, m.Name, m.Layout.Len(), m.Dim(), len(s.Names), s.Dim())
 	}
 	return m, nil
 }
 
 // logDensity returns z ↦ log p(z) for m on a reused tape.
-func logDensity(m *zoo.Model) func(z []float64) float64 {
+func logDensity(m *model.Model) func(z []float64) float64 {
 	var t ad.Tape
 	return func(z []float64) float64 {
 		t.Reset()

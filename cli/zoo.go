@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -15,9 +15,7 @@ import (
 	"github.com/vigo-bayes/vigo/zoo"
 )
 
-func init() { commands = append(commands, newZooCmd) }
-
-func newZooCmd() *cobra.Command {
+func newZooCmd(reg *registry) *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
 		Use:   "zoo [MODEL]",
@@ -33,11 +31,18 @@ eight-schools model can be evaluated.`,
 			out := cmd.OutOrStdout()
 			resolved, _, dirErr := datadir.PosteriorDB(dir)
 			if len(args) == 0 {
-				if err := listZoo(out, resolved); err != nil {
+				if err := listZoo(out, reg, resolved); err != nil {
 					return err
 				}
 				fmt.Fprintln(out)
 				return evalModel(out, zoo.EightSchools(), resolved)
+			}
+			if _, ok := reg.user(args[0]); ok {
+				m, err := reg.load(args[0], "", "")
+				if err != nil {
+					return err
+				}
+				return evalUserModel(out, m)
 			}
 			if dirErr != nil {
 				return fmt.Errorf("zoo %s: %w", args[0], dirErr)
@@ -54,7 +59,7 @@ eight-schools model can be evaluated.`,
 }
 
 // listZoo prints the zoo's models; dir is the posteriordb directory, "" when there is none.
-func listZoo(w io.Writer, dir string) error {
+func listZoo(w io.Writer, reg *registry, dir string) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "model\tposteriordb posterior\tdata\tabout")
 	for _, name := range zoo.Names() {
@@ -72,6 +77,13 @@ func listZoo(w io.Writer, dir string) error {
 		about := info.Description
 		about = firstSentence(about)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, info.Posterior, where, about)
+	}
+	for _, m := range reg.models {
+		where := "--data"
+		if m.Data != nil {
+			where = "built-in"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.Name, "(this program's)", where, m.About)
 	}
 	return tw.Flush()
 }
@@ -114,6 +126,32 @@ func evalModel(w io.Writer, m *zoo.Model, dir string) error {
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	for i, name := range m.Names() {
 		fmt.Fprintf(tw, "%s\t%.6g\t\n", name, x[i])
+	}
+	return tw.Flush()
+}
+
+// evalUserModel prints a caller's model's log density and gradient at z = 0 and its columns
+// there.
+func evalUserModel(w io.Writer, m *loadedModel) error {
+	z := make([]float64, m.Dim())
+	var t ad.Tape
+	grad := make([]float64, m.Dim())
+	lp := model.Gradient(&t, m.Model, z, grad)
+	fmt.Fprintf(w, "%s: %d unconstrained parameters\n", m.Name, m.Dim())
+	fmt.Fprintf(w, "log density (with Jacobian) at z = 0 (unconstrained): %.10g\n", lp)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "coordinate\tunconstrained z\t∂ log p/∂z\t")
+	for i := range z {
+		fmt.Fprintf(tw, "%d\t%.6g\t%.6g\t\n", i+1, z[i], grad[i])
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "columns (constrained scale, then derived quantities):")
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	row := m.Row(nil, z)
+	for i, name := range m.Columns() {
+		fmt.Fprintf(tw, "%s\t%.6g\t\n", name, row[i])
 	}
 	return tw.Flush()
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -23,11 +23,7 @@ import (
 	"github.com/vigo-bayes/vigo/internal/datadir"
 	"github.com/vigo-bayes/vigo/model"
 	"github.com/vigo-bayes/vigo/output"
-
-	"github.com/vigo-bayes/vigo/zoo"
 )
-
-func init() { commands = append(commands, newFitCmd) }
 
 // fitFlags are the options of vigo fit.
 type fitFlags struct {
@@ -73,7 +69,7 @@ const minDiagDraws = 1000
 // maxPanels caps the panels of marginals.png.
 const maxPanels = 36
 
-func newFitCmd() *cobra.Command {
+func newFitCmd(reg *registry) *cobra.Command {
 	var f fitFlags
 	cmd := &cobra.Command{
 		Use:   "fit [MODEL]",
@@ -123,7 +119,7 @@ Exit codes: 0 converged, 3 not converged (iteration cap), 1 error, 130 cancelled
 				}
 				f.family = r.Family.Kind
 			}
-			return runFit(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), name, f)
+			return runFit(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), reg, name, f)
 		},
 	}
 	fl := cmd.Flags()
@@ -157,52 +153,6 @@ Exit codes: 0 converged, 3 not converged (iteration cap), 1 error, 130 cancelled
 	fl.StringVar(&f.recipe, "recipe", "", "run the fit described by this Recipe JSON file (or the recipe stored in a fit.json); other fit flags change its fields")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
 	return cmd
-}
-
-// loadedModel is a zoo model with a note on where its data came from.
-type loadedModel struct {
-	*zoo.Model
-	data string
-}
-
-// loadZooModel builds a zoo model from --data, the embedded eight-schools data, or the
-// posteriordb directory, in that order.
-func loadZooModel(name, dataPath, dir string) (*loadedModel, error) {
-	info, err := zoo.Get(name)
-	if err != nil {
-		return nil, err
-	}
-	if dataPath != "" {
-		d, err := loadDataFile(dataPath)
-		if err != nil {
-			return nil, fmt.Errorf("--data: %w", err)
-		}
-		m, err := zoo.New(info.Name, d)
-		if err != nil {
-			return nil, fmt.Errorf("--data %s: %w", dataPath, err)
-		}
-		return &loadedModel{m, dataPath}, nil
-	}
-	if info.Name == "eight_schools" {
-		return &loadedModel{zoo.EightSchools(), "embedded"}, nil
-	}
-	dir, _, err = datadir.PosteriorDB(dir)
-	if err != nil {
-		return nil, fmt.Errorf("model %s: no data (pass --data FILE): %w", info.Name, err)
-	}
-	m, err := zoo.Load(info.Name, dir)
-	if err != nil {
-		return nil, err
-	}
-	return &loadedModel{m, info.DataPath(dir)}, nil
-}
-
-// loadDataFile reads CmdStan JSON (plain or zipped) or, for a .csv name, CSV with a header.
-func loadDataFile(path string) (*model.Data, error) {
-	if strings.HasSuffix(strings.ToLower(path), ".csv") || strings.HasSuffix(strings.ToLower(path), ".csv.zip") {
-		return model.LoadCSV(path)
-	}
-	return model.LoadData(path)
 }
 
 // flowOptions are the flow structure flags.
@@ -508,15 +458,15 @@ func checkFitFlags(f fitFlags) error {
 	return nil
 }
 
-func runFit(ctx context.Context, stdout, stderr io.Writer, name string, f fitFlags) error {
+func runFit(ctx context.Context, stdout, stderr io.Writer, reg *registry, name string, f fitFlags) error {
 	if err := checkFitFlags(f); err != nil {
 		return err
 	}
-	m, err := loadZooModel(name, f.data, f.posteriordb)
+	m, err := reg.load(name, f.data, f.posteriordb)
 	if err != nil {
 		return err
 	}
-	init, err := loadInit(f.init, m.Layout())
+	init, err := loadInit(f.init, m.Layout)
 	if err != nil {
 		return err
 	}
@@ -595,8 +545,8 @@ func vigoVersion() string {
 }
 
 func writeFitOutputs(m *loadedModel, f fitFlags, res *fit.Result, ref *diag.Draws, auto *fit.AutoResult) (*output.Report, error) {
-	return output.Write(f.out, res, m.Model.Model(), output.Info{Vigo: vigoVersion(), Model: m.Name, Posterior: m.Posterior,
-		Data: m.data, Layout: m.Layout(), Draws: f.draws, PSISResample: f.psisResample, Reference: ref, ReferenceName: f.reference,
+	return output.Write(f.out, res, m.Model, output.Info{Vigo: vigoVersion(), Model: m.Name, Posterior: m.Posterior,
+		Data: m.data, Layout: m.Layout, Draws: f.draws, PSISResample: f.psisResample, Reference: ref, ReferenceName: f.reference,
 		Auto: auto, MaxPanels: maxPanels})
 }
 
@@ -623,6 +573,9 @@ func printFitReport(w io.Writer, m *loadedModel, f fitFlags, res *fit.Result, o 
 		res.ELBO, res.ELBOSE, len(res.LogP), diag.FormatKhat(res.KHat), res.KHatSD, len(res.LogP), res.KHatThreshold, res.PSISESS)
 	fmt.Fprintf(w, "stopped: %s: %s\n", res.Status, res.Reason)
 	fmt.Fprintf(w, "verdict: %s\n", res.Verdict)
+	if next := nextFlags(res); next != "" {
+		fmt.Fprintf(w, "next: %s\n", next)
+	}
 	if o.Resample != "" {
 		fmt.Fprintf(w, "PSIS resampling: %s\n", o.Resample)
 	}
@@ -698,15 +651,6 @@ func (p *progress) finish() {
 	}
 }
 
-// drawColumns returns the column names of a draws file for m — lp__, lp_approx__, then the
-// model's columns (parameters, then derived quantities: model.Model.Columns) — and a function
-// filling one row from the unconstrained draw z (model.Model.Row). vigo fit, draw and sample
-// write these columns.
-func drawColumns(m *zoo.Model) (names []string, fill func(row, z []float64)) {
-	mm := m.Model()
-	names = append([]string{"lp__", "lp_approx__"}, mm.Columns()...)
-	return names, func(row, z []float64) { mm.Row(row[2:], z) }
-}
 func equalNames(a, b []string) bool {
 	if len(a) != len(b) {
 		return false
@@ -717,4 +661,22 @@ func equalNames(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// nextFlags suggests the flags of a richer fit when k̂ is not below its threshold: the verdict's
+// advice in this command line's terms.
+func nextFlags(res *fit.Result) string {
+	if res.Recipe == nil || res.KHat < res.KHatThreshold {
+		return ""
+	}
+	switch k := res.Recipe.Family.Kind; {
+	case k == fit.KindMeanField || k == fit.KindLowRank:
+		return "--family fullrank, or a flow: --family bernstein (or --family auto)"
+	case k == fit.KindFullRank:
+		return "--family bernstein, maf or realnvp (or --family auto)"
+	case k == fit.KindBernstein:
+		return "--layers 2 --degree 50, --affine last, or --family maf; --draws 10000 firms up k̂"
+	default:
+		return "--layers, --hidden, or another --family; --draws 10000 firms up k̂"
+	}
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -12,8 +12,6 @@ import (
 	"github.com/vigo-bayes/vigo/mcmc"
 	"github.com/vigo-bayes/vigo/model"
 )
-
-func init() { commands = append(commands, newSummaryCmd) }
 
 func newSummaryCmd() *cobra.Command {
 	var format string

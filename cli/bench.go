@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -13,8 +13,6 @@ import (
 	"github.com/vigo-bayes/vigo/bnn"
 	"github.com/vigo-bayes/vigo/internal/datadir"
 )
-
-func init() { commands = append(commands, newBenchCmd) }
 
 // newBenchCmd is vigo bench. Each subcommand parses its flags into a bench config, calls one
 // bench runner and writes the runner's markdown (writeReport); the runners live in package
