@@ -18,7 +18,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vigo-bayes/vigo/diag"
-	"github.com/vigo-bayes/vigo/family"
 	"github.com/vigo-bayes/vigo/fit"
 	"github.com/vigo-bayes/vigo/internal/datadir"
 	"github.com/vigo-bayes/vigo/model"
@@ -204,6 +203,12 @@ func recipeFlags() [][2]string {
 func flagError(err error, kind string) error {
 	msg := err.Error()
 	if strings.Contains(msg, "family.flow") {
+		for _, kw := range [][2]string{{"base degrees of freedom", "--base-df"}, {"affine", "--affine"}, {"hidden", "--hidden"},
+			{"degree", "--degree"}, {"layers", "--layers"}, {"activation", "--activation"}} {
+			if strings.Contains(msg, kw[0]) {
+				return fmt.Errorf("%s (--family %s): %w", kw[1], kind, err)
+			}
+		}
 		return fmt.Errorf("--family %s: %w", kind, err)
 	}
 	for _, rf := range recipeFlags() {
@@ -421,35 +426,14 @@ func checkFitFlags(f fitFlags) error {
 			return fmt.Errorf("%s: only for %s (family=%s)", c.flag, c.need, f.family)
 		}
 	}
-	switch {
-	case f.layers < 0:
-		return fmt.Errorf("--layers: %d, want a positive value", f.layers)
-	case f.degree < 0:
-		return fmt.Errorf("--degree: %d, want a positive value", f.degree)
-	case f.baseDF != 0 && !(f.baseDF >= family.MinBaseDF && f.baseDF <= family.MaxBaseDF):
-		return fmt.Errorf("--base-df: %v, want %d to %d (0: standard-normal base)", f.baseDF, family.MinBaseDF, family.MaxBaseDF)
-	case f.budget < 0:
+	if f.budget < 0 {
 		return fmt.Errorf("--budget: %v, want a positive duration", f.budget)
-	case f.tol < 0 || math.IsNaN(f.tol):
-		return fmt.Errorf("--tol: %v, want a positive value", f.tol)
-	}
-	for _, h := range f.hidden {
-		if h < 1 {
-			return fmt.Errorf("--hidden: %v, want positive sizes", f.hidden)
-		}
 	}
 	bad := func(flag string, v any) error { return fmt.Errorf("%s: %v, want a positive value", flag, v) }
+	// The other values are checked by Recipe.Validate, whose errors flagError maps to flags.
 	switch {
-	case f.rank < 0:
-		return bad("--rank", f.rank)
 	case f.draws < 1:
 		return bad("--draws", f.draws)
-	case f.iter < 0:
-		return bad("--iter", f.iter)
-	case f.samples < 0:
-		return bad("--samples", f.samples)
-	case f.lr < 0 || math.IsNaN(f.lr):
-		return bad("--lr", f.lr)
 	case f.workers < 0:
 		return bad("--workers", f.workers)
 	case f.out == "":

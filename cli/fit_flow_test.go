@@ -102,7 +102,7 @@ func TestFitFlowFlagErrorsNameTheFlag(t *testing.T) {
 		{[]string{"--family", "auto", "--warm=false"}, "--warm=false: only for a flow family"},
 		{[]string{"--layers", "2"}, "--layers: only for a flow family"},
 		{[]string{"--base-df", "5"}, "--base-df: only for a flow family"},
-		{[]string{"--family", "bernstein", "--base-df", "0.5"}, "--base-df: 0.5, want 1 to 1000"},
+		{[]string{"--family", "bernstein", "--base-df", "0.5"}, "--base-df (--family bernstein): fit: Recipe: family.flow: fit: NewFlowFamily: base degrees of freedom 0.5, want 1 to 1000"},
 		{[]string{"--family", "realnvp", "--hidden", "0"}, "--hidden"},
 		{[]string{"--family", "maf", "--activation", "swish"}, "--family maf"},
 		{[]string{"--family", "flowy"}, `"flowy"`},
