@@ -28,7 +28,7 @@ func testAffine(t *testing.T, base Family) *Affine {
 
 // The whitened family's entropy is the base's plus log|det Scale|, and equals the entropy of
 // the Gaussian with its moments (two exact formulas, so 1e-12).
-func TestAffineEntropyOnlyWhereTheBaseHasOne(t *testing.T) {
+func TestAffineEntropyIsTheBasesPlusLogDet(t *testing.T) {
 	a := testAffine(t, NewFullRank(3))
 	p := randParams(a.Base, rng.New(3, 0))
 	e, ok := a.Entropic()
@@ -46,12 +46,34 @@ func TestAffineEntropyOnlyWhereTheBaseHasOne(t *testing.T) {
 	if !relClose(h, g.Entropy(), 1e-12) {
 		t.Errorf("entropy %.15g, Gaussian of its moments %.15g", h, g.Entropy())
 	}
-	if _, ok := testAffine(t, bare{NewFullRank(3)}).Entropic(); ok {
-		t.Error("a base without entropy gave an entropic Affine")
+}
+
+// Affine offers a capability exactly when its base has it, and *Affine itself claims none of
+// the base-dependent ones.
+func TestAffineOffersOnlyItsBasesCapabilities(t *testing.T) {
+	views := []struct {
+		name string
+		get  func(*Affine) (Family, bool)
+		is   func(Family) bool
+	}{
+		{"Entropic",
+			func(a *Affine) (Family, bool) { e, ok := a.Entropic(); return e, ok },
+			func(f Family) bool { _, ok := f.(EntropyFamily); return ok }},
+		{"MomentSetter",
+			func(a *Affine) (Family, bool) { m, ok := a.MomentSetter(); return m, ok },
+			func(f Family) bool { _, ok := f.(MomentSetter); return ok }},
 	}
-	var q Family = testAffine(t, NewFullRank(3))
-	if _, ok := q.(EntropyFamily); ok {
-		t.Error("*Affine itself claims a closed-form entropy")
+	full, none := testAffine(t, NewFullRank(3)), testAffine(t, bare{NewFullRank(3)})
+	for _, v := range views {
+		if f, ok := v.get(full); !ok || !v.is(f) {
+			t.Errorf("%s: a full-rank base gave (%T, %v)", v.name, f, ok)
+		}
+		if _, ok := v.get(none); ok {
+			t.Errorf("%s: offered for a base without the capability", v.name)
+		}
+		if v.is(full) {
+			t.Errorf("%s: *Affine itself claims the capability", v.name)
+		}
 	}
 }
 
@@ -78,8 +100,8 @@ func TestAffineInitHonoursLoc(t *testing.T) {
 }
 
 // SetMoments through the whitening is exact for a full-rank base (Moments gives back the
-// moments in z coordinates), and offered only where the base has it.
-func TestAffineMomentSetterOnlyWhereTheBaseHasOne(t *testing.T) {
+// moments in z coordinates) and rejects a covariance that is not positive definite.
+func TestAffineSetMomentsIsExactForAFullRankBase(t *testing.T) {
 	a := testAffine(t, NewFullRank(3))
 	ms, ok := a.MomentSetter()
 	if !ok {
@@ -105,13 +127,6 @@ func TestAffineMomentSetterOnlyWhereTheBaseHasOne(t *testing.T) {
 	}
 	if err := ms.SetMoments(p, mean, make([]float64, 9)); err == nil {
 		t.Error("a zero covariance was accepted")
-	}
-	if _, ok := testAffine(t, bare{NewFullRank(3)}).MomentSetter(); ok {
-		t.Error("a base without SetMoments gave a MomentSetter")
-	}
-	var q Family = testAffine(t, NewFullRank(3))
-	if _, ok := q.(MomentSetter); ok {
-		t.Error("*Affine itself claims SetMoments")
 	}
 }
 
