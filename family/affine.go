@@ -12,8 +12,13 @@ import (
 // as its d entries. The fit loop uses it to whiten: the base family is fitted in coordinates
 // where the Laplace approximation (or a warm start's Gaussian) is N(0, I), so every coordinate
 // has unit scale for the optimiser whatever the posterior's scales and correlations, and the
-// fitted approximation is reported in the target's own coordinates. Affine has a closed-form
-// entropy exactly when its base has one: see Entropic.
+// fitted approximation is reported in the target's own coordinates.
+//
+// Capabilities. Affine is a Family and a LogProber (LogProb is exact for every base; see its
+// cost). The other optional capabilities depend on the base and are offered only where the base
+// has them: Entropic returns the EntropyFamily view when the base has a closed-form entropy,
+// MomentSetter the MomentSetter view when the base can be set from moments. *Affine itself
+// implements neither, so a type assertion on it never claims what its base cannot do.
 //
 //	log q(z) = log q_base(Scale⁻¹(z − Shift)) − log|det Scale|
 //
@@ -134,9 +139,26 @@ func (a *Affine) Init(params, loc []float64, scale float64) {
 	a.Base.Init(params, u, scale)
 }
 
-// SetMoments sets q to mean and cov (in z coordinates) where the base family can represent
-// them after the inverse affine map.
-func (a *Affine) SetMoments(params, mean, cov []float64) error {
+// MomentSetter returns a as a MomentSetter when the base family is one, and false otherwise.
+// Its SetMoments sets q to mean and cov (in z coordinates) by setting the base to the moments
+// of the inverse affine map, Scale⁻¹(mean − Shift) and Scale⁻¹ cov Scale⁻ᵀ, with the base's
+// exactness or projection (in the whitened coordinates). Cost O(d³) on top of the base's.
+func (a *Affine) MomentSetter() (MomentSetter, bool) {
+	mb, ok := a.Base.(MomentSetter)
+	if !ok {
+		return nil, false
+	}
+	return affineMoments{a, mb}, true
+}
+
+// affineMoments is an Affine whose base can be set from moments.
+type affineMoments struct {
+	*Affine
+	base MomentSetter
+}
+
+// SetMoments sets q to mean and cov (in z coordinates) through the base family.
+func (a affineMoments) SetMoments(params, mean, cov []float64) error {
 	d := a.Dim()
 	m := make([]float64, d)
 	for i := range m {
@@ -158,7 +180,7 @@ func (a *Affine) SetMoments(params, mean, cov []float64) error {
 	for i := 0; i < d; i++ {
 		a.solve(c[i*d : (i+1)*d])
 	}
-	return a.Base.SetMoments(params, m, c)
+	return a.base.SetMoments(params, m, c)
 }
 
 // Moments writes the mean and covariance of q in z coordinates.
@@ -194,14 +216,21 @@ func (a *Affine) Moments(params, mean, cov []float64) {
 	}
 }
 
-// LogProb returns log q(z).
+// LogProb returns log q(z) = log q_base(Scale⁻¹(z − Shift)) − log|det Scale|. The base's
+// log density comes from its LogProb when it is a LogProber (cost: the base's LogProb plus an
+// O(d²) triangular solve), and otherwise from its tape LogDensity recorded on a fresh tape with
+// constant parameters (the same value; it allocates the tape's nodes on every call).
 func (a *Affine) LogProb(params, z []float64) float64 {
 	u := make([]float64, len(z))
 	for i := range u {
 		u[i] = z[i] - a.Shift[i]
 	}
 	a.solve(u)
-	return a.Base.LogProb(params, u) - a.logDet
+	if lb, ok := a.Base.(LogProber); ok {
+		return lb.LogProb(params, u) - a.logDet
+	}
+	var t ad.Tape
+	return t.Float(a.Base.LogDensity(&t, t.ConstRef(params), t.ConstRef(u))) - a.logDet
 }
 
 // Sample writes z for base noise eps and returns log q(z).
@@ -250,5 +279,3 @@ func (a *Affine) solve(x []float64) {
 		x[i] = s / a.Scale[i*d+i]
 	}
 }
-
-var _ Family = (*Affine)(nil)

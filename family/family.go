@@ -32,8 +32,27 @@ import (
 )
 
 // Family is a reparameterisable variational family over ℝ^Dim with NumParams unconstrained
-// parameters. All methods are safe for concurrent use (a family holds no mutable state); tapes
-// and parameter slices belong to the caller.
+// parameters: the methods the VI loop (fit, through objective) calls on every family. All
+// methods are safe for concurrent use (a family holds no mutable state); tapes and parameter
+// slices belong to the caller.
+//
+// The contract splits by who needs what:
+//
+//   - the objective (objective.Family, which Family satisfies): Dim, NumParams, NoiseDim, Draw
+//     and LogDensity;
+//   - the loop around it (fit): Init to start, Moments for warm starts and Gaussian reports,
+//     Sample for the final draws and their log q (the PSIS proposal densities).
+//
+// What only some families can do, or what only some callers need, is an optional capability,
+// a small interface a family implements only where it is true; test for it with a type
+// assertion:
+//
+//   - EntropyFamily: a closed-form entropy (the Gaussians; flows have none);
+//   - LogProber: log q(z) in plain float64 code (for external points);
+//   - MomentSetter: set q from a mean and a covariance.
+//
+// A wrapper (Affine) offers a capability only when it can do so honestly: see Affine.Entropic
+// and Affine.MomentSetter.
 type Family interface {
 	// Dim is the dimension of z.
 	Dim() int
@@ -43,13 +62,12 @@ type Family interface {
 	NoiseDim() int
 
 	// Init writes parameters for a Gaussian with mean loc (nil means 0) and independent
-	// coordinates of standard deviation scale > 0.
+	// coordinates of standard deviation scale > 0 (a flow: its initial, near-identity map
+	// followed by that Gaussian's affine layer).
 	Init(params, loc []float64, scale float64)
-	// SetMoments writes parameters whose mean is mean and whose covariance is cov (Dim×Dim,
-	// row-major), exactly where the family can represent cov and as a documented projection
-	// where it cannot. It fails if cov is not positive definite (as far as the family needs).
-	SetMoments(params, mean, cov []float64) error
-	// Moments writes the mean and, when cov is not nil, the Dim×Dim covariance of q.
+	// Moments writes the mean and, when cov is not nil, the Dim×Dim covariance (row-major) of
+	// q: in closed form for the Gaussians, by a deterministic Monte Carlo estimate for flows
+	// (see Flow.Moments for its cost).
 	Moments(params, mean, cov []float64)
 
 	// Draw records z = T(ε; φ) and log q(z; φ) on t. Both are differentiable with respect to
@@ -60,9 +78,8 @@ type Family interface {
 	// with live params and a z from another family it is a mixture component (MISELBO).
 	LogDensity(t *ad.Tape, params, z ad.Var) ad.Var
 
-	// LogProb returns log q(z; φ) in plain float64 code (for external draws, PSIS, tests).
-	LogProb(params, z []float64) float64
-	// Sample writes z = T(ε; φ) and returns log q(z; φ).
+	// Sample writes z = T(ε; φ) and returns log q(z; φ), in plain float64 code: the same map
+	// and density as Draw, without a caller's tape.
 	Sample(params, eps, z []float64) (logq float64)
 }
 
@@ -73,6 +90,43 @@ type EntropyFamily interface {
 	// Entropy records H[q] on the tape.
 	Entropy(t *ad.Tape, params ad.Var) ad.Var
 }
+
+// LogProber is a Family that evaluates log q(z; φ) at any point z in plain float64 code, the
+// value LogDensity records on a tape, for points that did not come from Sample (draws of
+// another approximation, a reference posterior, tests). The Gaussians and Flow implement it; its
+// cost is the family's LogDensity without the tape (for a flow an inversion of the map, see
+// Flow.LogProb).
+type LogProber interface {
+	Family
+	// LogProb returns log q(z; φ); −Inf where z is outside the support of q.
+	LogProb(params, z []float64) float64
+}
+
+// MomentSetter is a Family that can be set from moments: SetMoments writes parameters whose
+// mean is mean and whose covariance is cov (Dim×Dim, row-major), exactly where the family can
+// represent cov and as a documented projection where it cannot (mean-field: the diagonal;
+// low-rank: probabilistic PCA; flows: the mean-field projection with the flow at its initial
+// map). It fails if cov is not positive definite (as far as the family needs). The Gaussians
+// and Flow implement it.
+type MomentSetter interface {
+	Family
+	SetMoments(params, mean, cov []float64) error
+}
+
+var (
+	_ EntropyFamily = (*MeanField)(nil)
+	_ EntropyFamily = (*FullRank)(nil)
+	_ EntropyFamily = (*LowRank)(nil)
+	_ LogProber     = (*MeanField)(nil)
+	_ LogProber     = (*FullRank)(nil)
+	_ LogProber     = (*LowRank)(nil)
+	_ LogProber     = (*Flow)(nil)
+	_ LogProber     = (*Affine)(nil)
+	_ MomentSetter  = (*MeanField)(nil)
+	_ MomentSetter  = (*FullRank)(nil)
+	_ MomentSetter  = (*LowRank)(nil)
+	_ MomentSetter  = (*Flow)(nil)
+)
 
 // Positivity is the map that keeps a scale parameter positive.
 type Positivity uint8

@@ -18,7 +18,7 @@ import (
 //
 // Parameters: φ = [θ (the flow's NumParams) | μ (d) | ω (d)]. The affine layer makes the
 // Gaussian starts exact: with T at its (near-)identity Init, Init(loc, scale) is N(loc,
-// scale²I) and SetMoments the mean-field projection, so inside fit.Affine (whitening by the
+// scale²I) and SetMoments the mean-field projection, so inside Affine (whitening by the
 // Laplace or a full-rank fit) the flow starts at that Gaussian and only has to learn the
 // non-Gaussian part — the warm start of BF-VI-style fits.
 //
@@ -141,7 +141,7 @@ func (q *Flow) Init(params, loc []float64, scale float64) {
 
 // SetMoments resets T to its initial state and sets μ = mean, exp(ω_i)² = cov_ii (with a t
 // base divided by the base variance ν/(ν−2) when ν > 2): the
-// mean-field projection (off-diagonal covariance is dropped, as in MeanField; inside fit.Affine
+// mean-field projection (off-diagonal covariance is dropped, as in MeanField; inside Affine
 // the whitening carries the correlations). Exact for the mean and the variances when Init
 // makes T the identity (MAF, RealNVP, Affine). It fails if a variance is not positive and
 // finite.

@@ -6,20 +6,21 @@ import (
 	"math"
 
 	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/model"
 )
 
-// Target is an unnormalised log density over ℝ^Dim recorded on a tape; it has the shape of
-// model.Target (z is one vector node, the result a scalar node that may be −Inf or NaN outside
-// the support).
-type Target interface {
-	Dim() int
-	LogDensity(t *ad.Tape, z ad.Var) ad.Var
-}
-
-// Family is what an objective needs of a variational family; family.Family satisfies it.
+// Family is what an Estimator calls on a variational family, and nothing more: the sizes, the
+// reparameterised draw with its log density, and the log density of a given point (for
+// sticking-the-landing gradients and for the other members of an ensemble). family.Family
+// satisfies it, and every family in package family is one; objective cannot name family's
+// interface because the two packages sit on the same layer (DESIGN.md §1), so this is its
+// subset, checked against family.Family in this package's tests.
 type Family interface {
+	// Dim is the dimension of z; it must equal the target's.
 	Dim() int
+	// NumParams is the length of the family's parameter vector φ.
 	NumParams() int
+	// NoiseDim is the length of the standard-normal noise one draw consumes.
 	NoiseDim() int
 	// Draw records z = T(ε; φ) and the total log q(z; φ).
 	Draw(t *ad.Tape, params ad.Var, eps []float64) (z, logq ad.Var)
@@ -27,7 +28,8 @@ type Family interface {
 	LogDensity(t *ad.Tape, params, z ad.Var) ad.Var
 }
 
-// EntropyFamily is a Family with a closed-form entropy H[q] = −E_q log q.
+// EntropyFamily is a Family with a closed-form entropy H[q] = −E_q log q, the capability
+// Options.Entropy needs (family.EntropyFamily satisfies it).
 type EntropyFamily interface {
 	Family
 	Entropy(t *ad.Tape, params ad.Var) ad.Var
@@ -61,7 +63,7 @@ type Options struct {
 // Each group of K draws is recorded on the tape, differentiated with BackwardSince and rewound,
 // so the tape never holds more than one group and memory does not grow with S.
 type Estimator struct {
-	target  Target
+	target  model.Target
 	members []Family
 	offs    []int // params of member a are params[offs[a]:offs[a+1]]
 	noise   int   // Σ_a NoiseDim_a
@@ -80,14 +82,14 @@ type Estimator struct {
 }
 
 // New returns the ELBO/IWELBO estimator for one family.
-func New(target Target, fam Family, opts Options) (*Estimator, error) {
+func New(target model.Target, fam Family, opts Options) (*Estimator, error) {
 	return NewEnsemble(target, []Family{fam}, opts)
 }
 
 // NewEnsemble returns the MISELBO estimator for an ensemble of A = len(members) families
 // (A = 1 is New). The parameter vector is the concatenation of the members' parameters; the
 // noise of one evaluation is member-major: member a's S·K draws of NoiseDim_a values each.
-func NewEnsemble(target Target, members []Family, opts Options) (*Estimator, error) {
+func NewEnsemble(target model.Target, members []Family, opts Options) (*Estimator, error) {
 	if len(members) == 0 {
 		return nil, errors.New("objective: NewEnsemble: no members")
 	}

@@ -8,7 +8,23 @@ import (
 	"github.com/vigo-bayes/vigo/ad"
 	"github.com/vigo-bayes/vigo/family"
 	"github.com/vigo-bayes/vigo/internal/race"
+	"github.com/vigo-bayes/vigo/model"
 	"github.com/vigo-bayes/vigo/rng"
+)
+
+// gaussian is what the tests need of the Gaussian families: the objective's contract and the
+// optional capabilities the reference computations use (LogProb, SetMoments, Entropy).
+type gaussian interface {
+	family.EntropyFamily
+	family.LogProber
+	family.MomentSetter
+}
+
+// family.Family and family.EntropyFamily satisfy the contracts objective states for them (the
+// packages sit on one layer, so objective cannot name family's types outside tests).
+var (
+	_ Family        = family.Family(nil)
+	_ EntropyFamily = family.EntropyFamily(nil)
 )
 
 // gaussTarget is log p(z) = c − ½(z − m)ᵀP(z − m), with log Z = c + d/2·log 2π − ½log|P|.
@@ -60,7 +76,7 @@ func randNormal(r *rng.Stream, n int) []float64 {
 }
 
 // initRand gives parameters near N(0.2, 0.7²) with small random correlations.
-func initRand(f family.Family, r *rng.Stream) []float64 {
+func initRand(f gaussian, r *rng.Stream) []float64 {
 	d := f.Dim()
 	mean, cov := make([]float64, d), make([]float64, d*d)
 	for i := range d {
@@ -78,7 +94,7 @@ func initRand(f family.Family, r *rng.Stream) []float64 {
 	return p
 }
 
-func mustNew(t *testing.T, tg Target, fams []family.Family, o Options) *Estimator {
+func mustNew(t *testing.T, tg model.Target, fams []gaussian, o Options) *Estimator {
 	t.Helper()
 	ms := make([]Family, len(fams))
 	for i, f := range fams {
@@ -131,12 +147,12 @@ func TestGridFunctions(t *testing.T) {
 func TestIWELBOK1IsELBO(t *testing.T) {
 	r := rng.New(11, 0)
 	tg := newSoft()
-	for _, f := range []family.Family{family.NewMeanField(3), family.NewFullRank(3), family.NewLowRank(3, 2)} {
+	for _, f := range []gaussian{family.NewMeanField(3), family.NewFullRank(3), family.NewLowRank(3, 2)} {
 		name := fmt.Sprintf("%T", f)
 		p := initRand(f, r)
 		const S = 5
 		eps := randNormal(r, S*f.NoiseDim())
-		e := mustNew(t, tg, []family.Family{f}, Options{K: 1})
+		e := mustNew(t, tg, []gaussian{f}, Options{K: 1})
 		g1 := make([]float64, len(p))
 		v1 := e.Evaluate(p, eps, g1)
 		if v1 != ELBO(e.LogWeights()) || v1 != IWELBO(e.LogWeights(), 1) {
@@ -171,7 +187,7 @@ func TestIWELBOK1IsELBO(t *testing.T) {
 			dup = append(dup, eps[s*n:(s+1)*n]...)
 			dup = append(dup, eps[s*n:(s+1)*n]...)
 		}
-		e2 := mustNew(t, tg, []family.Family{f}, Options{K: 2})
+		e2 := mustNew(t, tg, []gaussian{f}, Options{K: 2})
 		g2 := make([]float64, len(p))
 		v2 := e2.Evaluate(p, dup, g2)
 		if !close(v2, v1, 1e-14) {
@@ -194,7 +210,7 @@ type exactCase struct {
 	name string
 	tg   *gaussTarget
 	logZ float64
-	fams []family.Family
+	fams []gaussian
 	ps   [][]float64
 }
 
@@ -223,7 +239,7 @@ func exactCases(t *testing.T) []exactCase {
 	diag := &gaussTarget{m: []float64{1, -2}, P: ad.Mat{Rows: 2, Cols: 2, Data: []float64{4, 0, 0, 0.25}}, c: -1}
 	diagZ := -1 + math.Log(2*math.Pi) - 0.5*math.Log(1)
 
-	set := func(f family.Family, m, cov []float64) []float64 {
+	set := func(f gaussian, m, cov []float64) []float64 {
 		p := make([]float64, f.NumParams())
 		if err := f.SetMoments(p, m, cov); err != nil {
 			t.Fatal(err)
@@ -239,11 +255,11 @@ func exactCases(t *testing.T) []exactCase {
 		mf2 := family.NewMeanField(2, o)
 		cases = append(cases,
 			exactCase{"conjugate/meanfield+fullrank+lowrank/" + pos.String(), conj, conjZ,
-				[]family.Family{mf1, fr1, lr1}, [][]float64{set(mf1, conj.m, c1), set(fr1, conj.m, c1), set(lr1, conj.m, c1)}},
+				[]gaussian{mf1, fr1, lr1}, [][]float64{set(mf1, conj.m, c1), set(fr1, conj.m, c1), set(lr1, conj.m, c1)}},
 			exactCase{"correlated3/fullrank+lowrank/" + pos.String(), g3, g3Z,
-				[]family.Family{fr3, lr3}, [][]float64{set(fr3, m3, cov3), set(lr3, m3, cov3)}},
+				[]gaussian{fr3, lr3}, [][]float64{set(fr3, m3, cov3), set(lr3, m3, cov3)}},
 			exactCase{"diagonal2/meanfield+fullrank/" + pos.String(), diag, diagZ,
-				[]family.Family{mf2, family.NewFullRank(2, o)}, [][]float64{set(mf2, diag.m, []float64{0.25, 0, 0, 4}), set(family.NewFullRank(2, o), diag.m, []float64{0.25, 0, 0, 4})}},
+				[]gaussian{mf2, family.NewFullRank(2, o)}, [][]float64{set(mf2, diag.m, []float64{0.25, 0, 0, 4}), set(family.NewFullRank(2, o), diag.m, []float64{0.25, 0, 0, 4})}},
 		)
 	}
 	return cases
@@ -291,7 +307,7 @@ func TestExactPosterior(t *testing.T) {
 			name := fmt.Sprintf("%s member %d (%T)", c.name, i, f)
 			p := c.ps[i]
 			for _, o := range []Options{{K: 1}, {K: 4}, {K: 1, STL: true}, {K: 4, STL: true}} {
-				e := mustNew(t, c.tg, []family.Family{f}, o)
+				e := mustNew(t, c.tg, []gaussian{f}, o)
 				eps := randNormal(r, e.NoiseLen(3))
 				g := make([]float64, len(p))
 				v := e.Evaluate(p, eps, g)
@@ -341,13 +357,13 @@ func TestExactPosteriorStatistics(t *testing.T) {
 	c := exactCases(t)[1] // correlated 3-D, full rank
 	f, p := c.fams[0], c.ps[0]
 	const n = 2000
-	eH := mustNew(t, c.tg, []family.Family{f}, Options{Entropy: true})
+	eH := mustNew(t, c.tg, []gaussian{f}, Options{Entropy: true})
 	v := eH.Evaluate(p, randNormal(r, eH.NoiseLen(n)), nil)
 	gv := eH.GroupValues()
 	if se := sd(gv) / math.Sqrt(n); math.Abs(v-c.logZ) > 5*se || se == 0 {
 		t.Errorf("closed-form entropy ELBO %.6g, log Z %.6g, MCSE %.2g", v, c.logZ, se)
 	}
-	e := mustNew(t, c.tg, []family.Family{f}, Options{})
+	e := mustNew(t, c.tg, []gaussian{f}, Options{})
 	gs := make([][]float64, len(p))
 	g := make([]float64, len(p))
 	for range n {
@@ -415,16 +431,16 @@ func TestGradientFD(t *testing.T) {
 	tg := newSoft()
 	mf, fr, lr := family.NewMeanField(3), family.NewFullRank(3, family.WithPositivity(family.Softplus)), family.NewLowRank(3, 2)
 	cases := []struct {
-		fams []family.Family
+		fams []gaussian
 		o    Options
 	}{
-		{[]family.Family{mf}, Options{}},
-		{[]family.Family{fr}, Options{K: 3}},
-		{[]family.Family{lr}, Options{K: 2}},
-		{[]family.Family{fr}, Options{Entropy: true}},
-		{[]family.Family{lr}, Options{Entropy: true}},
-		{[]family.Family{mf, fr}, Options{}},
-		{[]family.Family{mf, lr, fr}, Options{K: 2}},
+		{[]gaussian{mf}, Options{}},
+		{[]gaussian{fr}, Options{K: 3}},
+		{[]gaussian{lr}, Options{K: 2}},
+		{[]gaussian{fr}, Options{Entropy: true}},
+		{[]gaussian{lr}, Options{Entropy: true}},
+		{[]gaussian{mf, fr}, Options{}},
+		{[]gaussian{mf, lr, fr}, Options{K: 2}},
 	}
 	for _, c := range cases {
 		e := mustNew(t, tg, c.fams, c.o)
@@ -442,7 +458,7 @@ func TestGradientFD(t *testing.T) {
 }
 
 // logMix is the float64 log of the balance-heuristic mixture density at z.
-func logMix(fams []family.Family, ps [][]float64, z []float64) float64 {
+func logMix(fams []gaussian, ps [][]float64, z []float64) float64 {
 	lq := make([]float64, len(fams))
 	for j, f := range fams {
 		lq[j] = f.LogProb(ps[j], z)
@@ -450,7 +466,7 @@ func logMix(fams []family.Family, ps [][]float64, z []float64) float64 {
 	return logSumExp(lq) - math.Log(float64(len(fams)))
 }
 
-func split(p []float64, fams []family.Family) [][]float64 {
+func split(p []float64, fams []gaussian) [][]float64 {
 	var out [][]float64
 	for _, f := range fams {
 		out = append(out, p[:f.NumParams()])
@@ -460,7 +476,7 @@ func split(p []float64, fams []family.Family) [][]float64 {
 }
 
 // draws returns the draws of an evaluation in order (member-major), from the float Sample.
-func draws(fams []family.Family, ps [][]float64, eps []float64, S, K int) [][]float64 {
+func draws(fams []gaussian, ps [][]float64, eps []float64, S, K int) [][]float64 {
 	var zs [][]float64
 	for a, f := range fams {
 		for range S * K {
@@ -478,7 +494,7 @@ func draws(fams []family.Family, ps [][]float64, eps []float64, S, K int) [][]fl
 func TestSTLGradient(t *testing.T) {
 	r := rng.New(15, 0)
 	tg := newSoft()
-	for _, fams := range [][]family.Family{
+	for _, fams := range [][]gaussian{
 		{family.NewMeanField(3)}, {family.NewFullRank(3)}, {family.NewLowRank(3, 1)},
 		{family.NewMeanField(3), family.NewLowRank(3, 2)},
 	} {
@@ -519,8 +535,8 @@ func TestDReG(t *testing.T) {
 	r := rng.New(16, 0)
 	tg := newSoft()
 	const S, K = 3, 4
-	for _, f := range []family.Family{family.NewMeanField(3), family.NewFullRank(3), family.NewLowRank(3, 2)} {
-		fams := []family.Family{f}
+	for _, f := range []gaussian{family.NewMeanField(3), family.NewFullRank(3), family.NewLowRank(3, 2)} {
+		fams := []gaussian{f}
 		e := mustNew(t, tg, fams, Options{K: K, STL: true})
 		p := initRand(f, r)
 		eps := randNormal(r, e.NoiseLen(S))
@@ -557,8 +573,8 @@ func TestDReGUnbiased(t *testing.T) {
 	tg := newSoft()
 	f := family.NewMeanField(3)
 	p := initRand(f, r)
-	plain := mustNew(t, tg, []family.Family{f}, Options{K: 3})
-	dreg := mustNew(t, tg, []family.Family{f}, Options{K: 3, STL: true})
+	plain := mustNew(t, tg, []gaussian{f}, Options{K: 3})
+	dreg := mustNew(t, tg, []gaussian{f}, Options{K: 3, STL: true})
 	const n = 4000
 	diff := make([][]float64, len(p))
 	g1, g2 := make([]float64, len(p)), make([]float64, len(p))
@@ -584,11 +600,11 @@ func TestMISELBOIdenticalMembers(t *testing.T) {
 	r := rng.New(18, 0)
 	tg := newSoft()
 	const A, S = 3, 2
-	for _, f := range []family.Family{family.NewFullRank(3), family.NewLowRank(3, 2)} {
+	for _, f := range []gaussian{family.NewFullRank(3), family.NewLowRank(3, 2)} {
 		p := initRand(f, r)
 		for _, o := range []Options{{K: 1}, {K: 3}, {K: 1, STL: true}} {
-			one := mustNew(t, tg, []family.Family{f}, o)
-			ens := mustNew(t, tg, []family.Family{f, f, f}, o)
+			one := mustNew(t, tg, []gaussian{f}, o)
+			ens := mustNew(t, tg, []gaussian{f, f, f}, o)
 			eps := randNormal(r, one.NoiseLen(A*S))
 			g1 := make([]float64, len(p))
 			v1 := one.Evaluate(p, eps, g1)
@@ -615,7 +631,7 @@ func TestMISELBOIdenticalMembers(t *testing.T) {
 func TestMISELBOReference(t *testing.T) {
 	r := rng.New(19, 0)
 	tg := newSoft()
-	fams := []family.Family{family.NewMeanField(3), family.NewFullRank(3), family.NewLowRank(3, 1)}
+	fams := []gaussian{family.NewMeanField(3), family.NewFullRank(3), family.NewLowRank(3, 1)}
 	const S, K = 3, 2
 	e := mustNew(t, tg, fams, Options{K: K})
 	var ps [][]float64
@@ -684,7 +700,7 @@ func TestNegInfDraws(t *testing.T) {
 	r := rng.New(20, 0)
 	f := family.NewMeanField(2)
 	p := []float64{0.3, 0, 0, 0}
-	e := mustNew(t, halfTarget{}, []family.Family{f}, Options{K: 4})
+	e := mustNew(t, halfTarget{}, []gaussian{f}, Options{K: 4})
 	var eps []float64
 	// Noise with at least one draw outside the support and at least one inside in every group.
 	for ok := false; !ok; {
@@ -710,7 +726,7 @@ func TestNegInfDraws(t *testing.T) {
 		t.Fatalf("IWELBO with some −Inf weights = %g", v)
 	}
 	checkGrad(t, "IWELBO with −Inf draws", g, fdGrad(func(x []float64) float64 { return e.Evaluate(x, eps, nil) }, p))
-	e1 := mustNew(t, halfTarget{}, []family.Family{f}, Options{})
+	e1 := mustNew(t, halfTarget{}, []gaussian{f}, Options{})
 	if v := e1.Evaluate(p, eps, g); !math.IsInf(v, -1) {
 		t.Errorf("ELBO with a −Inf draw = %g, want −Inf", v)
 	}
@@ -755,14 +771,14 @@ func TestNoAllocs(t *testing.T) {
 	tg := newSoft()
 	mf, fr, lr := family.NewMeanField(3), family.NewFullRank(3), family.NewLowRank(3, 2)
 	for _, c := range []struct {
-		fams []family.Family
+		fams []gaussian
 		o    Options
 	}{
-		{[]family.Family{mf}, Options{}},
-		{[]family.Family{fr}, Options{K: 4, STL: true}},
-		{[]family.Family{lr}, Options{Entropy: true}},
-		{[]family.Family{mf, fr, lr}, Options{K: 2}},
-		{[]family.Family{mf, lr}, Options{STL: true}},
+		{[]gaussian{mf}, Options{}},
+		{[]gaussian{fr}, Options{K: 4, STL: true}},
+		{[]gaussian{lr}, Options{Entropy: true}},
+		{[]gaussian{mf, fr, lr}, Options{K: 2}},
+		{[]gaussian{mf, lr}, Options{STL: true}},
 	} {
 		e := mustNew(t, tg, c.fams, c.o)
 		var ps [][]float64

@@ -9,6 +9,7 @@ import (
 	"github.com/vigo-bayes/vigo/ad"
 	"github.com/vigo-bayes/vigo/family"
 	"github.com/vigo-bayes/vigo/flow"
+	"github.com/vigo-bayes/vigo/model"
 	"github.com/vigo-bayes/vigo/nn"
 	"github.com/vigo-bayes/vigo/objective"
 	"github.com/vigo-bayes/vigo/x/bfvi"
@@ -62,7 +63,7 @@ func BenchmarkELBOStep(b *testing.B) {
 	}
 	targets := []struct {
 		name string
-		t    objective.Target
+		t    model.Target
 	}{{"stdnormal", stdNormal(D)}, {"eight_schools", zoo.EightSchools()}, {"nn_regression", bfvi.NNRegression{}}}
 	for _, tg := range targets {
 		for _, c := range fams {
