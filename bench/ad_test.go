@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"github.com/vigo-bayes/vigo/internal/resultmd"
 	"math"
 	"strings"
 	"testing"
@@ -97,7 +98,7 @@ func TestWriteADMarkdownVerdicts(t *testing.T) {
 		{Name: "slow", AD: 30e-6, Analytic: 10e-6, StanRef: 20e-6, TorchRef: 150e-6},
 	}
 	var b strings.Builder
-	if err := WriteADMarkdown(&b, Header{Command: "vigo bench ad"}, rows, "a note"); err != nil {
+	if err := WriteADMarkdown(&b, resultmd.Header{Command: "vigo bench ad"}, rows, "a note"); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()

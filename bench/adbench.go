@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/vigo-bayes/vigo/internal/resultmd"
 	"io"
 	"os"
 	"os/exec"
@@ -152,7 +153,7 @@ type ADReport struct {
 }
 
 // Markdown writes the report as the bench/results/ad.md table (WriteADMarkdown).
-func (r *ADReport) Markdown(w io.Writer, h Header) error {
+func (r *ADReport) Markdown(w io.Writer, h resultmd.Header) error {
 	return WriteADMarkdown(w, h, r.Rows, r.Config.Note)
 }
 
@@ -197,10 +198,10 @@ func RunAD(ctx context.Context, cfg ADConfig) (*ADReport, error) {
 // WriteADMarkdown writes the rows as the bench/results/ad.md table: the header (the kernels
 // build on the machine line), note as a paragraph when not empty, and one row per gradient
 // with the ratios to the hand-written floor and the peers and a verdict.
-func WriteADMarkdown(w io.Writer, h Header, rows []ADRow, note string) error {
+func WriteADMarkdown(w io.Writer, h resultmd.Header, rows []ADRow, note string) error {
 	var b strings.Builder
 	h.Machine = "kernels: " + kernel.Impl()
-	WriteHeader(&b, "Gradient speed: vigo AD vs hand-written, PyTorch and Stan", h)
+	resultmd.Write(&b, "Gradient speed: vigo AD vs hand-written, PyTorch and Stan", h)
 	if note != "" {
 		fmt.Fprintf(&b, "\n%s\n", note)
 	}

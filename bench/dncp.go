@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"github.com/vigo-bayes/vigo/internal/resultmd"
 	"io"
 	"math"
 	"slices"
@@ -273,11 +274,11 @@ func sampleCorr(d *diag.Draws) (rho, se float64) {
 }
 
 // Markdown writes the study's report.
-func (r *DNCPReport) Markdown(w io.Writer, h Header) error {
+func (r *DNCPReport) Markdown(w io.Writer, h resultmd.Header) error {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	c := r.Config
-	WriteHeader(&b, "Centred vs differentiable non-centred parameterisations under HMC (Kingma & Welling 2014)", h)
+	resultmd.Write(&b, "Centred vs differentiable non-centred parameterisations under HMC (Kingma & Welling 2014)", h)
 	p("- sampler (every row): static HMC with %d leapfrog steps, unit metric, step size tuned by dual averaging to a mean acceptance of %.2g during %d burn-in iterations, then %d kept; %d chains, seed %d. ",
 		c.Steps, c.TargetAccept, c.Warmup, c.Draws, c.Chains, c.Seed)
 	p("Mixture: at each iteration a CP transition with probability %.2g, else a DNCP one, each kernel with its own tuned step size (`mcmc.SampleMixture`).\n", c.Prob)

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"github.com/vigo-bayes/vigo/internal/resultmd"
 	"math"
 	"strings"
 	"testing"
@@ -44,7 +45,7 @@ func TestRunDNCPSmall(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	if err := rep.Markdown(&b, Header{Date: time.Unix(0, 0)}); err != nil {
+	if err := rep.Markdown(&b, resultmd.Header{Date: time.Unix(0, 0)}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"## 1. Two-latent Gaussian toy", "## 2. HMC on the nonlinear tanh DBN", "| 0.02 |", "| 1 | 3 |"} {

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"github.com/vigo-bayes/vigo/internal/resultmd"
 	"io"
 	"math"
 	"strings"
@@ -188,13 +189,13 @@ func classScores(probs []float64, y []int, K int) (errRate, ll float64) {
 
 // Markdown writes the report: the network, training and evaluation, one row per method and
 // what the paper says.
-func (r *FMNISTReport) Markdown(w io.Writer, h Header) error {
+func (r *FMNISTReport) Markdown(w io.Writer, h resultmd.Header) error {
 	cfg := r.Config
 	net := cfg.lenet(bnn.VBP)
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	h.Machine = "fits one after another on one goroutine"
-	WriteHeader(&b, "Fashion-MNIST: Bayesian all-convolutional LeNet (VBP paper §2.2)", h)
+	resultmd.Write(&b, "Fashion-MNIST: Bayesian all-convolutional LeNet (VBP paper §2.2)", h)
 	p("- network: Conv(1→%d, 5×5, s2) → Conv(%d→%d, 5×5, s2) → FC(%d→%d) → FC(%d→%d), ReLU, valid padding, %d variational parameters (vbp)\n",
 		cfg.Conv1, cfg.Conv1, cfg.Conv2, net.Layers()[2].In, cfg.Hidden, cfg.Hidden, fmnistClasses, net.NumParams())
 	p("- training: %d training images (of 60,000), %d epochs, minibatch %d, Adam step %g, prior N(0, 1/%g) on every weight and bias, KL weighted 1/N against the data term's N/B; VBP relaxation C = %d; initialisation of the VBP reference code (means N(0, 1/fan-in), log σ² ≈ −9)\n",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/vigo-bayes/vigo/internal/resultmd"
 	"io"
 	"math"
 	"slices"
@@ -525,10 +526,10 @@ func num(x float64) string {
 
 // Markdown writes the report: header, the table of medians with Stan ADVI beside each
 // method, the verdict table, aborted runs and the per-seed results.
-func (r *Report) Markdown(w io.Writer, h Header) error {
+func (r *Report) Markdown(w io.Writer, h resultmd.Header) error {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	WriteHeader(&b, "vigo vs Stan ADVI on the posteriordb public posteriors", h)
+	resultmd.Write(&b, "vigo vs Stan ADVI on the posteriordb public posteriors", h)
 	opt := r.Options
 	p("- seeds 1..%d; iteration cap %s; draws per run %s; workers %s\n", r.Seeds, orDefault(opt.MaxIter), orDefault(opt.Draws), orDefault(opt.Workers))
 	p("- methods:\n")

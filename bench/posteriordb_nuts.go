@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/vigo-bayes/vigo/internal/resultmd"
 	"io"
 	"math"
 	"strings"
@@ -310,11 +311,11 @@ func RunNUTSBench(ctx context.Context, cfg NUTSBenchConfig) (*NUTSReport, error)
 
 // Markdown writes the report: header, one row per run with Stan's NUTS numbers beside it,
 // and how many posteriors pass issue 5's bars.
-func (r *NUTSReport) Markdown(w io.Writer, h Header) error {
+func (r *NUTSReport) Markdown(w io.Writer, h resultmd.Header) error {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	o := r.Config.NUTSOptions
-	WriteHeader(&b, "vigo NUTS vs Stan NUTS on the posteriordb public posteriors", h)
+	resultmd.Write(&b, "vigo NUTS vs Stan NUTS on the posteriordb public posteriors", h)
 	p("- NUTS: %d chains × (%d warmup + %d draws), metric %s, Stan's adaptation defaults; %d chain(s) at a time; seeds 1..%d\n",
 		o.Chains, o.Warmup, o.Draws, o.Metric, o.Workers, r.Config.Seeds)
 	p("\nColumns: wall s = all chains, warmup included (Stan: the sampling call, chains one after another on one core; ")

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"github.com/vigo-bayes/vigo/internal/resultmd"
 	"slices"
 	"strings"
 	"testing"
@@ -75,7 +76,7 @@ func TestNUTSBenchEightSchools(t *testing.T) {
 		t.Errorf("W1/sd %.4f, want ≤ 0.1", c.W1SD)
 	}
 	var b strings.Builder
-	if err := rep.Markdown(&b, Header{Date: time.Unix(0, 0)}); err != nil {
+	if err := rep.Markdown(&b, resultmd.Header{Date: time.Unix(0, 0)}); err != nil {
 		t.Fatal(err)
 	}
 	md := b.String()

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"github.com/vigo-bayes/vigo/internal/resultmd"
 	"math"
 	"os"
 	"path/filepath"
@@ -120,7 +121,7 @@ func TestVerdicts(t *testing.T) {
 
 func TestMarkdownHasTheColumnsRowsAndVerdicts(t *testing.T) {
 	var b strings.Builder
-	h := Header{Date: time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC), Command: "vigo bench posteriordb", Commit: "abc123", LoadStart: "1.0 1.0 1.0", LoadEnd: "2.0 2.0 2.0"}
+	h := resultmd.Header{Date: time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC), Command: "vigo bench posteriordb", Commit: "abc123", LoadStart: "1.0 1.0 1.0", LoadEnd: "2.0 2.0 2.0"}
 	if err := syntheticReport().Markdown(&b, h); err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +261,7 @@ func TestFlowVerdicts(t *testing.T) {
 		t.Fatalf("flow verdicts %+v", fv)
 	}
 	var b strings.Builder
-	if err := r.Markdown(&b, Header{}); err != nil {
+	if err := r.Markdown(&b, resultmd.Header{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{

@@ -2,9 +2,6 @@ package bench
 
 import (
 	"fmt"
-	"os/exec"
-	"runtime/debug"
-	"strings"
 )
 
 // ProgressLine is the one-line account of a run that vigo bench posteriordb prints as it goes.
@@ -23,35 +20,4 @@ func (c *NUTSCheck) ProgressLine() string {
 	}
 	return fmt.Sprintf("%s seed %d: %.1fs, %d grad evals, W1/sd %.4f, max |Δmean|/MCSE %.2f; %s",
 		c.Posterior, c.Seed, c.Wall.Seconds(), c.GradEvals, c.W1SD, c.MaxMeanZ, c.Status())
-}
-
-// Commit returns the commit the running binary was built from (Go's VCS stamp), else the
-// HEAD of the git checkout around the working directory, with "+dirty" for uncommitted
-// changes; "unknown" without either. It is what Header.Commit states.
-func Commit() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		var rev, dirty string
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				if s.Value == "true" {
-					dirty = "+dirty"
-				}
-			}
-		}
-		if rev != "" {
-			return rev + dirty
-		}
-	}
-	b, err := exec.Command("git", "rev-parse", "HEAD").Output()
-	if err != nil {
-		return "unknown"
-	}
-	rev := strings.TrimSpace(string(b))
-	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(st) > 0 {
-		rev += "+dirty"
-	}
-	return rev
 }

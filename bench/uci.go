@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/vigo-bayes/vigo/internal/resultmd"
 	"io"
 	"math"
 	"os"
@@ -460,7 +461,7 @@ func pm(m, se float64, prec int) string {
 // Markdown writes the tables: test log-likelihood and RMSE per data set and method beside
 // the published numbers, the counts of data sets where a method reaches PBP's and hoDVI's
 // log-likelihood, the time per epoch and the failed fits.
-func (r *UCIReport) Markdown(w io.Writer, h Header) error {
+func (r *UCIReport) Markdown(w io.Writer, h resultmd.Header) error {
 	type key struct {
 		set    string
 		method bnn.Method
@@ -488,7 +489,7 @@ func (r *UCIReport) Markdown(w io.Writer, h Header) error {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	h.Machine = fmt.Sprintf("%d fits in parallel", cfg.Workers)
-	WriteHeader(&b, "UCI regression: Bayesian neural networks (PBP protocol)", h)
+	resultmd.Write(&b, "UCI regression: Bayesian neural networks (PBP protocol)", h)
 	epochs := strconv.Itoa(cfg.Epochs)
 	if cfg.Epochs == 0 {
 		epochs = fmt.Sprintf("%d × the data set's n_epochs.txt (PBP: 40, protein 20), raised to reach %d Adam steps (column epochs below)", cfg.EpochScale, max(cfg.MinSteps, 0))

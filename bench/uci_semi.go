@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"github.com/vigo-bayes/vigo/internal/resultmd"
 	"io"
 	"math"
 	"slices"
@@ -205,12 +206,12 @@ func (p semiPost) column(k, D int) []float64 {
 
 // Markdown writes the first split's posterior of the coefficients beside the exact
 // conditional posterior, and the test scores and coefficient means over all splits.
-func (r *UCISemiReport) Markdown(w io.Writer, h Header) error {
+func (r *UCISemiReport) Markdown(w io.Writer, h resultmd.Header) error {
 	cfg := r.Config
 	lin := cfg.Linear
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	WriteHeader(&b, "Semi-structured regression on "+r.set.name, h)
+	resultmd.Write(&b, "Semi-structured regression on "+r.set.name, h)
 	p("- model: y = g(x_rest) + Σ γ_j x_j + ε with g a 50-unit ReLU network (point estimate, N(0, 1/10) weight prior), σ point-estimated, q(γ) a flow with prior N(0, 1) on the normalised scale; trained jointly on the ELBO, %d epochs, Adam 0.01 annealed by a cosine to 1%%, minibatch 32; 4,000 posterior draws; coefficients in original units (change of the target per unit of the column).\n", cfg.Epochs)
 	p("- check: \"exact | g, σ\" is the exact posterior of γ with the network and σ fixed at their fitted values (the model is then linear-Gaussian in γ; bnn.SemiFit.ConditionalPosterior), the optimum a q(γ) should reach. Elementwise (mean-field) forms — the affine and the 1-D Bernstein flow — can match its means and its conditional sds 1/√(Σ⁻¹)_jj, not its marginal sds when the columns are correlated; the multivariate (triangular, BF-VI) Bernstein flow can match the marginal sds.\n\n")
 	p("## Split %d: posterior of the coefficients\n\n", cfg.Split)

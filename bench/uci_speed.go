@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/vigo-bayes/vigo/internal/resultmd"
 	"io"
 	"math"
 	"os"
@@ -149,11 +150,11 @@ func runTorchPeer(ctx context.Context, cfg UCISpeedConfig, d *uciData, m bnn.Met
 }
 
 // Markdown writes the timings table and the peer's failures.
-func (r *UCISpeedReport) Markdown(w io.Writer, h Header) error {
+func (r *UCISpeedReport) Markdown(w io.Writer, h resultmd.Header) error {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	h.Machine = "compare rows measured together, not absolute times"
-	WriteHeader(&b, "UCI BNN training speed: vigo vs PyTorch", h)
+	resultmd.Write(&b, "UCI BNN training speed: vigo vs PyTorch", h)
 	p("- what is timed: one training epoch on split 0 (shuffle, an Adam step per minibatch on −ELBO/N with gradient through every layer, KL, then the Type-II β pass over the training set), median of epochs 2..%d; vigo on one goroutine, float64; PyTorch %s eager, one thread (bench/peers/vbp_torch.py), float64 and float32\n\n",
 		r.Config.Epochs, "1.13 (Debian python3-torch)")
 	p("| data set | train rows | hidden | method | batch | vigo s/epoch | PyTorch f64 s/epoch | PyTorch f64 / vigo | PyTorch f32 s/epoch |\n|---|---:|---:|---|---:|---:|---:|---:|---:|\n")

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"github.com/vigo-bayes/vigo/internal/resultmd"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,7 +24,7 @@ func uciTestDir(t *testing.T) string {
 	return dir
 }
 
-var testHeader = Header{Date: time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC), Command: "vigo bench x", Commit: "abc", LoadStart: "1 1 1", LoadEnd: "2 2 2", Wall: time.Second}
+var testHeader = resultmd.Header{Date: time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC), Command: "vigo bench x", Commit: "abc", LoadStart: "1 1 1", LoadEnd: "2 2 2", Wall: time.Second}
 
 // TestRunUCIYacht runs two short fits per method on yacht (a second in all) and checks the
 // tables' rows and columns and that the fits learned something (test LL far above the

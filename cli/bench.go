@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/vigo-bayes/vigo/internal/resultmd"
 	"io"
 	"os"
 	"strings"
@@ -75,7 +76,7 @@ Methods: ` + strings.Join(bench.MethodNames(), ", ") + `.`,
 
 // report is a benchmark's result: a markdown table under a header.
 type report interface {
-	Markdown(w io.Writer, h bench.Header) error
+	Markdown(w io.Writer, h resultmd.Header) error
 }
 
 // runBench runs a benchmark between the header's start and end and writes its report to out
@@ -118,7 +119,7 @@ func writeFile(name string, write func(w io.Writer) error) error {
 
 // newHeader starts a result table's header: this command line, the commit, the date and the
 // load average now.
-func newHeader() bench.Header { return bench.NewHeader(commandLine(), bench.Commit()) }
+func newHeader() resultmd.Header { return resultmd.New(commandLine(), resultmd.Commit()) }
 
 // parseMethods parses a comma-separated list of bnn methods.
 func parseMethods(cmd *cobra.Command, s string) ([]bnn.Method, error) {

@@ -1,8 +1,8 @@
 package cli
 
 import (
+	"context"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
@@ -39,15 +39,7 @@ markdown to --out (default bench/results/bfvi.md); "-" writes to stdout.`,
 			}
 			errw := cmd.ErrOrStderr()
 			cfg.Progress = func(s string) { fmt.Fprintln(errw, s) }
-			h := newHeader()
-			rep, err := bfvi.Run(cmd.Context(), cfg)
-			if err != nil {
-				return err
-			}
-			h.Done()
-			return writeReport(cmd, out, func(w io.Writer) error {
-				return rep.Markdown(w, bfvi.Header{Date: h.Date, Command: h.Command, Commit: h.Commit, LoadStart: h.LoadStart, LoadEnd: h.LoadEnd})
-			})
+			return runBench(cmd, out, func(ctx context.Context) (report, error) { return bfvi.Run(ctx, cfg) })
 		},
 	}
 	f := cmd.Flags()

@@ -35,8 +35,7 @@ const (
 type StopRule int
 
 const (
-	// StopAuto (the zero value) takes the family's default: StopHalves in Fit, StopTrend in
-	// FlowDefaults.
+	// StopAuto (the zero value) takes StopHalves; DefaultRecipe chooses StopTrend for flows.
 	StopAuto StopRule = iota
 	// StopHalves compares the means of the two halves of the last Window tracking estimates:
 	// a plateau when mean(second half) − mean(first half) < Tol. Suited to the Gaussian
@@ -93,7 +92,7 @@ type Config struct {
 	// iterate averaging: it removes the step-size jitter of the iterates), evaluates it with
 	// the same common-random-number estimate at every tracking point and lets the result
 	// report it when its estimate is the best seen (see Result.Reported). 0 takes the default
-	// (none in Fit, FlowAverage in FlowDefaults); a negative value turns it off. Cost: one
+	// (none; DefaultRecipe sets FlowAverage for flows); a negative value turns it off. Cost: one
 	// more tracking estimate per EvalEvery steps and O(NumParams) per step.
 	Average int
 

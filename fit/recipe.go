@@ -160,7 +160,7 @@ func IsFlowKind(kind string) bool {
 // measured.
 //
 // The flows: S = 32, Adam at 0.01, the trend rule over 30 estimates with tol 0.002 and the
-// moving average of the iterates over 1,000 steps (see FlowDefaults for why), warm-started
+// moving average of the iterates over 1,000 steps (see FlowSamples for why), warm-started
 // from a full-rank fit; the STL gradient for realnvp, whose inverse is one pass per layer, the
 // plain gradient for maf and bernstein, whose inverses are sequential (FlowObjective).
 //

@@ -3,6 +3,7 @@ package bfvi
 import (
 	"context"
 	"fmt"
+	"github.com/vigo-bayes/vigo/internal/resultmd"
 	"io"
 	"math"
 	"runtime"
@@ -261,10 +262,10 @@ func runRestart(ctx context.Context, cfg Config, ex kExperiment, tg model.Target
 }
 
 // Run runs the experiments of cfg. E1 and E2: RunE1 and RunE2 with Draws1D draws per step.
-// k̂ experiments: for each target and restart r = 1..Restarts one fit.FitFlow (a full-rank
+// k̂ experiments: for each target and restart r = 1..Restarts one warm-started fit.Run (a full-rank
 // Gaussian fit with the STL gradient, then a triangular Bernstein flow — BF-VI's MADE 2 × 10 with
 // no activation, degree Degree, the paper's bounded map — warm started in the Gaussian's
-// whitened coordinates, fit.FlowDefaults: trend stopping rule and iterate averaging) and vigo's
+// whitened coordinates, fit.DefaultRecipe("bernstein")'s trend stopping rule and iterate averaging) and vigo's
 // default Bernstein flow from the same Gaussian, k̂ of each on Draws fresh draws with Boot
 // bootstrap resamples, Rubin-combined over restarts (the paper's aggregation). Targets carry
 // the proper Jacobians, except the rows marked as the paper's target. The independent jobs (E1,
@@ -414,20 +415,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	return rep, nil
 }
 
-// Header is what the report states about the run.
-type Header struct {
-	Date               time.Time
-	Command, Commit    string
-	LoadStart, LoadEnd string
-}
-
 // Markdown writes the report.
-func (r *Report) Markdown(w io.Writer, h Header) error {
+func (r *Report) Markdown(w io.Writer, h resultmd.Header) error {
 	var b strings.Builder
 	c := r.Config
-	fmt.Fprintf(&b, "# BF-VI paper experiments: the paper's numbers and ours\n\n")
-	fmt.Fprintf(&b, "`%s` at commit %s, %s; load average %s → %s (shared 2-core box).\n\n",
-		h.Command, h.Commit, h.Date.UTC().Format("2006-01-02 15:04 MST"), h.LoadStart, h.LoadEnd)
+	if err := resultmd.Write(&b, "BF-VI paper experiments: the paper's numbers and ours", h); err != nil {
+		return err
+	}
+	b.WriteString("\n")
 	fmt.Fprintf(&b, "Paper: Dürr, Hörling, Dold, Kovylov & Sick (2024), AStA Adv. Stat. Anal. 108:375–394; "+
 		"published numbers as collected in shared/docs/papers.md §1.2.\n\n")
 	for _, tb := range r.KL {
@@ -437,10 +432,10 @@ func (r *Report) Markdown(w io.Writer, h Header) error {
 		fmt.Fprintf(&b, "## k̂ experiments (E3–E6)\n\n")
 		fmt.Fprintf(&b, "The paper's aggregation: %d restarts (seeds 1..%d), PSIS k̂ of each on %d fresh draws, "+
 			"%d bootstrap resamples per run (the paper: 1,000), k̄ = mean, var = mean(bootstrap var) + (1 + 1/m)·var(k̂_r) "+
-			"(Rubin), 90%% interval k̄ ± 1.645·√var. Each restart is one `fit.FitFlow`: a full-rank Gaussian "+
-			"(Laplace start, STL, fit's defaults) and then BF-VI warm-started in its whitened coordinates "+
+			"(Rubin), 90%% interval k̄ ± 1.645·√var. Each restart is one `fit.Run` of a warm-started recipe: a full-rank Gaussian "+
+			"(fit.DefaultRecipe(\"fullrank\"): Laplace start, STL) and then BF-VI warm-started in its whitened coordinates "+
 			"(degree %d, the paper's bounded map, MADE 2 × 10 without activation as in the reference code; "+
-			"fit.FlowDefaults: Adam, S = 32, lr 0.01, the trend stopping rule on 30 tracking estimates (3,000 steps) with "+
+			"fit.DefaultRecipe(\"bernstein\"): Adam, S = 32, lr 0.01, the trend stopping rule on 30 tracking estimates (3,000 steps) with "+
 			"two ×0.2 step-size cuts, iteration cap %s, and the result is the best of the last iterate, the best tracked "+
 			"iterate and the moving average of the iterates over ≈1,000 steps by the common-random-number ELBO); then vigo's default Bernstein flow "+
 			"(fit.NewFlowFamily(\"bernstein\"): degree 20, linear tails, tanh MADE 2 × 10) warm-started from the same Gaussian with the same settings. "+

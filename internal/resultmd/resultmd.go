@@ -1,16 +1,20 @@
-package bench
+// Package resultmd writes the first lines of every result table under bench/results: what ran,
+// where, when and how loaded the machine was, in one format for all of them.
+package resultmd
 
 import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 )
 
 // Header is what a result table's first lines say about the run that made it. Every
-// benchmark's Markdown writes it through WriteHeader, so that all of bench/results/*.md state
+// benchmark's Markdown writes it through Write, so that all of bench/results/*.md state
 // the same facts in the same words.
 type Header struct {
 	Date      time.Time
@@ -25,8 +29,8 @@ type Header struct {
 	Machine string
 }
 
-// NewHeader starts the header of a run that begins now: the date and the load average.
-func NewHeader(command, commit string) Header {
+// New starts the header of a run that begins now: the date and the load average.
+func New(command, commit string) Header {
 	return Header{Date: time.Now(), Command: command, Commit: commit, LoadStart: LoadAvg()}
 }
 
@@ -49,12 +53,12 @@ func LoadAvg() string {
 	return strings.Join(f[:3], " ")
 }
 
-// WriteHeader writes a result table's title line "# title", a blank line, and one bullet
+// Write writes a result table's title line "# title", a blank line, and one bullet
 // line each for the command, the commit, the date (UTC, to the minute), the machine (CPUs,
 // GOMAXPROCS, OS/architecture, Go version, then h.Machine), the load averages at the start and
 // the end, and the wall time. Lines whose value is unknown (empty, or a zero Wall) are left out.
 // It writes no blank line after the bullets, so that a caller can add its own.
-func WriteHeader(w io.Writer, title string, h Header) error {
+func Write(w io.Writer, title string, h Header) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", title)
 	if h.Command != "" {
@@ -86,4 +90,35 @@ func orUnknown(s string) string {
 		return "unknown"
 	}
 	return s
+}
+
+// Commit returns the commit the running binary was built from (Go's VCS stamp), else the
+// HEAD of the git checkout around the working directory, with "+dirty" for uncommitted
+// changes; "unknown" without either. It is what Header.Commit states.
+func Commit() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		var rev, dirty string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					dirty = "+dirty"
+				}
+			}
+		}
+		if rev != "" {
+			return rev + dirty
+		}
+	}
+	b, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	rev := strings.TrimSpace(string(b))
+	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(st) > 0 {
+		rev += "+dirty"
+	}
+	return rev
 }
