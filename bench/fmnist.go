@@ -141,11 +141,11 @@ func fitFMNIST(ctx context.Context, cfg FMNISTConfig, m bnn.Method, Xtr []float6
 	var times []float64
 	c, err := bnn.FitClassifier(ctx, cfg.lenet(m), Xtr, ytr, ntr, bnn.ClassifierConfig{
 		Epochs: cfg.Epochs, BatchSize: cfg.Batch, LR: cfg.LR, Seed: cfg.Seed,
-		EpochDone: func(epoch int, loss float64) {
+		Progress: func(p bnn.Progress) {
 			now := time.Now()
 			times = append(times, now.Sub(last).Seconds())
 			last = now
-			fmt.Fprintf(cfg.Progress, "%s epoch %d: loss %.4f (%.1fs)\n", m, epoch, loss, times[len(times)-1])
+			fmt.Fprintf(cfg.Progress, "%s epoch %d: loss %.4f (%.1fs)\n", m, p.Epoch, p.Loss, times[len(times)-1])
 		},
 	})
 	if err != nil {

@@ -95,7 +95,7 @@ func RunUCISpeed(ctx context.Context, cfg UCISpeedConfig) (*UCISpeedReport, erro
 				var times []float64
 				last := time.Now()
 				_, err := bnn.FitRegression(ctx, net, Xtr, ytr, n, bnn.FitConfig{Epochs: cfg.Epochs, BatchSize: b, Seed: cfg.Seed,
-					EpochDone: func(int, float64, float64) {
+					Progress: func(bnn.Progress) {
 						now := time.Now()
 						times = append(times, now.Sub(last).Seconds())
 						last = now

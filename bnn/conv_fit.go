@@ -20,18 +20,6 @@ type ClassifierConfig struct {
 	// Progress, when not nil, is called after every epoch, from the fitting goroutine
 	// (Progress.Beta is 0).
 	Progress func(Progress)
-	// EpochDone, when not nil, is called after every epoch (after Progress) with the epoch
-	// (from 1) and the mean loss −ELBO/N over the epoch's minibatches.
-	// It is the older form of Progress (same values), kept until its callers move to Progress.
-	EpochDone func(epoch int, loss float64)
-}
-
-// epochDone adapts EpochDone to the loop's observer; nil when it is unset.
-func (c ClassifierConfig) epochDone() func(Progress) {
-	if c.EpochDone == nil {
-		return nil
-	}
-	return func(pr Progress) { c.EpochDone(pr.Epoch, pr.Loss) }
 }
 
 func (c ClassifierConfig) withDefaults() ClassifierConfig {
@@ -101,7 +89,7 @@ func FitClassifier(ctx context.Context, net ConvNet, X []float64, y []int, rows 
 			return t.MulC(t.Sub(kl, ll), 1/N)
 		},
 		epochDone: func(loss float64) float64 { m.Loss = loss; return 0 },
-		observe:   observer(cfg.Progress, cfg.epochDone()),
+		observe:   cfg.Progress,
 	}
 	return m, mb.run(ctx, m.Params)
 }

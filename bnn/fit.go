@@ -26,18 +26,6 @@ type FitConfig struct {
 	ConstantLR bool
 	// Progress, when not nil, is called after every epoch, from the fitting goroutine.
 	Progress func(Progress)
-	// EpochDone, when not nil, is called after every epoch (after Progress) with the epoch
-	// (from 1), the mean loss −ELBO/N over the epoch's minibatches and the updated β.
-	// It is the older form of Progress (same values), kept until its callers move to Progress.
-	EpochDone func(epoch int, loss, beta float64)
-}
-
-// epochDone adapts EpochDone to the loop's observer; nil when it is unset.
-func (c FitConfig) epochDone() func(Progress) {
-	if c.EpochDone == nil {
-		return nil
-	}
-	return func(pr Progress) { c.EpochDone(pr.Epoch, pr.Loss, pr.Beta) }
 }
 
 func (c FitConfig) withDefaults() FitConfig {
@@ -110,7 +98,7 @@ func FitRegression(ctx context.Context, net Net, X, y []float64, rows int, cfg F
 			m.Beta = m.typeIIBeta(&ws, X, y, rows, r.Rand)
 			return m.Beta
 		},
-		observe: observer(cfg.Progress, cfg.epochDone()),
+		observe: cfg.Progress,
 	}
 	return m, mb.run(ctx, m.Params)
 }

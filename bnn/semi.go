@@ -52,7 +52,7 @@ func (s *SemiStructured) numNN(k int) int { return k*s.Hidden + 2*s.Hidden + 1 }
 // cosine to 1% unless cfg.ConstantLR) on minibatches of cfg.BatchSize for cfg.Epochs epochs;
 // q(γ) converges at the rate of the number of steps, not epochs: on small data sets use
 // enough epochs for a few thousand steps (compare with ConditionalPosterior). cfg.InitBeta is
-// unused (σ is a parameter); Progress.Beta (and EpochDone's β) is σ⁻². It returns an error for
+// unused (σ is a parameter); Progress.Beta is σ⁻². It returns an error for
 // bad input (and a nil fit), and the partial fit with an error for a non-finite loss or when
 // ctx is done: ctx is checked before every minibatch, the error then wraps ctx.Err()
 // (errors.Is(err, context.Canceled) holds for a cancelled ctx), Params hold the last Adam step
@@ -113,7 +113,7 @@ func FitSemiStructured(ctx context.Context, s SemiStructured, Xnn []float64, k i
 			f.Loss = loss
 			return math.Exp(-2 * p[nn])
 		},
-		observe: observer(cfg.Progress, cfg.epochDone()),
+		observe: cfg.Progress,
 	}
 	return f, mb.run(ctx, p)
 }

@@ -105,15 +105,3 @@ func checkSchedule(fn string, batch, epochs int, lr float64) error {
 func (mb *minibatch) cancelled(epoch int, err error) error {
 	return fmt.Errorf("bnn: %s: cancelled in epoch %d of %d: %w", mb.name, epoch, mb.epochs, err)
 }
-
-// observer joins the two ways a caller asks for progress, Progress and the older EpochDone,
-// into the one observer the loop calls; nil when neither is set.
-func observer(progress func(Progress), epochDone func(Progress)) func(Progress) {
-	switch {
-	case progress == nil:
-		return epochDone
-	case epochDone == nil:
-		return progress
-	}
-	return func(pr Progress) { progress(pr); epochDone(pr) }
-}

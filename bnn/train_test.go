@@ -156,34 +156,6 @@ func TestFitProgress(t *testing.T) {
 	}
 }
 
-// TestEpochDoneMatchesProgress: the deprecated EpochDone callbacks see what Progress sees.
-func TestEpochDoneMatchesProgress(t *testing.T) {
-	X, y := randomData(50, 2, 1, 1)
-	var a, b []float64
-	_, err := FitRegression(context.Background(), Net{Sizes: []int{2, 4, 1}, Method: VBP}, X, y, 50, FitConfig{Epochs: 2,
-		Progress:  func(pr Progress) { a = append(a, float64(pr.Epoch), pr.Loss, pr.Beta) },
-		EpochDone: func(e int, l, beta float64) { b = append(b, float64(e), l, beta) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(a) != 6 || !slices.Equal(a, b) {
-		t.Errorf("Progress saw %v, EpochDone %v", a, b)
-	}
-	imgs := randomImages(20, 16, 1)
-	lab := make([]int, 20)
-	a, b = nil, nil
-	net := ConvNet{Height: 4, Width: 4, Channels: 1, Method: VBP, Conv: []ConvSpec{{Out: 1, Kernel: 3, Stride: 1}}, Dense: []int{2}}
-	_, err = FitClassifier(context.Background(), net, imgs, lab, 20, ClassifierConfig{Epochs: 2,
-		Progress:  func(pr Progress) { a = append(a, float64(pr.Epoch), pr.Loss) },
-		EpochDone: func(e int, l float64) { b = append(b, float64(e), l) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(a) != 4 || !slices.Equal(a, b) {
-		t.Errorf("Progress saw %v, EpochDone %v", a, b)
-	}
-}
-
 // TestFitBadSchedule: every fit names the bad schedule field (FitSemiStructured looped forever
 // on a negative batch size before it shared the check).
 func TestFitBadSchedule(t *testing.T) {
