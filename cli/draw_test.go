@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -75,7 +76,7 @@ func TestDrawWithoutTheData(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := readCSV(t, bare)
-	if !equalNames(c.Names, eightSchoolsParams) || c.NumDraws() != 20 {
+	if !slices.Equal(c.Names, eightSchoolsParams) || c.NumDraws() != 20 {
 		t.Fatalf("columns %v, %d rows", c.Names, c.NumDraws())
 	}
 	for _, name := range c.Names {

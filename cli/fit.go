@@ -635,18 +635,6 @@ func (p *progress) finish() {
 	}
 }
 
-func equalNames(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // nextFlags suggests the flags of a richer fit when k̂ is not below its threshold: the verdict's
 // advice in this command line's terms.
 func nextFlags(res *fit.Result) string {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,12 +27,7 @@ func quick(dir string, extra ...string) []string {
 
 func readCSV(t *testing.T, path string) *model.StanCSV {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	c, err := model.ReadStanCSV(path, f)
+	c, err := model.LoadStanCSV(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +76,7 @@ func TestFitWithoutArgumentsWritesEverything(t *testing.T) {
 	for j := 1; j <= 8; j++ {
 		want = append(want, "theta["+string(rune('0'+j))+"]")
 	}
-	if !equalNames(c.Names, want) {
+	if !slices.Equal(c.Names, want) {
 		t.Fatalf("columns %v, want %v", c.Names, want)
 	}
 	// vigo summary reads vigo's own draws back whole (no CmdStan-style mean row to drop).

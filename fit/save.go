@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/vigo-bayes/vigo/family"
@@ -441,7 +442,7 @@ func (s *Saved) check() error {
 	if lay.Dim() != d {
 		return fmt.Errorf("field \"layout\": %d unconstrained coordinates, family dimension %d", lay.Dim(), d)
 	}
-	if got := lay.Names(); len(s.Names) != 0 && !equalStrings(got, s.Names) {
+	if got := lay.Names(); len(s.Names) != 0 && !slices.Equal(got, s.Names) {
 		return fmt.Errorf("field \"names\": %d names do not match the layout's %d", len(s.Names), len(got))
 	}
 	s.Names = lay.Names()
@@ -459,18 +460,6 @@ func finiteLen(field string, x []float64, n int, what string) error {
 		}
 	}
 	return nil
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Seed is the seed of the saved fit: its recipe's, or the configuration's in files written

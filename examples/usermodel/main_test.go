@@ -26,12 +26,7 @@ func runCLI(t *testing.T, args ...string) (string, int) {
 
 func readCSV(t *testing.T, path string) *model.StanCSV {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	c, err := model.ReadStanCSV(path, f)
+	c, err := model.LoadStanCSV(path)
 	if err != nil {
 		t.Fatal(err)
 	}
