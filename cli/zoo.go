@@ -30,24 +30,19 @@ eight-schools model can be evaluated.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
 			resolved, _, dirErr := datadir.PosteriorDB(dir)
+			name := "eight_schools"
 			if len(args) == 0 {
 				if err := listZoo(out, reg, resolved); err != nil {
 					return err
 				}
 				fmt.Fprintln(out)
-				return evalModel(out, zoo.EightSchools(), resolved)
+			} else {
+				name = args[0]
 			}
-			if _, ok := reg.user(args[0]); ok {
-				m, err := reg.load(args[0], "", "")
-				if err != nil {
-					return err
-				}
-				return evalUserModel(out, m)
+			if _, user := reg.user(name); !user && name != "eight_schools" && dirErr != nil {
+				return fmt.Errorf("zoo %s: %w", name, dirErr)
 			}
-			if dirErr != nil {
-				return fmt.Errorf("zoo %s: %w", args[0], dirErr)
-			}
-			m, err := zoo.Load(args[0], resolved)
+			m, err := reg.load(name, "", dir)
 			if err != nil {
 				return err
 			}
@@ -88,19 +83,20 @@ func listZoo(w io.Writer, reg *registry, dir string) error {
 	return tw.Flush()
 }
 
-// evalModel prints the log density and its gradient at the first reference draw when the draws
-// are available in the posteriordb directory dir ("" when there is none), else at z = 0.
-func evalModel(w io.Writer, m *zoo.Model, dir string) error {
+// evalModel prints the model's log density and its gradient at the first posteriordb reference
+// draw when it is a zoo model whose draws are in the posteriordb directory dir ("" when there
+// is none), else at z = 0, and its columns there (parameters, then derived quantities).
+func evalModel(w io.Writer, m *loadedModel, dir string) error {
 	z := make([]float64, m.Dim())
 	at := "z = 0 (unconstrained)"
-	if dir != "" {
-		draws, err := model.LoadDraws(m.DrawsPath(dir))
+	if m.zoo != nil && dir != "" {
+		draws, err := model.LoadDraws(m.zoo.DrawsPath(dir))
 		if err == nil {
-			sel, err := draws.Select(m.Names()...)
+			sel, err := draws.Select(m.zoo.Names()...)
 			if err != nil {
 				return err
 			}
-			if _, err := m.Unconstrain(z, sel.Row(0, 0)); err != nil {
+			if _, err := m.zoo.Unconstrain(z, sel.Row(0, 0)); err != nil {
 				return err
 			}
 			at = "the first posteriordb reference draw"
@@ -108,41 +104,15 @@ func evalModel(w io.Writer, m *zoo.Model, dir string) error {
 	}
 	var t ad.Tape
 	grad := make([]float64, m.Dim())
-	lp := model.Gradient(&t, m, z, grad)
-	x := m.Constrain(nil, z)
-	fmt.Fprintf(w, "%s (%s): %d unconstrained parameters\n", m.Name, m.Posterior, m.Dim())
+	lp := model.Gradient(&t, m.Model, z, grad)
+	fmt.Fprintf(w, "%s (%s): %d unconstrained parameters\n", m.Name, m.label(), m.Dim())
 	fmt.Fprintf(w, "log density (with Jacobian) at %s: %.10g\n", at, lp)
 	// z follows the Stan program's parameters block (theta_trans, not theta, for eight schools).
-	params := m.Layout().Names()
+	params := m.Layout.Names()
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "parameter\tunconstrained z\t∂ log p/∂z\t")
 	for i := range z {
 		fmt.Fprintf(tw, "%s\t%.6g\t%.6g\t\n", params[i], z[i], grad[i])
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(w, "reported values (constrained scale):")
-	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	for i, name := range m.Names() {
-		fmt.Fprintf(tw, "%s\t%.6g\t\n", name, x[i])
-	}
-	return tw.Flush()
-}
-
-// evalUserModel prints a caller's model's log density and gradient at z = 0 and its columns
-// there.
-func evalUserModel(w io.Writer, m *loadedModel) error {
-	z := make([]float64, m.Dim())
-	var t ad.Tape
-	grad := make([]float64, m.Dim())
-	lp := model.Gradient(&t, m.Model, z, grad)
-	fmt.Fprintf(w, "%s: %d unconstrained parameters\n", m.Name, m.Dim())
-	fmt.Fprintf(w, "log density (with Jacobian) at z = 0 (unconstrained): %.10g\n", lp)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "coordinate\tunconstrained z\t∂ log p/∂z\t")
-	for i := range z {
-		fmt.Fprintf(tw, "%d\t%.6g\t%.6g\t\n", i+1, z[i], grad[i])
 	}
 	if err := tw.Flush(); err != nil {
 		return err
