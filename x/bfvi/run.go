@@ -177,6 +177,9 @@ func runRestart(ctx context.Context, cfg Config, ex kExperiment, tg model.Target
 	if maxIter == 0 {
 		maxIter = ex.maxIter
 	}
+	if maxIter == 0 { // neither the run nor the experiment caps it: the recipe's default cap
+		maxIter = fit.DefaultRecipe(fit.KindBernstein).MaxIter
+	}
 	// The paper's flow (bounded Bernstein, linear conditioner) and vigo's default flow as
 	// recipes; the Gaussian stage is the warm start's full-rank recipe.
 	paper := fit.DefaultRecipe(fit.KindBernstein)
