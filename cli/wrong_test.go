@@ -2,6 +2,7 @@ package cli
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -21,5 +22,18 @@ func TestFitNonFiniteFlagsFailUpFront(t *testing.T) {
 				t.Errorf("--family %s %s %s: wrote %d files before failing", fam, c[0], c[1], len(ents))
 			}
 		}
+	}
+}
+
+// TestSummaryWithoutHeaderFails: vigo summary on draws without a header line used to take the
+// first draw for the column names and summarise the rest; it must fail naming file and line.
+func TestSummaryWithoutHeaderFails(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "noheader.csv")
+	if err := os.WriteFile(p, []byte("-7.1,0.25,1.5\n-7.3,0.3,1.2\n-6.9,0.2,1.4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, "summary", p)
+	if err == nil || !strings.Contains(err.Error(), p+": line 1") || !strings.Contains(err.Error(), "no header line") {
+		t.Errorf("error %v, want one naming %s, line 1 and the missing header; output:\n%s", err, p, out)
 	}
 }
