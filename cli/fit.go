@@ -474,6 +474,9 @@ func runFit(ctx context.Context, stdout, stderr io.Writer, reg *registry, name s
 		if ref, err = model.LoadDraws(f.reference); err != nil {
 			return fmt.Errorf("--reference: %w", err)
 		}
+		if err := diag.CheckReference(ref); err != nil {
+			return fmt.Errorf("--reference: %s: %w", f.reference, err)
+		}
 	}
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		return fmt.Errorf("--out: %w", err)

@@ -37,3 +37,21 @@ func TestSummaryWithoutHeaderFails(t *testing.T) {
 		t.Errorf("error %v, want one naming %s, line 1 and the missing header; output:\n%s", err, p, out)
 	}
 }
+
+// TestFitSingleDrawReferenceFailsUpFront: a reference of one draw has no sd, and every
+// distance to it was NaN, printed as a number after the whole fit. It now fails before the
+// fit, naming the file and its draw count.
+func TestFitSingleDrawReferenceFailsUpFront(t *testing.T) {
+	ref := filepath.Join(t.TempDir(), "one.json")
+	if err := os.WriteFile(ref, []byte(`[{"mu": [1.5], "tau": [2.5]}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	_, err := run(t, quick(dir, "--reference", ref)...)
+	if err == nil || !strings.Contains(err.Error(), "--reference: "+ref) || !strings.Contains(err.Error(), "1 draw(s)") {
+		t.Errorf("error %v, want one naming --reference, %s and its 1 draw", err, ref)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("wrote %d files before failing", len(ents))
+	}
+}
