@@ -9,6 +9,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/vigo-bayes/vigo/internal/textsafe"
 )
 
 // StanCSV is a draws file in Stan's CSV format as CmdStan writes it (CmdStan guide, "Stan CSV
@@ -261,7 +263,7 @@ func ReadStanCSV(name string, r io.Reader) (*StanCSV, error) {
 		for j, f := range fields {
 			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 			if err != nil {
-				return nil, fail("column %s: %q is not a number", DottedName(s.Names[j]), clip(f))
+				return nil, fail("column %s: %q is not a number", textsafe.String(DottedName(s.Names[j])), clip(f))
 			}
 			rowsSinceHeader = append(rowsSinceHeader, v)
 		}

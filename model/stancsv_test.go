@@ -165,3 +165,12 @@ func TestReadStanCSVWithoutHeader(t *testing.T) {
 		t.Fatalf("names spelling nan and inf: %v, %v", s, err)
 	}
 }
+
+// TestReadStanCSVErrorEscapesColumnName: the error for a bad value names its column, whose
+// name is the file's text; a terminal escape in it is shown escaped, not sent to the terminal.
+func TestReadStanCSVErrorEscapesColumnName(t *testing.T) {
+	_, err := ReadStanCSV("evil.csv", strings.NewReader("lp__,\x1b[2Jx\n1,oops\n"))
+	if err == nil || strings.ContainsRune(err.Error(), 0x1b) || !strings.Contains(err.Error(), `column \x1b[2Jx: "oops" is not a number`) {
+		t.Errorf("error %q, want the column name escaped", err)
+	}
+}
