@@ -191,10 +191,10 @@ func gpdQuantile(p, k, sigma float64) float64 {
 //   - posterior-mean θ̂ = Σθⱼwⱼ, wⱼ ∝ exp ℓ(θⱼ); k = mean log(1 − θ̂x), σ = −k/θ̂;
 //   - weakly informative prior shrinking k towards ½: k ← (n·k + 10·½)/(n + 10).
 //
-// A NaN k becomes +Inf, and so do fewer than 2 values and a sample without spread to fit: x₍ₙ₎ or x* not positive
-// and finite (all values 0, as when tail ratios differ by less than the rounding of exp, or
-// the first quarter tied at 0), where the grid would divide by zero. x must be sorted
-// ascending. Cost O(n·(30 + √n)).
+// A NaN k becomes +Inf, and so do fewer than 2 values and a sample without spread to fit:
+// x₍ₙ₎ or x* not positive and finite (all values 0, as when tail ratios differ by less than
+// the rounding of exp, or the first quarter tied at 0), where the grid would divide by zero.
+// x must be sorted ascending. Cost O(n·(30 + √n)).
 func FitGPD(x []float64) (k, sigma float64) {
 	n := len(x)
 	if n < 2 {
