@@ -20,6 +20,7 @@ import (
 	"github.com/vigo-bayes/vigo/diag"
 	"github.com/vigo-bayes/vigo/fit"
 	"github.com/vigo-bayes/vigo/internal/datadir"
+	"github.com/vigo-bayes/vigo/internal/textsafe"
 	"github.com/vigo-bayes/vigo/model"
 	"github.com/vigo-bayes/vigo/output"
 )
@@ -474,6 +475,9 @@ func runFit(ctx context.Context, stdout, stderr io.Writer, reg *registry, name s
 		if ref, err = model.LoadDraws(f.reference); err != nil {
 			return fmt.Errorf("--reference: %w", err)
 		}
+		if err := diag.CheckReference(ref); err != nil {
+			return fmt.Errorf("--reference: %s: %w", f.reference, err)
+		}
 	}
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		return fmt.Errorf("--out: %w", err)
@@ -544,7 +548,7 @@ func printFitReport(w io.Writer, m *loadedModel, f fitFlags, res *fit.Result, o 
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "variable\tW1/sd\tsd ratio\t|Δmean|/sd\t")
 		for _, v := range o.Distance.Vars {
-			fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t\n", v.Variable, v.W1SD, v.SDRatio, v.MeanDiffSD)
+			fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t\n", textsafe.String(v.Variable), v.W1SD, v.SDRatio, v.MeanDiffSD)
 		}
 		fmt.Fprintf(tw, "mean / max\t%.3f\t%.3f\t%.3f\t\n", o.Distance.W1SD, o.Distance.SDRatio, o.Distance.MaxMeanDiffSD)
 		tw.Flush()

@@ -399,3 +399,30 @@ func TestPSISResample(t *testing.T) {
 		t.Error("n = -1: no error")
 	}
 }
+
+// TestCompareRejectsDegenerateReference: a single-draw reference has no sd, so every distance
+// was NaN and reported as a number; a constant or non-finite reference variable gave ±Inf or
+// NaN the same way. Each is now an error naming the draw count or the variable.
+func TestCompareRejectsDegenerateReference(t *testing.T) {
+	d := &Draws{Names: []string{"a", "b"}, Chains: [][]float64{{0, 1, 1, 2, 2, 3}}}
+	for _, c := range []struct {
+		ref  *Draws
+		want string
+	}{
+		{&Draws{Names: []string{"a", "b"}, Chains: [][]float64{{0.5, 1}}}, "the reference has 1 draw(s)"},
+		{&Draws{Names: []string{"a", "b"}, Chains: [][]float64{{0.5}, {1}}}, "chain 0 has 1 values"},
+		{&Draws{Names: []string{"b", "a"}, Chains: [][]float64{{1, 7, 2, 7, 3, 7}}}, "reference draws of a have sd 0"},
+		{&Draws{Names: []string{"a", "b"}, Chains: [][]float64{{0, 7, 1, 7, 2, 7}}}, "(variable=b)"},
+		{&Draws{Names: []string{"a", "b"}, Chains: [][]float64{{0, 1, math.Inf(1), 2, 2, 3}}}, "reference draws of a have sd"},
+	} {
+		dist, err := Compare(d, c.ref)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("reference %v: error %v (distance %+v), want one containing %q", c.ref.Chains, err, dist, c.want)
+		}
+	}
+	// Two draws are the minimum, and give finite distances.
+	dist, err := Compare(d, &Draws{Names: []string{"a", "b"}, Chains: [][]float64{{0, 1, 2, 3}}})
+	if err != nil || math.IsNaN(dist.W1SD) || math.IsNaN(dist.SDRatio) || math.IsNaN(dist.MaxMeanDiffSD) {
+		t.Errorf("two-draw reference: %+v, %v", dist, err)
+	}
+}

@@ -62,15 +62,38 @@ func CompareVar(name string, x, ref []float64) VarDistance {
 	}
 }
 
+// MinReferenceDraws is the fewest reference draws (chains pooled) Compare accepts. Every
+// distance is in units of the reference's standard deviation, which needs two draws: with one
+// it is NaN and so would be every distance. Two is the mathematical floor, not a recommendation:
+// W1/sd on N reference draws carries a Monte Carlo error of order 1/√N, so references are
+// typically thousands of draws (posteriordb's have 10,000).
+const MinReferenceDraws = 2
+
+// CheckReference returns an error unless ref can serve as reference draws: Check passes and
+// it holds at least MinReferenceDraws draws. The error gives the draw count. Compare calls it;
+// a caller that loads a reference before long work can call it up front. Cost O(1).
+func CheckReference(ref *Draws) error {
+	if err := ref.Check(); err != nil {
+		return fmt.Errorf("diag: CheckReference: %w", err)
+	}
+	if n := ref.Len(); n < MinReferenceDraws {
+		return fmt.Errorf("diag: CheckReference: the reference has %d draw(s); distances are in units of its sd, which needs at least %d (draws=%d)", n, MinReferenceDraws, n)
+	}
+	return nil
+}
+
 // Compare measures d against the reference draws ref, matching variables by name (ref may
-// hold more variables, in any order; chains are pooled). Every variable of d must be in ref.
-// Cost O(D·N log N).
+// hold more variables, in any order; chains are pooled). Every variable of d must be in ref,
+// ref must pass CheckReference, and each matched variable's reference sd must be finite and
+// positive (a constant reference variable, or one with a NaN or infinite draw, would make
+// its distances ±Inf or NaN): each is an error naming the count or the variable. Cost
+// O(D·N log N).
 func Compare(d, ref *Draws) (*Distance, error) {
 	if err := d.Check(); err != nil {
 		return nil, fmt.Errorf("diag: Compare: draws: %w", err)
 	}
-	if err := ref.Check(); err != nil {
-		return nil, fmt.Errorf("diag: Compare: reference: %w", err)
+	if err := CheckReference(ref); err != nil {
+		return nil, fmt.Errorf("diag: Compare: %w", err)
 	}
 	out := &Distance{Vars: make([]VarDistance, d.Dim())}
 	for j, name := range d.Names {
@@ -78,7 +101,11 @@ func Compare(d, ref *Draws) (*Distance, error) {
 		if k < 0 {
 			return nil, fmt.Errorf("diag: Compare: variable not in reference draws (variable=%s)", name)
 		}
-		v := CompareVar(name, concat(d.Var(j)), concat(ref.Var(k)))
+		r := concat(ref.Var(k))
+		if s := sd(r); !(s > 0) || math.IsInf(s, 1) {
+			return nil, fmt.Errorf("diag: Compare: the reference draws of %s have sd %v over %d draws: distances in units of it are undefined (variable=%s)", name, s, len(r), name)
+		}
+		v := CompareVar(name, concat(d.Var(j)), r)
 		out.Vars[j] = v
 		out.W1SD += v.W1SD
 		out.SDRatio += v.SDRatio

@@ -13,9 +13,16 @@ type PSISResult struct {
 	// LogWeights are the smoothed log weights, unnormalised and on the scale of the input
 	// (the largest tail weight is truncated at the largest raw ratio). loo's weights().
 	LogWeights []float64
-	// K is the Pareto shape estimate k̂; +Inf when the tail is too short (< 5 draws) or
-	// constant, or the fit fails.
+	// K is the Pareto shape estimate k̂. −Inf when the weights are equal (see Equal): the
+	// best case, a weight distribution with no tail at all (the limit k → −∞ of a generalized
+	// Pareto whose support shrinks to a point). +Inf when the tail is too short (< 5 draws),
+	// constant while the other weights are not (loo's "all tail values are the same"), or the
+	// fit fails.
 	K float64
+	// Equal reports that the log ratios are equal up to rounding (EqualLogRatios): q is
+	// proportional to the target on these draws, so there is nothing to smooth and every
+	// importance-weighted estimate equals the unweighted one. K is then −Inf.
+	Equal bool
 	// Sigma is the fitted generalized Pareto scale (on exp(log ratio − max) − cutoff).
 	Sigma float64
 	// TailLen is M = ⌈min(0.2·S, 3·√S)⌉, the number of draws smoothed.
@@ -57,9 +64,32 @@ func KhatThreshold(s int) float64 {
 	return math.Min(1-1/math.Log10(float64(s)), 0.7)
 }
 
+// EqualLogRatios reports whether the log ratios lr are equal up to rounding: all finite and
+// max − min ≤ 256·ε·max(1, |max|), ε the float64 machine epsilon — a few hundred units in the
+// last place of the ratios themselves, what evaluating log p − log q in floating point leaves
+// when q equals the target up to a constant. Cost O(S).
+func EqualLogRatios(lr []float64) bool {
+	if len(lr) == 0 {
+		return false
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range lr {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+	}
+	return hi-lo <= 256*2.220446049250313e-16*math.Max(1, math.Abs(hi))
+}
+
 // PSIS Pareto-smooths the log importance ratios log p(θₛ) − log q(θₛ) of S independent draws
-// exactly as R's loo::psis (loo ≥ 2.4, r_eff = 1) does:
+// exactly as R's loo::psis (loo ≥ 2.4, r_eff = 1) does, except for equal ratios:
 //
+//  0. if the ratios are equal up to rounding (EqualLogRatios: q equals the target up to a
+//     constant, e.g. a full-rank Gaussian fitted to a Gaussian), K = −Inf and Equal is set,
+//     nothing is smoothed and Reliable holds. loo (and posterior, ArviZ) return k̂ = Inf
+//     (or NA) with the warning "all tail values are the same", which reads as the worst
+//     verdict for the best possible approximation; vigo departs from them here only;
 //  1. shift the ratios by their maximum and sort them;
 //  2. take the M = ⌈min(0.2·S, 3·√S)⌉ largest as the tail, the next one as the cutoff u;
 //  3. fit a generalized Pareto distribution to exp(tail) − exp(u) by FitGPD
@@ -67,8 +97,9 @@ func KhatThreshold(s int) float64 {
 //  4. if k̂ is finite, replace the tail, in order, by log(exp(u) + F⁻¹((i − ½)/M)), i = 1…M;
 //  5. truncate every log weight at 0 (the largest raw ratio) and shift back.
 //
-// With M < 5 or a constant tail nothing is smoothed and K = +Inf. The ratios must not be
-// NaN or +Inf; −Inf (zero weight) is allowed. Cost O(S log S).
+// With M < 5, or a tail that is constant (or whose spread vanishes when exponentiated) while
+// the other ratios are not, nothing is smoothed and K = +Inf, as in loo. The ratios must not
+// be NaN or +Inf; −Inf (zero weight) is allowed. Cost O(S log S).
 func PSIS(logRatios []float64) (*PSISResult, error) {
 	s := len(logRatios)
 	if s < 2 {
@@ -90,7 +121,9 @@ func PSIS(logRatios []float64) (*PSISResult, error) {
 	}
 	res := &PSISResult{K: math.Inf(1), Sigma: math.NaN(), TailLen: TailLength(s), Threshold: KhatThreshold(s)}
 	m := res.TailLen
-	if m >= 5 && m < s {
+	if EqualLogRatios(logRatios) {
+		res.K, res.Equal = math.Inf(-1), true
+	} else if m >= 5 && m < s {
 		// Stable ordering, as R's radix sort.int(index.return = TRUE).
 		idx := make([]int, s)
 		for i := range idx {
@@ -114,6 +147,8 @@ func PSIS(logRatios []float64) (*PSISResult, error) {
 			for i, j := range tail {
 				x[i] = math.Exp(lw[j]) - ec
 			}
+			// FitGPD guards x[m−1] ≤ 0 (tail values that differ in log space but not
+			// once exponentiated) and returns k = +Inf for it.
 			k, sigma := FitGPD(x)
 			res.K, res.Sigma = k, sigma
 			if !math.IsInf(k, 0) && !math.IsNaN(k) {
@@ -156,10 +191,16 @@ func gpdQuantile(p, k, sigma float64) float64 {
 //   - posterior-mean θ̂ = Σθⱼwⱼ, wⱼ ∝ exp ℓ(θⱼ); k = mean log(1 − θ̂x), σ = −k/θ̂;
 //   - weakly informative prior shrinking k towards ½: k ← (n·k + 10·½)/(n + 10).
 //
-// A NaN k becomes +Inf. x must be sorted ascending. Cost O(n·(30 + √n)).
+// A NaN k becomes +Inf, and so do fewer than 2 values and a sample without spread to fit:
+// x₍ₙ₎ or x* not positive and finite (all values 0, as when tail ratios differ by less than
+// the rounding of exp, or the first quarter tied at 0), where the grid would divide by zero.
+// x must be sorted ascending. Cost O(n·(30 + √n)).
 func FitGPD(x []float64) (k, sigma float64) {
 	n := len(x)
-	if n == 0 {
+	if n < 2 {
+		return math.Inf(1), math.NaN()
+	}
+	if hi, xs := x[n-1], x[int(math.Floor(float64(n)/4+0.5))-1]; !(hi > 0) || !(xs > 0) || math.IsInf(hi, 1) {
 		return math.Inf(1), math.NaN()
 	}
 	const prior = 3

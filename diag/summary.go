@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/vigo-bayes/vigo/internal/textsafe"
 )
 
 // Row is one variable's line of a Summary. Missing values are NaN.
@@ -212,13 +214,15 @@ func fmtCell(col string, x float64) string {
 }
 
 // WriteText writes the summary as an aligned text table (3 significant digits, ESS rounded,
-// R̂ to 3 decimals, NaN as NA) followed by the notes.
+// R̂ to 3 decimals, NaN as NA) followed by the notes. Variable names and notes often come
+// from a file (a CSV header); like every format here, they are written through
+// internal/textsafe, which replaces terminal control characters by visible escapes.
 func (s *Summary) WriteText(w io.Writer) error {
 	cells := make([][]string, 0, len(s.Rows)+1)
 	cells = append(cells, Columns)
 	for i := range s.Rows {
 		r := &s.Rows[i]
-		line := []string{r.Variable}
+		line := []string{textsafe.String(r.Variable)}
 		for k, v := range r.values() {
 			line = append(line, fmtCell(Columns[k+1], v))
 		}
@@ -245,7 +249,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 	if len(s.Notes) > 0 {
 		b.WriteByte('\n')
 		for _, n := range s.Notes {
-			b.WriteString(n + "\n")
+			b.WriteString(textsafe.Text(n) + "\n")
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -254,7 +258,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 
 // WriteCSV writes the summary as CSV with a header row of Columns, full-precision numbers
 // (shortest representation that round-trips) and NA for missing values. Notes are not
-// written.
+// written. Variable names are written through textsafe.String, as in WriteText.
 func (s *Summary) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(Columns); err != nil {
@@ -262,7 +266,7 @@ func (s *Summary) WriteCSV(w io.Writer) error {
 	}
 	for i := range s.Rows {
 		r := &s.Rows[i]
-		line := []string{r.Variable}
+		line := []string{textsafe.String(r.Variable)}
 		for _, v := range r.values() {
 			line = append(line, fmtFull(v))
 		}
@@ -325,11 +329,16 @@ type jsonSummary struct {
 }
 
 // MarshalJSON encodes {"variables": [{"variable", "mean", …, "rhat"}], "weighted", "notes"},
-// with missing values as null.
+// with missing values as null. Variable names and notes are written through textsafe, as in
+// WriteText (encoding/json would escape C0 controls but pass C1 and bidirectional controls,
+// which a consumer printing the decoded string would emit raw).
 func (s *Summary) MarshalJSON() ([]byte, error) {
-	js := jsonSummary{Variables: make([]jsonRow, len(s.Rows)), Weighted: s.Weighted, Notes: s.Notes}
+	js := jsonSummary{Variables: make([]jsonRow, len(s.Rows)), Weighted: s.Weighted}
+	for _, n := range s.Notes {
+		js.Notes = append(js.Notes, textsafe.Text(n))
+	}
 	for i, r := range s.Rows {
-		js.Variables[i] = jsonRow{r.Variable, jnum(r.Mean), jnum(r.Median), jnum(r.SD), jnum(r.MAD),
+		js.Variables[i] = jsonRow{textsafe.String(r.Variable), jnum(r.Mean), jnum(r.Median), jnum(r.SD), jnum(r.MAD),
 			jnum(r.Q5), jnum(r.Q95), jnum(r.ESSBulk), jnum(r.ESSTail), jnum(r.Rhat)}
 	}
 	return json.Marshal(js)

@@ -52,10 +52,14 @@ func Classify(k float64, s int) Reliability {
 	return Good
 }
 
-// FormatKhat returns k̂ rounded to 2 decimals without trailing zeros ("0.42", "1.3", "Inf").
+// FormatKhat returns k̂ rounded to 2 decimals without trailing zeros ("0.42", "1.3", "Inf",
+// "-Inf" for equal weights).
 func FormatKhat(k float64) string {
 	if math.IsInf(k, 1) {
 		return "Inf"
+	}
+	if math.IsInf(k, -1) {
+		return "-Inf"
 	}
 	if math.IsNaN(k) {
 		return "NaN"
@@ -70,12 +74,16 @@ func FormatKhat(k float64) string {
 // Verdict returns a one-line judgement of an approximation from the k̂ of its PSIS log
 // weights on S draws, e.g. "k̂ = 0.42: reliable" or "k̂ = 1.3: do not trust this
 // approximation — try a richer family". advice replaces "try a richer family" (e.g.
-// "try a full-rank Gaussian or a flow family"); it is used for Poor and Failed.
+// "try a full-rank Gaussian or a flow family"); it is used for Poor and Failed. k̂ = −Inf
+// is PSIS's value for equal weights (PSISResult.Equal) and reads "reliable" with the reason.
 func Verdict(k float64, s int, advice string) string {
 	if advice == "" {
 		advice = "try a richer family"
 	}
 	ks := "k̂ = " + FormatKhat(k) + ": "
+	if math.IsInf(k, -1) {
+		return ks + "reliable — the importance weights are all equal: q matches the target (up to a constant) on these draws"
+	}
 	switch Classify(k, s) {
 	case Good:
 		return ks + "reliable"

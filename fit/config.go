@@ -2,6 +2,7 @@ package fit
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 )
 
@@ -147,15 +148,23 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// validate reports the first bad field of c (after withDefaults). The float fields must be
+// finite and ≥ 0: NaN fails every comparison, so each is tested as !(x >= 0) and for ±Inf,
+// and a NaN Tol (a plateau never judged) or LR (every step NaN, blamed on the target) is
+// named here rather than later.
 func (c Config) validate() error {
 	bad := func(name string, v any) error {
 		return fmt.Errorf("fit: Config: %s must be positive (%s=%v)", name, name, v)
 	}
+	badFloat := func(name string, v float64) error {
+		return fmt.Errorf("fit: Config: %s must be finite and ≥ 0 (%s=%v)", name, name, v)
+	}
+	nonNeg := func(x float64) bool { return x >= 0 && !math.IsInf(x, 1) } // false for NaN
 	switch {
 	case c.Samples < 0:
 		return bad("Samples", c.Samples)
-	case c.LR < 0:
-		return bad("LR", c.LR)
+	case !nonNeg(c.LR):
+		return badFloat("LR", c.LR)
 	case c.MaxIter < 0:
 		return bad("MaxIter", c.MaxIter)
 	case c.EvalEvery < 0:
@@ -168,14 +177,14 @@ func (c Config) validate() error {
 		return fmt.Errorf("fit: Config: unknown Stop %d", c.Stop)
 	case c.Stop == StopTrend && c.Window < 3:
 		return fmt.Errorf("fit: Config: Window must be at least 3 with StopTrend (Window=%d)", c.Window)
-	case c.TrendZ < 0:
-		return bad("TrendZ", c.TrendZ)
-	case c.Tol < 0:
-		return bad("Tol", c.Tol)
+	case !nonNeg(c.TrendZ):
+		return badFloat("TrendZ", c.TrendZ)
+	case !nonNeg(c.Tol):
+		return badFloat("Tol", c.Tol)
 	case c.Optimizer != "" && c.Optimizer != OptAdam && c.Optimizer != OptRMSprop:
 		return fmt.Errorf("fit: Config: unknown Optimizer %q (want %s or %s)", c.Optimizer, OptAdam, OptRMSprop)
-	case c.InitScale < 0:
-		return bad("InitScale", c.InitScale)
+	case !nonNeg(c.InitScale):
+		return badFloat("InitScale", c.InitScale)
 	case c.Workers < 0:
 		return bad("Workers", c.Workers)
 	case c.DiagDraws < 0:

@@ -2,12 +2,15 @@ package model
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/vigo-bayes/vigo/internal/textsafe"
 )
 
 // StanCSV is a draws file in Stan's CSV format as CmdStan writes it (CmdStan guide, "Stan CSV
@@ -191,7 +194,10 @@ func LoadStanCSV(path string) (*StanCSV, error) {
 }
 
 // ReadStanCSV reads a Stan CSV file, vigo's or CmdStan's (any method). The first line that is
-// not a comment is the header; every later non-comment line is a row with as many numbers as
+// not a comment is the header, and it must be column names: a header field that is a number
+// literal (starting with a digit, a sign or a dot: "1.5", "-2", ".3e4"), or a header made of
+// numbers only (nan and inf included), is an error naming the line, so a file without a
+// header is not read with its first draw as the names; every later non-comment line is a row with as many numbers as
 // the header has names (Stan's nan, inf and -inf included). Rows before a "# Adaptation
 // terminated" comment are warmup; so are the first ⌈num_warmup/thin⌉ rows of a file whose
 // config says save_warmup = 1 (or true) but that has no adaptation comment. Comments after
@@ -232,12 +238,22 @@ func ReadStanCSV(name string, r io.Reader) (*StanCSV, error) {
 		}
 		fields := strings.Split(t, ",")
 		if s.Names == nil {
+			numbers := 0
 			for j, f := range fields {
 				f = strings.TrimSpace(f)
 				if f == "" {
 					return nil, fail("column %d of the header has no name", j+1)
 				}
+				if isNumber(f) {
+					numbers++
+					if strings.ContainsRune("0123456789+-.", rune(f[0])) {
+						return nil, fail("the header's column %d is the number %q, not a name: the file has no header line (a Stan CSV file starts with a line of column names, e.g. lp__,theta)", j+1, clip(f))
+					}
+				}
 				s.Names = append(s.Names, BracketName(f))
+			}
+			if numbers == len(fields) {
+				return nil, fail("the header line is all numbers (%q): the file has no header line (a Stan CSV file starts with a line of column names, e.g. lp__,theta)", clip(t))
 			}
 			continue
 		}
@@ -247,7 +263,7 @@ func ReadStanCSV(name string, r io.Reader) (*StanCSV, error) {
 		for j, f := range fields {
 			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 			if err != nil {
-				return nil, fail("column %s: %q is not a number", DottedName(s.Names[j]), clip(f))
+				return nil, fail("column %s: %q is not a number", textsafe.String(DottedName(s.Names[j])), clip(f))
 			}
 			rowsSinceHeader = append(rowsSinceHeader, v)
 		}
@@ -283,6 +299,12 @@ func (s *StanCSV) splitWarmupByConfig() {
 	}
 	n := min((nw+thin-1)/thin, s.NumDraws()) * len(s.Names)
 	s.Warmup, s.Draws = s.Draws[:n:n], s.Draws[n:]
+}
+
+// isNumber reports whether f parses as a float64, Stan's nan, inf and -inf included.
+func isNumber(f string) bool {
+	_, err := strconv.ParseFloat(f, 64)
+	return err == nil || errors.Is(err, strconv.ErrRange)
 }
 
 func valueOr(s *StanCSV, key, def string) string {

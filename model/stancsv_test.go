@@ -144,3 +144,33 @@ func FuzzReadStanCSV(f *testing.F) {
 		}
 	})
 }
+
+// TestReadStanCSVWithoutHeader: a file whose first non-comment line is a draw has no header;
+// it used to be read with that draw's numbers as the column names (and one draw fewer). The
+// error names the file and the line. Names that merely spell nan or inf are still names.
+func TestReadStanCSVWithoutHeader(t *testing.T) {
+	for _, c := range []struct{ name, text, want string }{
+		{"draws.csv", "# method = sample\n-7.1,0.9,0.25\n-7.3,0.8,0.3\n", "draws.csv: line 2: the header's column 1 is the number \"-7.1\""},
+		{"nan.csv", "nan,inf,Infinity\n1,2,3\n", "nan.csv: line 1: the header line is all numbers"},
+		{"mixed.csv", "lp__,1.5,theta\n1,2,3\n", "mixed.csv: line 1: the header's column 2 is the number \"1.5\""},
+		{"dot.csv", "lp__,.5\n1,2\n", "column 2 is the number \".5\""},
+	} {
+		_, err := ReadStanCSV(c.name, strings.NewReader(c.text))
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "no header line") {
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
+		}
+	}
+	s, err := ReadStanCSV("names.csv", strings.NewReader("lp__,nan,inf,theta.1\n1,2,3,4\n"))
+	if err != nil || !slices.Equal(s.Names, []string{"lp__", "nan", "inf", "theta[1]"}) || s.NumDraws() != 1 {
+		t.Fatalf("names spelling nan and inf: %v, %v", s, err)
+	}
+}
+
+// TestReadStanCSVErrorEscapesColumnName: the error for a bad value names its column, whose
+// name is the file's text; a terminal escape in it is shown escaped, not sent to the terminal.
+func TestReadStanCSVErrorEscapesColumnName(t *testing.T) {
+	_, err := ReadStanCSV("evil.csv", strings.NewReader("lp__,\x1b[2Jx\n1,oops\n"))
+	if err == nil || strings.ContainsRune(err.Error(), 0x1b) || !strings.Contains(err.Error(), `column \x1b[2Jx: "oops" is not a number`) {
+		t.Errorf("error %q, want the column name escaped", err)
+	}
+}
