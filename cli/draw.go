@@ -57,6 +57,9 @@ func runDraw(stdout io.Writer, reg *registry, path string, f drawFlags, seedSet 
 	if f.draws < 1 {
 		return fmt.Errorf("--draws: %d, want a positive value", f.draws)
 	}
+	if f.draws > fit.MaxDrawValues {
+		return drawsLimit(f.draws, 1)
+	}
 	s, err := fit.Load(path)
 	if err != nil {
 		return err
@@ -70,6 +73,13 @@ func runDraw(stdout io.Writer, reg *registry, path string, f drawFlags, seedSet 
 		return err
 	}
 	d := s.Dim()
+	cols := 2 + len(s.Names)
+	if m != nil {
+		cols = 2 + len(m.Columns())
+	}
+	if per := max(d, cols); f.draws > fit.MaxDrawValues/per {
+		return drawsLimit(f.draws, per)
+	}
 	z, logq := s.Sample(seed, f.draws)
 	var names []string
 	var fill func(row, z []float64)
@@ -160,4 +170,11 @@ func savedFamilyDesc(f fit.FamilySpec) string {
 		return f.Name + " (flow)"
 	}
 	return f.Kind
+}
+
+// drawsLimit is the error of a --draws that would hold more than fit.MaxDrawValues values of
+// per values each in memory.
+func drawsLimit(draws, per int) error {
+	return fmt.Errorf("--draws: %d, want at most %d for %d values per draw: vigo draw holds at most fit.MaxDrawValues = %d values in memory (a hard cap; write more in several runs with different --seed values)",
+		draws, fit.MaxDrawValues/per, per, fit.MaxDrawValues)
 }

@@ -435,6 +435,12 @@ func checkFitFlags(f fitFlags) error {
 	switch {
 	case f.draws < 1:
 		return bad("--draws", f.draws)
+	case f.draws > fit.MaxDiagDraws || f.psisResample && f.draws > fit.MaxDiagDraws/4:
+		lim := fit.MaxDiagDraws
+		if f.psisResample {
+			lim /= 4 // resampled from 4× as many
+		}
+		return fmt.Errorf("--draws: %d, want at most %d (fit.MaxDiagDraws, a hard cap; more draws: vigo draw with several --seed values)", f.draws, lim)
 	case f.workers < 0:
 		return bad("--workers", f.workers)
 	case f.out == "":
@@ -466,6 +472,14 @@ func runFit(ctx context.Context, stdout, stderr io.Writer, reg *registry, name s
 	}
 	if err != nil {
 		return err
+	}
+	for _, r := range append(stages[:len(stages):len(stages)], recipe) {
+		if r.Family.Kind == "" {
+			continue // recipe is unset with --family auto
+		}
+		if err := r.ValidateFor(m.Dim()); err != nil { // the sizes times d, before anything is allocated
+			return flagError(err, r.Family.Kind)
+		}
 	}
 	if _, err := recipe.Family.NewFamily(m.Dim(), recipe.Seed); stages == nil && err != nil {
 		return flagError(err, recipe.Family.Kind)

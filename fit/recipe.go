@@ -194,9 +194,35 @@ func DefaultRecipe(kind string) Recipe {
 	return r
 }
 
+// Limits on the sizes a Recipe can request, so that a recipe file, the recipe stored in a
+// fit.json or a flag of vigo fit cannot make a fit allocate without bound. Validate checks
+// the sizes alone, Run their products with the target's dimension d. They are hard caps, far
+// above what a fit needs, because the buffers they size are held in memory at once:
+//
+//	MaxSamples      objective.samples and objective.samples × objective.k (draws per
+//	                gradient step; vigo fit --samples, --k)
+//	MaxEvalSamples  stop.eval_samples (draws of one tracking estimate)
+//	MaxDiagDraws    diag_draws (vigo fit --draws, ×4 with --psis-resample)
+//	MaxDrawValues   draws × d of one buffer of draws (2 GiB of float64): Run checks
+//	                diag_draws·d, samples·k·d and eval_samples·d; write more draws with
+//	                several runs of vigo draw with different --seed values
+//	MaxTracePoints  max_iter / eval_every, the tracking estimates kept in the trace and in
+//	                fit.json (vigo fit --iter); raise stop.eval_every for a longer run
+//	MaxFlowWeights  the weights of a flow's conditioner networks over its layers (family.flow
+//	                hidden, layers and degree; Run counts the input and output layers with d)
+const (
+	MaxSamples     = 1 << 16
+	MaxEvalSamples = 1 << 20
+	MaxDiagDraws   = 1 << 24
+	MaxDrawValues  = 1 << 28
+	MaxTracePoints = 1 << 20
+	MaxFlowWeights = 1 << 26
+)
+
 // Validate reports the first bad value of r, naming its JSON field; NaN and ±Inf are bad
-// everywhere. It does not know the target: Run checks the dimension-dependent values (the
-// lowrank rank, the initial point's length).
+// everywhere, and so are sizes above the limits (MaxSamples and the others, whose doc says
+// how to go further). It does not know the target: Run checks the dimension-dependent values
+// (the lowrank rank, the initial point's length, the sizes times d).
 func (r *Recipe) Validate() error {
 	bad := func(field string, v any, want string) error {
 		return fmt.Errorf("fit: Recipe: %s = %v, want %s", field, v, want)
@@ -215,10 +241,13 @@ func (r *Recipe) Validate() error {
 		return bad("family.flow", "set", "absent for family "+r.Family.Kind)
 	case !oneOf(r.Objective.Estimator, EstELBO, EstSTL, EstIWELBO, EstDReG):
 		return bad("objective.estimator", fmt.Sprintf("%q", r.Objective.Estimator), "elbo, stl, iwelbo or dreg")
-	case r.Objective.Samples < 1:
-		return bad("objective.samples", r.Objective.Samples, "≥ 1")
-	case r.Objective.K < 1:
-		return bad("objective.k", r.Objective.K, "≥ 1")
+	case r.Objective.Samples < 1 || r.Objective.Samples > MaxSamples:
+		return bad("objective.samples", r.Objective.Samples, fmt.Sprintf("1 to %d (fit.MaxSamples, a hard cap)", MaxSamples))
+	case r.Objective.K < 1 || r.Objective.K > MaxSamples:
+		return bad("objective.k", r.Objective.K, fmt.Sprintf("1 to %d (fit.MaxSamples, a hard cap)", MaxSamples))
+	case r.Objective.Samples*r.Objective.K > MaxSamples:
+		return bad("objective.k", r.Objective.K, fmt.Sprintf("at most %d with objective.samples = %d: samples × k is at most %d draws per step (fit.MaxSamples, a hard cap)",
+			MaxSamples/r.Objective.Samples, r.Objective.Samples, MaxSamples))
 	case (r.Objective.Estimator == EstELBO || r.Objective.Estimator == EstSTL) && r.Objective.K != 1:
 		return bad("objective.k", r.Objective.K, "1 for estimator "+r.Objective.Estimator+" (iwelbo or dreg for K > 1)")
 	case !oneOf(r.Optimizer.Name, OptAdam, OptRMSprop):
@@ -229,8 +258,8 @@ func (r *Recipe) Validate() error {
 		return bad("stop.rule", fmt.Sprintf("%q", r.Stop.Rule), "halves or trend")
 	case r.Stop.EvalEvery < 1:
 		return bad("stop.eval_every", r.Stop.EvalEvery, "≥ 1")
-	case r.Stop.EvalSamples < 1:
-		return bad("stop.eval_samples", r.Stop.EvalSamples, "≥ 1")
+	case r.Stop.EvalSamples < 1 || r.Stop.EvalSamples > MaxEvalSamples:
+		return bad("stop.eval_samples", r.Stop.EvalSamples, fmt.Sprintf("1 to %d (fit.MaxEvalSamples, a hard cap)", MaxEvalSamples))
 	case r.Stop.Window < 2 || (r.Stop.Rule == RuleTrend && r.Stop.Window < 3):
 		return bad("stop.window", r.Stop.Window, "≥ 2 (≥ 3 for the trend rule)")
 	case !(r.Stop.Tol > 0) || !finite(r.Stop.Tol):
@@ -243,6 +272,9 @@ func (r *Recipe) Validate() error {
 		return bad("stop.average", r.Stop.Average, "≥ 0 (0: no averaging)")
 	case r.MaxIter < 1:
 		return bad("max_iter", r.MaxIter, "≥ 1")
+	case r.MaxIter/r.Stop.EvalEvery > MaxTracePoints:
+		return bad("max_iter", r.MaxIter, fmt.Sprintf("at most %d with stop.eval_every = %d: the trace keeps at most %d tracking estimates (fit.MaxTracePoints; raise stop.eval_every for a longer run)",
+			MaxTracePoints*r.Stop.EvalEvery, r.Stop.EvalEvery, MaxTracePoints))
 	case !oneOf(r.WarmStart, WarmNone, WarmFullRank):
 		return bad("warm_start", fmt.Sprintf("%q", r.WarmStart), "none or fullrank")
 	case !oneOf(r.Init.Method, InitMethodLaplace, InitMethodZero):
@@ -251,8 +283,8 @@ func (r *Recipe) Validate() error {
 		return bad("init.scale", r.Init.Scale, "a finite value > 0")
 	case r.Init.Iter < 1:
 		return bad("init.iter", r.Init.Iter, "≥ 1")
-	case r.DiagDraws < 2:
-		return bad("diag_draws", r.DiagDraws, "≥ 2")
+	case r.DiagDraws < 2 || r.DiagDraws > MaxDiagDraws:
+		return bad("diag_draws", r.DiagDraws, fmt.Sprintf("2 to %d (fit.MaxDiagDraws, a hard cap; more draws: vigo draw with several --seed values)", MaxDiagDraws))
 	case !oneOf(r.NaN, NaNPolicySkip, NaNPolicyFail):
 		return bad("nan", fmt.Sprintf("%q", r.NaN), "skip or fail")
 	case r.MaxSkips < 1:
@@ -264,11 +296,67 @@ func (r *Recipe) Validate() error {
 		}
 	}
 	if f := r.Family.Flow; f != nil {
+		// Count the hidden-to-hidden weights before NewFlowFamily builds the flow on ℝ¹, so
+		// that hidden sizes within flow.MaxHiddenUnits but many of them do not allocate.
+		if err := checkHidden("", f.Hidden); err != nil {
+			return fmt.Errorf("fit: Recipe: family.flow: %w", err)
+		}
+		if err := checkHidden("affine ", f.AffineHidden); err != nil {
+			return fmt.Errorf("fit: Recipe: family.flow: %w", err)
+		}
+		if n := flowWeights(r.Family.Kind, *f, 0); n > MaxFlowWeights {
+			return bad("family.flow.hidden", f.Hidden, fmt.Sprintf("at most %d weights between the conditioners' hidden layers, not %.0f (fit.MaxFlowWeights, a hard cap: fewer or smaller hidden layers or fewer layers)", MaxFlowWeights, n))
+		}
 		if _, err := NewFlowFamily(r.Family.Kind, 1, *f); err != nil {
 			return fmt.Errorf("fit: Recipe: family.flow: %w", err)
 		}
 	}
 	return nil
+}
+
+// flowWeights estimates the number of conditioner weights of the flow of kind with options o
+// on ℝ^d (d = 0: the hidden-to-hidden weights only), in float64 so that no size overflows:
+// per layer, Σ h_i·h_{i+1} between hidden layers plus d·h_first + K·d·h_last for the input
+// and output layers (d·K·d without hidden layers), K the outputs per coordinate (M + 1 for a
+// Bernstein MADE of degree M, 2 for a MAF or a coupling layer), and the same with K = 2 for
+// the affine layer. Unset layers, hidden sizes and degree count at NewFlowFamily's defaults.
+func flowWeights(kind string, o FlowOptions, d int) float64 {
+	layers, hidden, k := 2, []int{32, 32}, 2.0
+	switch kind {
+	case KindRealNVP:
+		layers = 4
+	case KindBernstein:
+		layers, hidden, k = 1, []int{10, 10}, defaultDegree+1
+		if o.Degree != 0 {
+			k = float64(o.Degree) + 1
+		}
+	}
+	if o.Layers != 0 {
+		layers = o.Layers
+	}
+	if o.Hidden != nil {
+		hidden = o.Hidden
+	}
+	fd := float64(d)
+	net := func(h []int, k float64) float64 {
+		if len(h) == 0 {
+			return fd * k * fd
+		}
+		n := fd*float64(h[0]) + k*fd*float64(h[len(h)-1])
+		for i := 0; i+1 < len(h); i++ {
+			n += float64(h[i]) * float64(h[i+1])
+		}
+		return n
+	}
+	n := float64(layers) * net(hidden, k)
+	if o.Affine != "" && o.Affine != AffineNone {
+		ah := o.AffineHidden
+		if ah == nil {
+			ah = []int{32, 32}
+		}
+		n += net(ah, 2)
+	}
+	return n
 }
 
 func oneOf(s string, set ...string) bool {
@@ -421,16 +509,13 @@ func WithWorkers(n int) Option { return func(o *options) { o.workers = n } }
 // Cancellation: as Fit — the partial result together with an error wrapping the context's
 // cause; other errors come with a nil result.
 func Run(ctx context.Context, target model.Target, r Recipe, opts ...Option) (*Result, error) {
-	if err := r.Validate(); err != nil {
+	d := target.Dim()
+	if err := r.ValidateFor(d); err != nil {
 		return nil, err
 	}
 	var o options
 	for _, f := range opts {
 		f(&o)
-	}
-	d := target.Dim()
-	if r.Init.Point != nil && len(r.Init.Point) != d {
-		return nil, fmt.Errorf("fit: Run: init.point has %d values, the target's dimension is %d", len(r.Init.Point), d)
 	}
 	fam, err := r.Family.NewFamily(d, r.Seed)
 	if err != nil {
@@ -464,6 +549,41 @@ func Run(ctx context.Context, target model.Target, r Recipe, opts ...Option) (*R
 		res.Elapsed += warm.Elapsed
 	}
 	return res, err
+}
+
+// ValidateFor is Validate and the checks that need the target's dimension d, which Run makes
+// before it allocates anything: the initial point's length, and the sizes times d against
+// MaxDrawValues and MaxFlowWeights (Validate has bounded each factor, so the products do not
+// overflow). The lowrank rank is checked by FamilyRecipe.NewFamily.
+func (r *Recipe) ValidateFor(d int) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	if d < 1 {
+		return nil // FamilyRecipe.NewFamily names the dimension
+	}
+	if r.Init.Point != nil && len(r.Init.Point) != d {
+		return fmt.Errorf("fit: Run: init.point has %d values, the target's dimension is %d", len(r.Init.Point), d)
+	}
+	for _, c := range []struct {
+		field string
+		n     int
+		hint  string
+	}{{"diag_draws", r.DiagDraws, "; more draws: vigo draw with several --seed values"},
+		{"objective.samples × objective.k", r.Objective.Samples * r.Objective.K, ""},
+		{"stop.eval_samples", r.Stop.EvalSamples, ""}} {
+		if c.n > MaxDrawValues/d {
+			return fmt.Errorf("fit: Recipe: %s = %d, want at most %d for the target's dimension %d: %d draws × %d values is more than fit.MaxDrawValues = %d held at once (a hard cap%s)",
+				c.field, c.n, MaxDrawValues/d, d, c.n, d, MaxDrawValues, c.hint)
+		}
+	}
+	if f := r.Family.Flow; f != nil {
+		if n := flowWeights(r.Family.Kind, *f, d); n > MaxFlowWeights {
+			return fmt.Errorf("fit: Recipe: family.flow.hidden = %v: about %.0f conditioner weights in dimension %d, more than fit.MaxFlowWeights = %d (a hard cap: fewer or smaller hidden layers, fewer layers or a lower degree)",
+				f.Hidden, n, d, MaxFlowWeights)
+		}
+	}
+	return nil
 }
 
 // clone returns a deep copy of r.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vigo-bayes/vigo/family"
 	"github.com/vigo-bayes/vigo/flow"
+	"github.com/vigo-bayes/vigo/internal/mathx"
 	"github.com/vigo-bayes/vigo/model"
 	"github.com/vigo-bayes/vigo/rng"
 )
@@ -329,10 +330,55 @@ func Read(name string, r io.Reader) (*Saved, error) {
 		}
 		return nil, fmt.Errorf("fit: Read %s: %w", name, err)
 	}
+	if bytes.Contains(b, []byte("null")) {
+		if err := checkNulls(b); err != nil {
+			return nil, fmt.Errorf("fit: Read %s: %w", name, err)
+		}
+	}
 	if err := s.check(); err != nil {
 		return nil, fmt.Errorf("fit: Read %s: %w", name, err)
 	}
 	return &s, nil
+}
+
+// checkNulls refuses a JSON null among the numbers of q and of the record: encoding/json
+// leaves a []float64 element that is null at 0, which would silently change the fit. It
+// decodes the file a second time into pointers, which only files containing "null" pay
+// for (the diagnostics write NaN as null legitimately).
+func checkNulls(b []byte) error {
+	var w struct {
+		Params []*float64 `json:"params"`
+		Shift  []*float64 `json:"shift"`
+		Scale  []*float64 `json:"scale"`
+		Mean   []*float64 `json:"unconstrained_mean"`
+		SD     []*float64 `json:"unconstrained_sd"`
+		Recipe *struct {
+			Init struct {
+				Point []*float64 `json:"point"`
+			} `json:"init"`
+		} `json:"recipe"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err // not reached: the same bytes decoded into Saved
+	}
+	fields := []struct {
+		name string
+		x    []*float64
+	}{{"params", w.Params}, {"shift", w.Shift}, {"scale", w.Scale}, {"unconstrained_mean", w.Mean}, {"unconstrained_sd", w.SD}}
+	if w.Recipe != nil {
+		fields = append(fields, struct {
+			name string
+			x    []*float64
+		}{"recipe.init.point", w.Recipe.Init.Point})
+	}
+	for _, f := range fields {
+		for i, v := range f.x {
+			if v == nil {
+				return fmt.Errorf("field %q: value %d is null, want a number", f.name, i)
+			}
+		}
+	}
+	return nil
 }
 
 func lineOf(b []byte, off int64) int {
@@ -360,16 +406,28 @@ func (s *Saved) check() error {
 	if d < 1 {
 		return fmt.Errorf("field \"family.dim\": %d, want ≥ 1", d)
 	}
+	// Every length is checked against the file before anything of size d is allocated: every
+	// family has at least 2d parameters, so once that holds d is bounded by the file's length
+	// and d² cannot overflow; the parameter count of each family is computed in closed form (a
+	// flow's by flow.Spec.NumParams) and compared with the saved parameters before the family
+	// is built.
+	what := fmt.Sprintf("%s in d=%d", fs.Kind, d)
+	if d > len(s.Params)/2 {
+		return fmt.Errorf("field \"params\": %d values, %s needs at least %d", len(s.Params), what, 2*uint64(d))
+	}
 	var opts []family.Option
+	pos := family.Exp
 	switch {
 	case fs.Kind == KindFlow:
 	case fs.Positivity == family.Exp.String():
 	case fs.Positivity == family.Softplus.String():
+		pos = family.Softplus
 		opts = append(opts, family.WithPositivity(family.Softplus))
 	default:
 		return fmt.Errorf("field \"family.positivity\": %q, want %q or %q", fs.Positivity, family.Exp, family.Softplus)
 	}
-	var base family.Family
+	// scales is where the raw scale parameters (σ = exp or softplus of them) start in params.
+	var need, scales int
 	switch fs.Kind {
 	case KindFlow:
 		if fs.Flow == nil {
@@ -378,27 +436,20 @@ func (s *Saved) check() error {
 		if s.Version < flowVersion {
 			return fmt.Errorf("field \"version\": %d, a %s family needs version %d", s.Version, KindFlow, flowVersion)
 		}
-		if 2*d > len(s.Params) {
-			return fmt.Errorf("field \"params\": %d values, a flow in d=%d needs at least %d", len(s.Params), d, 2*d)
-		}
-		var err error
-		if base, err = flowFamily(fs, len(s.Params)); err != nil {
-			return err
-		}
+		need = len(s.Params) // flowFamily compares it with the spec's count
 	case KindMeanField:
-		base = family.NewMeanField(d, opts...)
+		need, scales = 2*d, d
 	case KindFullRank:
-		base = family.NewFullRank(d, opts...)
+		need, scales = 2*d+d*(d-1)/2, d
 	case KindLowRank:
 		if fs.Rank < 1 || fs.Rank > d {
 			return fmt.Errorf("field \"family.rank\": %d, want 1 to %d", fs.Rank, d)
 		}
-		base = family.NewLowRank(d, fs.Rank, opts...)
+		need, scales = 2*d+d*fs.Rank, d+d*fs.Rank
 	default:
 		return fmt.Errorf("field \"family.kind\": %q, want %s, %s, %s or %s", fs.Kind, KindMeanField, KindFullRank, KindLowRank, KindFlow)
 	}
-	what := fmt.Sprintf("%s in d=%d", fs.Kind, d)
-	if err := finiteLen("params", s.Params, base.NumParams(), what); err != nil {
+	if err := finiteLen("params", s.Params, need, what); err != nil {
 		return err
 	}
 	if err := finiteLen("shift", s.Shift, d, what); err != nil {
@@ -411,9 +462,36 @@ func (s *Saved) check() error {
 	if err := finiteLen("scale", s.Scale, ns, what); err != nil {
 		return err
 	}
+	if !s.ScaleDiag {
+		if err := lowerTriangular(s.Scale, d); err != nil {
+			return err
+		}
+	}
+	if fs.Kind != KindFlow {
+		if err := positiveScales(s.Params[scales:scales+d], scales, pos); err != nil {
+			return err
+		}
+	}
+	var base family.Family
+	switch fs.Kind {
+	case KindFlow:
+		var err error
+		if base, err = flowFamily(fs, len(s.Params)); err != nil {
+			return err
+		}
+	case KindMeanField:
+		base = family.NewMeanField(d, opts...)
+	case KindFullRank:
+		base = family.NewFullRank(d, opts...)
+	case KindLowRank:
+		base = family.NewLowRank(d, fs.Rank, opts...)
+	}
 	aff, err := family.NewAffine(base, s.Shift, s.Scale, s.ScaleDiag)
 	if err != nil {
 		return fmt.Errorf("field \"scale\": %w", err)
+	}
+	if err := usable(aff, s.Params); err != nil {
+		return err
 	}
 	// The constrained values number at most 4d + (number of parameters) (a Cholesky factor of
 	// a correlation matrix has K² values for K(K−1)/2 coordinates): refuse more before
@@ -447,6 +525,60 @@ func (s *Saved) check() error {
 	}
 	s.Names = lay.Names()
 	s.aff, s.lay = aff, lay
+	return nil
+}
+
+// lowerTriangular checks that the d×d row-major scale has zeros above its diagonal: Affine
+// reads only the lower triangle in some operations and the whole matrix in others, so an
+// entry above the diagonal would make draws and densities disagree.
+func lowerTriangular(scale []float64, d int) error {
+	for i := range d {
+		for j := i + 1; j < d; j++ {
+			if v := scale[i*d+j]; v != 0 {
+				return fmt.Errorf("field \"scale\": value %d (row %d, column %d) is %g above the diagonal of a lower-triangular scale, want 0", i*d+j, i, j, v)
+			}
+		}
+	}
+	return nil
+}
+
+// positiveScales checks that the raw scale parameters raw (params[off:off+d]) give scales
+// σ = pos(raw) that are finite and > 0: a log-sd of 800 is finite but exp(800) = +Inf, and
+// one of −800 gives σ = 0; either makes every draw or log density non-finite.
+func positiveScales(raw []float64, off int, pos family.Positivity) error {
+	for i, r := range raw {
+		sigma := math.Exp(r)
+		if pos == family.Softplus {
+			sigma = mathx.Log1pExp(r)
+		}
+		if !(sigma > 0) || math.IsInf(sigma, 0) {
+			return fmt.Errorf("field \"params\": value %d (the scale of coordinate %d) is %g: %s(%g) = %g, want a finite scale > 0", off+i, i, r, pos, r, sigma)
+		}
+	}
+	return nil
+}
+
+// usableDraws is the number of test draws usable makes.
+const usableDraws = 4
+
+// usable checks that q can be used: a few draws from it (stream 2 of seed 0) and their log densities are finite. The closed-form checks above bound each Gaussian
+// scale, but not their products with the saved affine map nor a flow's scales, which are exp
+// of a network's output and have no closed form: a flow with a log-scale bias of 800 is
+// caught here. A q whose draws overflow only far in its tails passes. Cost: usableDraws draws
+// of the family, O(d²) each for full rank.
+func usable(aff *family.Affine, params []float64) error {
+	z, logq := sampleAffine(aff, params, 0, usableDraws)
+	d := aff.Dim()
+	for i, v := range z {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("field \"params\": q is not usable: coordinate %d of a test draw is %g (are the parameters or the scale overflowing?)", i%d, v)
+		}
+	}
+	for _, v := range logq {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("field \"params\": q is not usable: log q of a test draw is %g", v)
+		}
+	}
 	return nil
 }
 
