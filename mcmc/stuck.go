@@ -24,7 +24,7 @@ const (
 	// lpGapSDs is how many standard deviations of the log density (the median of the other
 	// chains' over their terminal windows) a chain's mean log density may lie below the
 	// median of the other chains' means before it counts as stuck. For a D-dimensional
-	// Gaussian, log π has sd √(D/2) and −log π − const is χ²_D/2, so a 10-sd gap of a 
+	// Gaussian, log π has sd √(D/2) and −log π − const is χ²_D/2, so a 10-sd gap of a
 	// window's mean is a region the other chains' posterior essentially never visits.
 	lpGapSDs = 10
 	// maxRestarts bounds the re-initialisations of one chain.
