@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,5 +89,59 @@ func TestStepSizeSearchCancels(t *testing.T) {
 	}
 	if res == nil || res.GradEvals > 10 {
 		t.Errorf("a cancelled run evaluated %d gradients, want at most 10", res.GradEvals)
+	}
+}
+
+// twoModes is a 2-D target with a standard normal mode at 0 and a minor one, e^−40 times as
+// heavy, at (40, 0): log π = log(N(x; 0, I) + e^−40·N(x; (40, 0), I)). A chain started in
+// the minor mode never leaves it (the valley between them is ≈ 180 nats deep).
+func twoModes() model.Target {
+	return model.GradFunc{N: 2, F: func(x, grad []float64) float64 {
+		a := -0.5 * (x[0]*x[0] + x[1]*x[1])
+		dx := x[0] - 40
+		b := -0.5*(dx*dx+x[1]*x[1]) - 40
+		m := math.Max(a, b)
+		wa, wb := math.Exp(a-m), math.Exp(b-m)
+		s := wa + wb
+		wa, wb = wa/s, wb/s
+		grad[0] = -wa*x[0] - wb*dx
+		grad[1] = -x[1]
+		return m + math.Log(s)
+	}}
+}
+
+// TestMinorModeChainReinitialised starts chain 4 in twoModes' minor mode: at the end of its
+// warmup its mean log density is ≈ 40 sd below the other chains', so it must be
+// re-initialised (from a uniform draw, Inits notwithstanding), sample the main mode, and the
+// diagnostics must say so naming the chain.
+func TestMinorModeChainReinitialised(t *testing.T) {
+	cfg := mcmc.Config{Seed: 2, Warmup: 300, Draws: 300, Inits: [][]float64{{0, 0}, {0, 0}, {0, 0}, {40, 0}}}
+	res, err := sampleWithin(t, 60*time.Second, twoModes(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c, ch := range res.Chains {
+		var m float64
+		for i := range ch.Len() {
+			m += ch.Draws[2*i] / float64(ch.Len())
+		}
+		if math.Abs(m) > 0.5 {
+			t.Errorf("chain %d: mean x₁ %.3g, want ≈ 0 (restarts %q)", c+1, m, ch.Restarts)
+		}
+		if ch.Stuck != "" {
+			t.Errorf("chain %d: still stuck: %s", c+1, ch.Stuck)
+		}
+	}
+	if r := res.Chains[3].Restarts; len(r) != 1 || !strings.Contains(r[0], "log density") {
+		t.Errorf("chain 4: restarts %q, want one for its log density", r)
+	}
+	for c := range 3 {
+		if r := res.Chains[c].Restarts; len(r) != 0 {
+			t.Errorf("chain %d: restarts %q, want none", c+1, r)
+		}
+	}
+	w := strings.Join(res.Diagnostics().Warnings(), "\n")
+	if !strings.Contains(w, "chain 4 ended warmup 1 stuck") {
+		t.Errorf("warnings do not name chain 4:\n%s", w)
 	}
 }
