@@ -145,3 +145,34 @@ func TestMinorModeChainReinitialised(t *testing.T) {
 		t.Errorf("warnings do not name chain 4:\n%s", w)
 	}
 }
+
+// TestConfigErrorsNameTheField checks that an out-of-range Config value is an error naming
+// the field and the value (NaN and ±Inf included, which comparisons like x < 0 let through).
+func TestConfigErrorsNameTheField(t *testing.T) {
+	tg := newGaussian(2, 0).target()
+	cases := []struct {
+		cfg   mcmc.Config
+		field string
+	}{
+		{mcmc.Config{TargetAccept: 1}, "Config.TargetAccept"},
+		{mcmc.Config{TargetAccept: math.NaN()}, "Config.TargetAccept"},
+		{mcmc.Config{TargetAccept: -0.5}, "Config.TargetAccept"},
+		{mcmc.Config{MaxDepth: -1}, "Config.MaxDepth"},
+		{mcmc.Config{MaxDepth: 31}, "Config.MaxDepth"},
+		{mcmc.Config{Thin: -2}, "Config.Thin"},
+		{mcmc.Config{Chains: -1}, "Config.Chains"},
+		{mcmc.Config{Draws: -1}, "Config.Draws"},
+		{mcmc.Config{MaxDeltaH: math.NaN()}, "Config.MaxDeltaH"},
+		{mcmc.Config{StepSize: math.Inf(1)}, "Config.StepSize"},
+		{mcmc.Config{Gamma: math.Inf(1)}, "Config.Gamma"},
+		{mcmc.Config{InitRadius: math.Inf(1)}, "Config.InitRadius"},
+		{mcmc.Config{ProgressEvery: -1}, "Config.ProgressEvery"},
+		{mcmc.Config{Inits: [][]float64{{0, math.NaN()}}}, "Config.Inits"},
+	}
+	for _, c := range cases {
+		_, err := mcmc.Sample(context.Background(), tg, c.cfg)
+		if err == nil || !strings.Contains(err.Error(), c.field) {
+			t.Errorf("%+v: err = %v, want one naming %s", c.cfg, err, c.field)
+		}
+	}
+}
