@@ -176,3 +176,19 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		}
 	}
 }
+
+// TestFailingChainReleasesOthers: a chain that cannot start must not leave the others
+// waiting at the end of warmup for it.
+func TestFailingChainReleasesOthers(t *testing.T) {
+	tg := model.GradFunc{N: 1, F: func(x, grad []float64) float64 {
+		if x[0] > 1 {
+			return math.Inf(-1)
+		}
+		grad[0] = -x[0]
+		return -0.5 * x[0] * x[0]
+	}}
+	_, err := sampleWithin(t, 30*time.Second, tg, mcmc.Config{Seed: 1, Chains: 3, Warmup: 100, Draws: 100, Inits: [][]float64{{0}, {5}, {0}}})
+	if err == nil || !strings.Contains(err.Error(), "chain 2") {
+		t.Errorf("err = %v, want chain 2's start-up error", err)
+	}
+}
