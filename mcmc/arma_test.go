@@ -94,6 +94,7 @@ func TestArmaChainsAgree(t *testing.T) {
 		}
 	}
 	w := strings.Join(res.Diagnostics().Warnings(), "\n")
+	t.Logf("%d gradients; warnings:\n%s", res.GradEvals, w)
 	for _, c := range []int{3, 4} {
 		if len(res.Chains[c-1].Restarts) == 0 || !strings.Contains(w, fmt.Sprintf("chain %d ended warmup 1 stuck", c)) {
 			t.Errorf("chain %d: restarts %q; warnings:\n%s", c, res.Chains[c-1].Restarts, w)

@@ -480,6 +480,7 @@ func (ch *chainRun) warmup(total int) (warmEnd, error) {
 		ch.out.WarmupStats = make([]Stats, 0, cfg.Warmup)
 	}
 	tail := newTail(cfg, win)
+	frozen := 0 // consecutive iterations with a collapsed step size
 	for i := range cfg.Warmup {
 		if ch.cancelled() {
 			return warmEnd{eps: da.final()}, context.Canceled
@@ -490,6 +491,15 @@ func (ch *chainRun) warmup(total int) (warmEnd, error) {
 			ch.out.WarmupStats = append(ch.out.WarmupStats, st)
 		}
 		tail.add(i, st)
+		if frozen = frozen + 1; !(st.StepSize < collapsedStep) || cfg.Algorithm == NUTS && st.TreeDepth < cfg.MaxDepth {
+			frozen = 0
+		}
+		if frozen == tail.size {
+			// As many iterations as the terminal window in a row with a collapsed step size:
+			// the rest of this warmup would be as frozen, at up to 2^MaxDepth gradients each.
+			ch.out.Notes = append(ch.out.Notes, fmt.Sprintf("warmup stopped at iteration %d of %d: %d transitions in a row with a step size below 1.5e-8 and the maximum tree depth", i+1, cfg.Warmup, frozen))
+			return warmEnd{eps: st.StepSize, step: st.StepSize * ch.sys.met.stepScale(), lpMean: st.LogDensity, n: frozen, depthHits: frozen}, nil
+		}
 		eps = da.learn(st.AcceptStat)
 		if adaptMetric {
 			if win.inWindow() {

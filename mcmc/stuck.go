@@ -48,10 +48,11 @@ type warmEnd struct {
 // tail accumulates the last iterations of a warmup: the terminal buffer of the adaptation
 // schedule, and at least 10 (or all of a shorter warmup).
 type tail struct {
-	from, maxDepth int
-	nuts           bool
-	n, hits        int
-	mean, m2       float64
+	from, size int
+	maxDepth   int
+	nuts       bool
+	n, hits    int
+	mean, m2   float64
 }
 
 func newTail(cfg Config, win *windows) *tail {
@@ -59,7 +60,8 @@ func newTail(cfg Config, win *windows) *tail {
 	if win.off {
 		k = cfg.Warmup
 	}
-	return &tail{from: max(cfg.Warmup-k, 0), maxDepth: cfg.MaxDepth, nuts: cfg.Algorithm == NUTS}
+	k = min(k, cfg.Warmup)
+	return &tail{from: cfg.Warmup - k, size: k, maxDepth: cfg.MaxDepth, nuts: cfg.Algorithm == NUTS}
 }
 
 // add records warmup iteration i's stats when i is in the window (Welford's update).

@@ -48,7 +48,7 @@ func TestGateVerdicts(t *testing.T) {
 	ends := []*warmEnd{
 		{eps: 0.5, step: 0.05, lpMean: 257, lpSD: 1.4, n: 50},
 		{eps: 0.6, step: 0.06, lpMean: 258, lpSD: 1.5, n: 50},
-		{eps: 0.7, step: 0.05, lpMean: -107, lpSD: 1.2, n: 50},                  // a minor mode
+		{eps: 0.7, step: 0.05, lpMean: -107, lpSD: 1.2, n: 50},                // a minor mode
 		{eps: 1e-16, step: 1e-17, lpMean: 300, lpSD: 0, n: 50, depthHits: 50}, // collapsed, high lp
 	}
 	var first []string
