@@ -158,9 +158,15 @@ func (r *Result) warmupEvents() []string {
 // Each chain starts from Config.Inits or a uniform draw in (−InitRadius, InitRadius)^D (up to
 // 100 tries for a finite log density and gradient), then runs Warmup adaptation iterations and
 // Draws kept iterations. When ctx is cancelled the chains stop after their current iteration
-// and Sample returns the draws made so far with ctx.Err(). A chain that cannot start (no
-// finite initial point, no workable step size) stops the run with an error; the partial result
-// is returned with it.
+// (or step-size search try) and Sample returns the draws made so far with ctx.Err(). A chain
+// that cannot start (no finite initial point, no workable step size) stops the run with an
+// error; the partial result is returned with it.
+//
+// The chains wait for each other at the end of warmup. A chain whose step size collapsed or
+// that ended far from the others (stuck, in stuck.go) is re-initialised from a uniform draw
+// with a stream derived from Seed, chain and attempt, at most maxRestarts times; a chain still
+// stuck then samples anyway. Chain.Restarts, Chain.Stuck and Diagnostics.Warmup say what
+// happened. The verdicts depend only on the chains' warmups, so a seed still fixes the draws.
 func Sample(ctx context.Context, target model.Target, cfg Config) (*Result, error) {
 	cfg = cfg.Defaults()
 	d := target.Dim()
