@@ -11,7 +11,9 @@ import (
 // runs to the maximum tree depth and barely moves) or in a region of far lower density than
 // the other chains' (a minor mode, a ridge). Sample compares the chains when all have warmed
 // up, re-initialises a stuck chain up to maxRestarts times, and reports what it did in
-// Chain.Restarts and Chain.Stuck (Result.Diagnostics' Warmup warnings).
+// Chain.Restarts and Chain.Stuck (Result.Diagnostics' Warmup warnings). A warmup whose step
+// size stays collapsed for a terminal window's worth of iterations in a row stops there
+// (noted in Chain.Notes) rather than run its remaining iterations at 2^MaxDepth gradients.
 const (
 	// collapsedStep is √(2⁻⁵²) ≈ 1.5·10⁻⁸, the square root of float64's machine epsilon. The
 	// leapfrog integrator's energy error is O(ε²) in the metric's units, so below this step
