@@ -62,18 +62,41 @@ Exit codes: 0 done, 3 done but R-hat above 1.01 for some parameter, 1 error, 130
 	fl.IntVar(&f.chains, "chains", 4, "number of chains, run in parallel")
 	fl.IntVar(&f.warmup, "warmup", 1000, "warmup (adaptation) iterations per chain")
 	fl.IntVar(&f.draws, "draws", 1000, "iterations kept per chain")
-	fl.IntVar(&f.thin, "thin", 1, "keep every n-th draw")
+	fl.IntVar(&f.thin, "thin", 1, "keep every n-th draw (at least 1)")
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed; chain c uses stream c")
 	fl.StringVar(&f.out, "out", ".", "directory for the Stan CSV files")
 	fl.StringVar(&f.posteriordb, "posteriordb", "", datadir.PosteriorDBHelp+" (eight_schools needs none)")
 	fl.StringVar(&f.data, "data", "", "data file for the model (CmdStan JSON, .json.zip or CSV with a header)")
 	fl.StringVar(&f.metric, "metric", "auto_e", "metric: auto_e, diag_e (Stan's default), dense_e, unit_e or fisher_diag_e")
 	fl.Float64Var(&f.delta, "adapt-delta", 0.8, "target acceptance statistic of step-size adaptation, in (0, 1)")
-	fl.IntVar(&f.maxDepth, "max-depth", 10, "maximum NUTS tree depth")
+	fl.IntVar(&f.maxDepth, "max-depth", 10, "maximum NUTS tree depth, in 1..30")
 	fl.BoolVar(&f.saveWarmup, "save-warmup", false, "write the warmup iterations to the CSV files too")
 	fl.StringVar(&f.format, "format", "text", "summary format: text, csv or json")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress lines on stderr")
 	return cmd
+}
+
+// validate checks the numeric flags: mcmc.Config reads a zero as "the default", so a zero
+// (or any value out of range) given on the command line is an error naming the flag here.
+func (f sampleFlags) validate() error {
+	bad := func(flag, want string, v any) error {
+		return fmt.Errorf("sample: --%s must be %s (%s=%v)", flag, want, flag, v)
+	}
+	switch {
+	case f.chains < 1:
+		return bad("chains", "at least 1", f.chains)
+	case f.warmup < 0:
+		return bad("warmup", "at least 0", f.warmup)
+	case f.draws < 1:
+		return bad("draws", "at least 1", f.draws)
+	case f.thin < 1:
+		return bad("thin", "at least 1", f.thin)
+	case f.maxDepth < 1 || f.maxDepth > 30:
+		return bad("max-depth", "in 1..30", f.maxDepth)
+	case !(f.delta > 0 && f.delta < 1):
+		return bad("adapt-delta", "in (0, 1)", f.delta)
+	}
+	return nil
 }
 
 func runSample(ctx context.Context, stdout, stderr io.Writer, reg *registry, name string, f sampleFlags) error {
@@ -86,8 +109,8 @@ func runSample(ctx context.Context, stdout, stderr io.Writer, reg *registry, nam
 	if err != nil {
 		return err
 	}
-	if f.chains < 1 || f.draws < 1 || f.warmup < 0 {
-		return fmt.Errorf("sample: need at least one chain and one draw (chains=%d, draws=%d, warmup=%d)", f.chains, f.draws, f.warmup)
+	if err := f.validate(); err != nil {
+		return err
 	}
 	m, err := reg.load(name, f.data, f.posteriordb)
 	if err != nil {

@@ -148,3 +148,23 @@ func TestSummaryErrors(t *testing.T) {
 		t.Errorf("unknown model: %v", err)
 	}
 }
+
+// TestSampleRejectsBadFlags: a zero or out-of-range sampler flag is an error naming the flag
+// (mcmc.Config would read a zero as its default), before any model is loaded or sampled.
+func TestSampleRejectsBadFlags(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range [][]string{
+		{"--adapt-delta", "0"}, {"--adapt-delta", "1"}, {"--adapt-delta", "NaN"}, {"--adapt-delta", "-0.5"},
+		{"--max-depth", "0"}, {"--max-depth", "31"}, {"--thin", "0"}, {"--thin", "-1"},
+		{"--chains", "0"}, {"--draws", "0"}, {"--warmup", "-1"},
+	} {
+		args := append([]string{"sample", "--quiet", "--out", dir}, c...)
+		_, err := run(t, args...)
+		if err == nil || !strings.Contains(err.Error(), c[0]+" must be") {
+			t.Errorf("%v: err = %v, want one naming %s", c, err, c[0])
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a rejected run wrote %d files", len(entries))
+	}
+}

@@ -23,9 +23,14 @@ type dualAveraging struct {
 func (a *dualAveraging) restart() { a.counter, a.sBar, a.xBar = 0, 0, 0 }
 
 // learn updates the state with the acceptance statistic stat and returns the next step size.
+// A statistic that is not a number in [0, 1] (NaN from a trajectory with no finite energy)
+// counts as 0, a rejection, so that s̄ and x̄ stay finite.
 func (a *dualAveraging) learn(stat float64) float64 {
 	a.counter++
 	stat = math.Min(stat, 1)
+	if !(stat >= 0) {
+		stat = 0
+	}
 	eta := 1 / (a.counter + a.t0)
 	a.sBar = (1-eta)*a.sBar + eta*(a.delta-stat)
 	x := a.mu - a.sBar*math.Sqrt(a.counter)/a.gamma

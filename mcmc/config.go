@@ -97,7 +97,12 @@ func ParseMetric(s string) (MetricKind, error) {
 }
 
 // Config is a sampling run. The zero value of every field means its default (Stan's, where
-// Stan has one); Defaults returns the config with them filled in.
+// Stan has one), given in parentheses below; Defaults returns the config with them filled
+// in. A zero therefore never reaches the sampler: no warmup is asked for with NoWarmup, and
+// a caller whose zero is a user's value (a command-line flag) must reject it itself. Every
+// other value out of range (negative counts, NaN or infinite reals, TargetAccept outside
+// (0, 1), MaxDepth above 30, non-finite Inits) makes Sample fail with an error naming the
+// field and the value.
 type Config struct {
 	Algorithm Algorithm
 	// Chains is the number of chains (default 4), run in parallel.
@@ -198,40 +203,61 @@ func (c Config) Defaults() Config {
 	return c
 }
 
-// validate checks a config with defaults filled in against a target of dimension dim.
+// validate checks a config with defaults filled in against a target of dimension dim. Each
+// error names the Config field and its value.
 func (c Config) validate(dim int) error {
-	bad := func(what string, v any) error {
-		return fmt.Errorf("mcmc: Sample: %s (%v)", what, v)
+	bad := func(field, want string, v any) error {
+		return fmt.Errorf("mcmc: Sample: Config.%s must be %s (%s=%v)", field, want, field, v)
 	}
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 	switch {
 	case dim < 1:
-		return bad("target has no dimensions; dim", dim)
-	case c.Chains < 0:
-		return bad("chains must be positive; chains", c.Chains)
+		return fmt.Errorf("mcmc: Sample: target has no dimensions (dim=%d)", dim)
+	case c.Chains < 1:
+		return bad("Chains", "positive (0 means the default, 4)", c.Chains)
 	case c.Warmup < 0:
-		return bad("warmup must be non-negative; warmup", c.Warmup)
-	case c.Draws < 0:
-		return bad("draws must be non-negative; draws", c.Draws)
+		return bad("Warmup", "non-negative (0 means the default, 1000; NoWarmup runs none)", c.Warmup)
+	case c.Draws < 1:
+		return bad("Draws", "positive (0 means the default, 1000)", c.Draws)
 	case c.Thin < 1:
-		return bad("thin must be positive; thin", c.Thin)
+		return bad("Thin", "positive (0 means the default, 1)", c.Thin)
 	case c.MaxDepth < 1 || c.MaxDepth > 30:
-		return bad("max depth must be in 1..30; max_depth", c.MaxDepth)
+		return bad("MaxDepth", "in 1..30 (0 means the default, 10)", c.MaxDepth)
 	case c.Steps < 1:
-		return bad("steps must be positive; steps", c.Steps)
-	case !(c.StepSize > 0) || math.IsInf(c.StepSize, 0):
-		return bad("step size must be positive and finite; stepsize", c.StepSize)
+		return bad("Steps", "positive (0 means the default, 10)", c.Steps)
+	case !(c.MaxDeltaH > 0) || !finite(c.MaxDeltaH):
+		return bad("MaxDeltaH", "positive and finite (0 means the default, 1000)", c.MaxDeltaH)
+	case !(c.StepSize > 0) || !finite(c.StepSize):
+		return bad("StepSize", "positive and finite (0 means the default, 1)", c.StepSize)
 	case !(c.TargetAccept > 0 && c.TargetAccept < 1):
-		return bad("target acceptance must be in (0, 1); delta", c.TargetAccept)
-	case !(c.Gamma > 0) || !(c.T0 >= 0) || !(c.Kappa > 0 && c.Kappa <= 1):
-		return fmt.Errorf("mcmc: Sample: dual averaging needs gamma > 0, t0 ≥ 0, 0 < kappa ≤ 1 (gamma=%v, t0=%v, kappa=%v)", c.Gamma, c.T0, c.Kappa)
-	case c.InitBuffer < 0 || c.TermBuffer < 0 || c.Window < 1:
-		return fmt.Errorf("mcmc: Sample: adaptation buffers must be non-negative and the window positive (init_buffer=%d, term_buffer=%d, window=%d)", c.InitBuffer, c.TermBuffer, c.Window)
-	case !(c.InitRadius >= 0):
-		return bad("init radius must be non-negative; init_radius", c.InitRadius)
+		return bad("TargetAccept", "in (0, 1) (0 means the default, 0.8)", c.TargetAccept)
+	case !(c.Gamma > 0) || !finite(c.Gamma):
+		return bad("Gamma", "positive and finite (0 means the default, 0.05)", c.Gamma)
+	case !(c.T0 >= 0) || !finite(c.T0):
+		return bad("T0", "non-negative and finite (0 means the default, 10)", c.T0)
+	case !(c.Kappa > 0 && c.Kappa <= 1):
+		return bad("Kappa", "in (0, 1] (0 means the default, 0.75)", c.Kappa)
+	case c.InitBuffer < 0:
+		return bad("InitBuffer", "non-negative (0 means the default, 75)", c.InitBuffer)
+	case c.TermBuffer < 0:
+		return bad("TermBuffer", "non-negative (0 means the default, 50)", c.TermBuffer)
+	case c.Window < 1:
+		return bad("Window", "positive (0 means the default, 25)", c.Window)
+	case !(c.InitRadius >= 0) || !finite(c.InitRadius):
+		return bad("InitRadius", "non-negative and finite (0 means the default, 2)", c.InitRadius)
+	case c.ProgressEvery < 1:
+		return bad("ProgressEvery", "positive (0 means the default, 100)", c.ProgressEvery)
 	case c.Algorithm != NUTS && c.Algorithm != StaticHMC:
-		return bad("unknown algorithm", c.Algorithm)
+		return bad("Algorithm", "NUTS or StaticHMC", c.Algorithm)
 	case c.Metric < Auto || c.Metric > FisherDiag:
-		return bad("unknown metric", c.Metric)
+		return bad("Metric", "Auto, Diag, Dense, Unit or FisherDiag", c.Metric)
+	}
+	for i, z := range c.Inits {
+		for j, v := range z {
+			if !finite(v) {
+				return fmt.Errorf("mcmc: Sample: Config.Inits[%d][%d] is not finite (value=%v)", i, j, v)
+			}
+		}
 	}
 	if c.InvMetric != nil {
 		want := dim

@@ -3,6 +3,7 @@ package mcmc
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/vigo-bayes/vigo/diag"
@@ -21,6 +22,9 @@ type Diagnostics struct {
 	EBFMI []float64
 	// StepSizes are the chains' step sizes (of their first checked transition).
 	StepSizes []float64
+	// Warmup says what happened during warmup in words: chains re-initialised or still
+	// stuck, metric estimates not used (Result.Diagnostics fills it; Diagnose does not).
+	Warmup []string
 }
 
 // Diagnose checks the sampler diagnostics of the kept transitions of each chain. maxDepth is
@@ -55,7 +59,7 @@ func percent(k, n int) string {
 
 // Warnings says in words what the checks found; nil when everything passed.
 func (d Diagnostics) Warnings() []string {
-	var w []string
+	w := slices.Clone(d.Warmup)
 	if d.Divergent > 0 {
 		w = append(w, fmt.Sprintf("%d of %d transitions (%s) ended with a divergence: the sampler met curvature its step size cannot follow, so the draws may be biased. Raise the target acceptance (--adapt-delta 0.95 or 0.99) or reparameterise the model (non-centred hierarchies).",
 			d.Divergent, d.Transitions, percent(d.Divergent, d.Transitions)))

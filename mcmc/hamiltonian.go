@@ -40,6 +40,8 @@ type metric struct {
 	chol  []float64
 	scale []float64 // diagonal: 1/√inv, the momentum scales
 
+	cholTmp []float64 // setDense's factor before it is accepted
+
 	diagInv, denseInv []float64
 }
 
@@ -66,38 +68,50 @@ func newMetric(d int, kind MetricKind, inv []float64) (*metric, error) {
 	return m, m.setDiag(inv)
 }
 
-// setDiag makes M⁻¹ the diagonal matrix with the D values v. It fails when one is not
-// positive and finite.
+// setDiag makes M⁻¹ the diagonal matrix with the D values v. It fails, leaving the metric
+// as it was, when one is not positive and finite.
 func (m *metric) setDiag(v []float64) error {
+	for i, x := range v {
+		if !(x > 0) || math.IsInf(x, 1) {
+			return fmt.Errorf("inverse metric element %d is %v, want positive and finite", i+1, x)
+		}
+	}
 	copy(m.diagInv, v)
 	m.inv, m.dense = m.diagInv, false
-	return m.update()
-}
-
-// setDense makes M⁻¹ the D×D row-major matrix a. It fails when a is not positive definite.
-// Only for metrics made with kind Dense or Auto.
-func (m *metric) setDense(a []float64) error {
-	copy(m.denseInv, a)
-	m.inv, m.dense = m.denseInv, true
-	return m.update()
-}
-
-// update recomputes the factors after m.inv changed. It fails when M⁻¹ is not positive
-// definite (or has a non-finite entry).
-func (m *metric) update() error {
-	if !m.dense {
-		for i, v := range m.inv {
-			if !(v > 0) || math.IsInf(v, 1) {
-				return fmt.Errorf("inverse metric element %d is %v, want positive and finite", i+1, v)
-			}
-			m.scale[i] = 1 / math.Sqrt(v)
-		}
-		return nil
-	}
-	if !mathx.Cholesky(m.chol, m.inv, m.d) {
-		return fmt.Errorf("inverse metric is not positive definite")
+	for i, x := range m.inv {
+		m.scale[i] = 1 / math.Sqrt(x)
 	}
 	return nil
+}
+
+// setDense makes M⁻¹ the D×D row-major matrix a. It fails, leaving the metric as it was,
+// when a is not positive definite (or has a non-finite entry). Only for metrics made with
+// kind Dense or Auto. Cost O(D³).
+func (m *metric) setDense(a []float64) error {
+	if m.cholTmp == nil {
+		m.cholTmp = make([]float64, len(m.chol))
+	}
+	if !mathx.Cholesky(m.cholTmp, a, m.d) {
+		return fmt.Errorf("inverse metric is not positive definite")
+	}
+	m.chol, m.cholTmp = m.cholTmp, m.chol
+	copy(m.denseInv, a)
+	m.inv, m.dense = m.denseInv, true
+	return nil
+}
+
+// stepScale returns the geometric mean of the standard deviations √(M⁻¹ᵢᵢ) the metric
+// assigns: a leapfrog step of size ε moves a coordinate by about ε·stepScale. Cost O(D).
+func (m *metric) stepScale() float64 {
+	var s float64
+	for i := range m.d {
+		v := m.inv[i]
+		if m.dense {
+			v = m.inv[i*m.d+i]
+		}
+		s += math.Log(v)
+	}
+	return math.Exp(0.5 * s / float64(m.d))
 }
 
 // sharp writes p♯ = M⁻¹p into dst.
@@ -167,19 +181,22 @@ type system struct {
 	tmp   []float64
 }
 
-// eval sets z.lp and z.g at z.q. A NaN log density becomes −∞ (the point is rejected).
+// eval sets z.lp and z.g at z.q. A NaN or +∞ log density becomes −∞: the point is rejected
+// (a divergence), as Stan treats a non-finite log density. A +∞ is no density a proper
+// posterior has; accepting it would make every later energy difference ∞ − ∞ = NaN and the
+// acceptance statistic, hence the adapted step size, NaN.
 func (s *system) eval(z *point) {
 	s.grads++
 	z.lp = model.Gradient(s.tape, s.tg, z.q, z.g)
-	if math.IsNaN(z.lp) {
+	if math.IsNaN(z.lp) || math.IsInf(z.lp, 1) {
 		z.lp = math.Inf(-1)
 	}
 }
 
-// energy returns H(z) = −log π(q) + ½ pᵀM⁻¹p, +∞ in place of NaN.
+// energy returns H(z) = −log π(q) + ½ pᵀM⁻¹p, +∞ in place of NaN or −∞.
 func (s *system) energy(z *point) float64 {
 	h := -z.lp + s.met.kinetic(z.p, s.tmp)
-	if math.IsNaN(h) {
+	if math.IsNaN(h) || math.IsInf(h, -1) {
 		return math.Inf(1)
 	}
 	return h

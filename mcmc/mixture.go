@@ -215,6 +215,11 @@ func runMixtureChain(ctx context.Context, target model.Target, mix Mixture, cfg 
 		if daB.counter > 0 {
 			epsB = daB.final()
 		}
+		for _, e := range []float64{epsA, epsB} {
+			if !(e > 0) || math.IsInf(e, 1) {
+				return wrap(fmt.Errorf("adapted step size %v is not positive and finite", e))
+			}
+		}
 	}
 	out.WarmupTime = time.Since(t0)
 	out.StepSize = epsA

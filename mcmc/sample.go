@@ -33,8 +33,16 @@ type Chain struct {
 	// GradEvals counts gradient evaluations of the target, initialisation and step-size
 	// searches included.
 	GradEvals int64
-	// WarmupTime and SampleTime are the wall times of the two phases.
+	// WarmupTime and SampleTime are the wall times of the two phases (WarmupTime summed over
+	// re-initialisations).
 	WarmupTime, SampleTime time.Duration
+	// Restarts says why the chain was re-initialised after each warmup that ended stuck
+	// (a collapsed step size, or far from the other chains; see stuck.go); its draws come
+	// from the last warmup. Stuck is why the last warmup still ended stuck, "" when it did
+	// not. Notes are other warmup events (a metric estimate that was not used).
+	Restarts []string
+	Stuck    string
+	Notes    []string
 }
 
 // Len returns the number of kept draws.
@@ -119,7 +127,28 @@ func (r *Result) Diagnostics() Diagnostics {
 	if r.Config.Algorithm != NUTS {
 		depth = 0
 	}
-	return Diagnose(r.Stats(), depth)
+	d := Diagnose(r.Stats(), depth)
+	d.Warmup = r.warmupEvents()
+	return d
+}
+
+// warmupEvents says in words, one line per event, which chains were re-initialised or are
+// still stuck, and the chains' warmup notes.
+func (r *Result) warmupEvents() []string {
+	var w []string
+	for c := range r.Chains {
+		ch := &r.Chains[c]
+		for k, why := range ch.Restarts {
+			w = append(w, fmt.Sprintf("chain %d ended warmup %d stuck (%s) and was re-initialised from a new random point.", c+1, k+1, why))
+		}
+		if ch.Stuck != "" {
+			w = append(w, fmt.Sprintf("chain %d is stuck after %d re-initialisations (%s): its draws likely do not represent the posterior. Try other initial values (--init), a longer warmup, or reparameterise.", c+1, len(ch.Restarts), ch.Stuck))
+		}
+		for _, n := range ch.Notes {
+			w = append(w, fmt.Sprintf("chain %d: %s.", c+1, n))
+		}
+	}
+	return w
 }
 
 // Sample runs cfg.Chains chains of HMC on target in parallel, chain c with the random stream
@@ -129,9 +158,15 @@ func (r *Result) Diagnostics() Diagnostics {
 // Each chain starts from Config.Inits or a uniform draw in (−InitRadius, InitRadius)^D (up to
 // 100 tries for a finite log density and gradient), then runs Warmup adaptation iterations and
 // Draws kept iterations. When ctx is cancelled the chains stop after their current iteration
-// and Sample returns the draws made so far with ctx.Err(). A chain that cannot start (no
-// finite initial point, no workable step size) stops the run with an error; the partial result
-// is returned with it.
+// (or step-size search try) and Sample returns the draws made so far with ctx.Err(). A chain
+// that cannot start (no finite initial point, no workable step size) stops the run with an
+// error; the partial result is returned with it.
+//
+// The chains wait for each other at the end of warmup. A chain whose step size collapsed or
+// that ended far from the others (stuck, in stuck.go) is re-initialised from a uniform draw
+// with a stream derived from Seed, chain and attempt, at most maxRestarts times; a chain still
+// stuck then samples anyway. Chain.Restarts, Chain.Stuck and Diagnostics.Warmup say what
+// happened. The verdicts depend only on the chains' warmups, so a seed still fixes the draws.
 func Sample(ctx context.Context, target model.Target, cfg Config) (*Result, error) {
 	cfg = cfg.Defaults()
 	d := target.Dim()
@@ -139,8 +174,9 @@ func Sample(ctx context.Context, target model.Target, cfg Config) (*Result, erro
 		return nil, err
 	}
 	res := &Result{Config: cfg, Dim: d, Chains: make([]Chain, cfg.Chains)}
+	g := newGate(cfg)
 	return res, runChains(ctx, res, func(ctx context.Context, c int) error {
-		return runChain(ctx, target, cfg, c, &res.Chains[c])
+		return runChain(ctx, target, cfg, c, &res.Chains[c], g)
 	})
 }
 
@@ -188,35 +224,89 @@ type chainRun struct {
 	tmp  point
 	out  *Chain
 	done <-chan struct{}
+	// uniform makes initialise draw the start uniformly even when Config.Inits is set (a
+	// re-initialisation).
+	uniform bool
 }
 
-func runChain(ctx context.Context, target model.Target, cfg Config, c int, out *Chain) error {
+// newKernel sets ch.k to the configured transition on ch.sys with ch.r.
+func (ch *chainRun) newKernel() {
+	if ch.cfg.Algorithm == NUTS {
+		ch.k = newNUTS(ch.sys, ch.r, ch.cfg.MaxDepth, ch.cfg.MaxDeltaH)
+	} else {
+		ch.k = newStaticHMC(ch.sys, ch.r, ch.cfg.Steps, ch.cfg.MaxDeltaH)
+	}
+}
+
+// start initialises the chain and runs its warmup; it sets out.Init, out.WarmupTime,
+// out.StepSize and out.InvMetric.
+func (ch *chainRun) start(total int) (warmEnd, error) {
+	out := ch.out
+	if err := ch.initialise(); err != nil {
+		return warmEnd{}, fmt.Errorf("mcmc: Sample: chain %d: %w", ch.id+1, err)
+	}
+	out.Init = slices.Clone(ch.cur.q)
+	t0 := time.Now()
+	end, err := ch.warmup(total)
+	out.WarmupTime += time.Since(t0)
+	out.StepSize = end.eps
+	out.InvMetric = slices.Clone(ch.sys.met.inv)
+	return end, err
+}
+
+// restart re-initialises the chain for its k-th re-initialisation: a fresh random stream
+// rng.New(rng.Derive(Seed, restartPath, c, k), 0), the initial metric and a uniform initial
+// point. The gradient count and the tape are kept.
+func (ch *chainRun) restart(k int) error {
+	met, err := newMetric(ch.sys.met.d, ch.cfg.Metric, ch.cfg.InvMetric)
+	if err != nil {
+		return err
+	}
+	ch.sys.met = met
+	ch.r = rng.New(rng.Derive(ch.cfg.Seed, restartPath, uint64(ch.id), uint64(k)), 0)
+	ch.newKernel()
+	ch.uniform = true
+	ch.out.WarmupDraws, ch.out.WarmupStats = nil, nil
+	return nil
+}
+
+func runChain(ctx context.Context, target model.Target, cfg Config, c int, out *Chain, g *gate) error {
 	d := target.Dim()
 	met, err := newMetric(d, cfg.Metric, cfg.InvMetric)
 	if err != nil {
+		g.arrive(c, nil)
 		return fmt.Errorf("mcmc: Sample: chain %d: %w", c+1, err)
 	}
 	sys := &system{tg: target, tape: new(ad.Tape), met: met, tmp: make([]float64, d)}
 	ch := &chainRun{cfg: cfg, id: c, sys: sys, r: rng.New(cfg.Seed, uint64(c)), cur: newPoint(d), tmp: newPoint(d), out: out, done: ctx.Done()}
-	if cfg.Algorithm == NUTS {
-		ch.k = newNUTS(sys, ch.r, cfg.MaxDepth, cfg.MaxDeltaH)
-	} else {
-		ch.k = newStaticHMC(sys, ch.r, cfg.Steps, cfg.MaxDeltaH)
-	}
+	ch.newKernel()
 	defer func() { out.GradEvals = sys.grads }()
-	if err := ch.initialise(); err != nil {
-		return fmt.Errorf("mcmc: Sample: chain %d: %w", c+1, err)
-	}
-	out.Init = slices.Clone(ch.cur.q)
 	total := cfg.Warmup + cfg.Draws
 
-	t0 := time.Now()
-	eps, err := ch.warmup(total)
-	out.WarmupTime = time.Since(t0)
-	out.StepSize = eps
-	out.InvMetric = slices.Clone(met.inv)
+	end, err := ch.start(total)
 	if err != nil {
+		g.arrive(c, nil)
 		return err
+	}
+	g.arrive(c, &end)
+	if !g.wait(ch.done) {
+		return ctx.Err()
+	}
+	reason, refs := g.verdict(c)
+	for k := 1; reason != "" && k <= maxRestarts; k++ {
+		out.Restarts = append(out.Restarts, reason)
+		if err := ch.restart(k); err != nil {
+			return fmt.Errorf("mcmc: Sample: chain %d: re-initialisation %d: %w", c+1, k, err)
+		}
+		if end, err = ch.start(total); err != nil {
+			return err
+		}
+		reason = stuck(end, refs, cfg)
+	}
+	out.Stuck = reason
+	eps := end.eps
+	if !(eps > 0) || math.IsInf(eps, 1) {
+		return fmt.Errorf("mcmc: Sample: chain %d: adapted step size %v is not positive and finite", c+1, eps)
 	}
 
 	t1 := time.Now()
@@ -275,7 +365,7 @@ func finite(z *point) bool {
 // initialise sets the chain's starting point.
 func (ch *chainRun) initialise() error {
 	cfg := ch.cfg
-	if cfg.Inits != nil {
+	if cfg.Inits != nil && !ch.uniform {
 		copy(ch.cur.q, cfg.Inits[min(ch.id, len(cfg.Inits)-1)])
 		ch.sys.eval(&ch.cur)
 		if !finite(&ch.cur) {
@@ -299,7 +389,15 @@ func (ch *chainRun) initialise() error {
 // initStepSize is Stan's heuristic for a first step size from the current point: one
 // leapfrog step from a fresh momentum, then ε doubled (or halved) until the acceptance
 // probability e^{H₀−H} of a single step crosses 0.8. Each try draws a new momentum.
+//
+// The search stops with an error when ε passes 10⁷ or reaches 0, and returns context.Canceled
+// when the run is cancelled; it needs a positive, finite ε to start from (a NaN would double
+// forever). Cost: one gradient per try, at most ≈ 1100 tries (the doublings to 10⁷ or the
+// halvings to the smallest subnormal).
 func (ch *chainRun) initStepSize(eps float64) (float64, error) {
+	if !(eps > 0) || math.IsInf(eps, 1) {
+		return eps, fmt.Errorf("step size search cannot start from %v (want positive and finite; lp=%v)", eps, ch.cur.lp)
+	}
 	sys := ch.sys
 	z := &ch.tmp
 	oneStep := func() float64 {
@@ -317,6 +415,9 @@ func (ch *chainRun) initStepSize(eps float64) (float64, error) {
 		direction = 1
 	}
 	for {
+		if ch.cancelled() {
+			return eps, context.Canceled
+		}
 		dH := oneStep()
 		if direction == 1 && !(dH > logAccept) || direction == -1 && !(dH < logAccept) {
 			return eps, nil
@@ -359,17 +460,20 @@ func (ch *chainRun) adaptMetric(est *covEstimator, buf []float64) error {
 	return met.setDiag(buf[:met.d])
 }
 
-// warmup runs the adaptation iterations and returns the step size for sampling.
-func (ch *chainRun) warmup(total int) (float64, error) {
+// warmup runs the adaptation iterations and returns the step size for sampling with the
+// chain's state over the last iterations (for stuck). A metric estimate that is not positive
+// definite and finite (a window whose draws overflowed, or a chain that did not move under
+// the dense estimator) keeps the previous metric and is noted in Chain.Notes.
+func (ch *chainRun) warmup(total int) (warmEnd, error) {
 	cfg := ch.cfg
 	eps := cfg.StepSize
 	if cfg.Warmup == 0 {
-		return eps, nil
+		return warmEnd{eps: eps}, nil
 	}
 	wrap := func(err error) error { return fmt.Errorf("mcmc: Sample: chain %d: %w", ch.id+1, err) }
 	eps, err := ch.initStepSize(eps)
 	if err != nil {
-		return eps, wrap(err)
+		return warmEnd{eps: eps}, wrap(err)
 	}
 	da := &dualAveraging{delta: cfg.TargetAccept, gamma: cfg.Gamma, t0: cfg.T0, kappa: cfg.Kappa, mu: math.Log(10 * cfg.StepSize)}
 	adaptMetric := cfg.Metric != Unit
@@ -381,14 +485,26 @@ func (ch *chainRun) warmup(total int) (float64, error) {
 		ch.out.WarmupDraws = make([]float64, 0, cfg.Warmup*d)
 		ch.out.WarmupStats = make([]Stats, 0, cfg.Warmup)
 	}
+	tail := newTail(cfg, win)
+	frozen := 0 // consecutive iterations with a collapsed step size
 	for i := range cfg.Warmup {
 		if ch.cancelled() {
-			return da.final(), context.Canceled
+			return warmEnd{eps: da.final()}, context.Canceled
 		}
 		st := ch.k.transition(&ch.cur, eps)
 		if cfg.SaveWarmup {
 			ch.out.WarmupDraws = append(ch.out.WarmupDraws, ch.cur.q...)
 			ch.out.WarmupStats = append(ch.out.WarmupStats, st)
+		}
+		tail.add(i, st)
+		if frozen = frozen + 1; !(st.StepSize < collapsedStep) || cfg.Algorithm == NUTS && st.TreeDepth < cfg.MaxDepth {
+			frozen = 0
+		}
+		if frozen == tail.size {
+			// As many iterations as the terminal window in a row with a collapsed step size:
+			// the rest of this warmup would be as frozen, at up to 2^MaxDepth gradients each.
+			ch.out.Notes = append(ch.out.Notes, fmt.Sprintf("warmup stopped at iteration %d of %d: %d transitions in a row with a step size below 1.5e-8 and the maximum tree depth", i+1, cfg.Warmup, frozen))
+			return warmEnd{eps: st.StepSize, step: st.StepSize * ch.sys.met.stepScale(), lpMean: st.LogDensity, n: frozen, depthHits: frozen}, nil
 		}
 		eps = da.learn(st.AcceptStat)
 		if adaptMetric {
@@ -398,11 +514,11 @@ func (ch *chainRun) warmup(total int) (float64, error) {
 			if win.endOfWindow() {
 				win.advance()
 				if err := ch.adaptMetric(est, buf); err != nil {
-					return eps, wrap(fmt.Errorf("metric adaptation at warmup iteration %d: %w", i+1, err))
+					ch.out.Notes = append(ch.out.Notes, fmt.Sprintf("metric adaptation at warmup iteration %d: %v; kept the previous metric", i+1, err))
 				}
 				est.restart()
 				if eps, err = ch.initStepSize(eps); err != nil {
-					return eps, wrap(err)
+					return warmEnd{eps: eps}, wrap(err)
 				}
 				da.mu = math.Log(10 * eps)
 				da.restart()
@@ -411,5 +527,9 @@ func (ch *chainRun) warmup(total int) (float64, error) {
 		}
 		ch.progress(i+1, total, true)
 	}
-	return da.final(), nil
+	end := tail.end(da.final(), ch.sys.met.stepScale())
+	if !(end.eps > 0) || math.IsInf(end.eps, 1) {
+		return end, wrap(fmt.Errorf("adapted step size %v is not positive and finite", end.eps))
+	}
+	return end, nil
 }
