@@ -475,8 +475,8 @@ func runFit(ctx context.Context, stdout, stderr io.Writer, reg *registry, name s
 			return fmt.Errorf("--reference: %w", err)
 		}
 	}
-	if err := os.MkdirAll(f.out, 0o755); err != nil {
-		return fmt.Errorf("--out: %w", err)
+	if err := output.CheckDir(f.out); err != nil {
+		return fmt.Errorf("--out %s: %w", f.out, err)
 	}
 	opts := []fit.Option{fit.WithWorkers(f.workers)}
 	prog := newProgress(stderr, f.quiet)
@@ -503,14 +503,18 @@ func runFit(ctx context.Context, stdout, stderr io.Writer, reg *registry, name s
 	if res == nil {
 		return fmt.Errorf("fit %s: %w", m.Name, err)
 	}
-	out, werr := writeFitOutputs(m, f, res, ref, auto)
+	cancelled := errors.Is(err, context.Canceled)
+	dir, kept := outputDir(f.out, "fit.json", cancelled)
+	out, werr := writeFitOutputs(dir, m, f, res, ref, auto)
 	if werr != nil {
 		return werr
 	}
 	printFitReport(stdout, m, f, res, out, auto)
 	switch {
-	case err != nil && errors.Is(err, context.Canceled):
-		return fmt.Errorf("fit %s: %w after %d iterations (partial result written to %s)", m.Name, context.Canceled, res.Iterations, f.out)
+	case cancelled && kept:
+		return fmt.Errorf("fit %s: %w after %d iterations (partial result written to %s; the earlier fit in %s is kept)", m.Name, context.Cause(ctx), res.Iterations, dir, f.out)
+	case cancelled:
+		return fmt.Errorf("fit %s: %w after %d iterations (partial result written to %s)", m.Name, context.Cause(ctx), res.Iterations, dir)
 	case err != nil:
 		return fmt.Errorf("fit %s: %w", m.Name, err)
 	case res.Status == fit.Converged:
@@ -528,8 +532,8 @@ func vigoVersion() string {
 	return "devel"
 }
 
-func writeFitOutputs(m *loadedModel, f fitFlags, res *fit.Result, ref *diag.Draws, auto *fit.AutoResult) (*output.Report, error) {
-	return output.Write(f.out, res, m.Model, output.Info{Vigo: vigoVersion(), Model: m.Name, Posterior: m.Posterior,
+func writeFitOutputs(dir string, m *loadedModel, f fitFlags, res *fit.Result, ref *diag.Draws, auto *fit.AutoResult) (*output.Report, error) {
+	return output.Write(dir, res, m.Model, output.Info{Vigo: vigoVersion(), Model: m.Name, Posterior: m.Posterior,
 		Data: m.data, Layout: m.Layout, Draws: f.draws, PSISResample: f.psisResample, Reference: ref, ReferenceName: f.reference,
 		Auto: auto, MaxPanels: maxPanels})
 }
