@@ -104,7 +104,9 @@ It writes into --out:
   elbo.png           the ELBO trace
   marginals.png      marginal densities (reference draws overlaid with --reference)
 
-Exit codes: 0 converged, 3 not converged (iteration cap), 1 error, 130 cancelled.`,
+Exit codes: 0 converged, 3 not converged (iteration cap), 1 error, 130 cancelled (Ctrl-C or
+SIGTERM; a second one exits at once): the partial result is written to --out, or to
+--out/cancelled when --out holds an earlier fit.json, which is kept.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := "eight_schools"

@@ -49,8 +49,12 @@ and the model's columns — the parameters on the constrained scale, then its de
 bulk/tail ESS, the sampler diagnostics (divergences, tree depth, E-BFMI) and warnings in words.
 vigo summary summarises the files again.
 
+The files of a run replace the earlier ones together; a rerun with fewer chains removes the
+earlier run's extra chain files (MODEL-5.csv, …) and says so.
+
 Exit codes: 0 done, 3 done but R-hat above 1.01 for some parameter, 1 error, 130 cancelled
-(the draws made so far are written).`,
+(Ctrl-C or SIGTERM; a second one exits at once): the draws made so far are written to --out,
+or to --out/cancelled when --out holds an earlier run's MODEL-1.csv, which is kept.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := "eight_schools"
