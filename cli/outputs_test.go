@@ -154,3 +154,32 @@ func TestSampleRemovesStaleChainFiles(t *testing.T) {
 		t.Errorf("a file that is not a chain file was removed: %v", err)
 	}
 }
+
+// A cancelled sample rerun keeps the earlier chain files and writes its draws to --out/cancelled.
+func TestSampleCancelledRerunKeepsTheEarlierChains(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := run(t, "sample", "--chains", "2", "--warmup", "50", "--draws", "20", "--quiet", "--out", dir); err != nil && !errors.Is(err, errNotConverged) {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(filepath.Join(dir, "eight_schools-1.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	root := mustRoot(t)
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs([]string{"sample", "--chains", "2", "--seed", "9", "--quiet", "--out", dir})
+	if err := root.ExecuteContext(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v\n%s", err, out.String())
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, "eight_schools-1.csv")); !bytes.Equal(after, before) {
+		t.Error("the cancelled rerun replaced the earlier chain file")
+	}
+	sub := filepath.Join(dir, cancelledSubdir)
+	if _, err := os.Stat(filepath.Join(sub, "eight_schools-1.csv")); err != nil || !strings.Contains(out.String(), "earlier run's chain files in "+dir+" are kept") {
+		t.Errorf("%v\n%s", err, out.String())
+	}
+}
