@@ -13,6 +13,7 @@ import (
 	"github.com/vigo-bayes/vigo/bench"
 	"github.com/vigo-bayes/vigo/bnn"
 	"github.com/vigo-bayes/vigo/internal/datadir"
+	"github.com/vigo-bayes/vigo/output"
 )
 
 // newBenchCmd is vigo bench. Each subcommand parses its flags into a bench config, calls one
@@ -82,6 +83,9 @@ type report interface {
 // runBench runs a benchmark between the header's start and end and writes its report to out
 // (writeReport).
 func runBench(cmd *cobra.Command, out string, run func(ctx context.Context) (report, error)) error {
+	if err := checkReportOut(cmd, out); err != nil {
+		return err
+	}
 	h := newHeader()
 	rep, err := run(cmd.Context())
 	if err != nil {
@@ -91,8 +95,20 @@ func runBench(cmd *cobra.Command, out string, run func(ctx context.Context) (rep
 	return writeReport(cmd, out, func(w io.Writer) error { return rep.Markdown(w, h) })
 }
 
-// writeReport writes a report to the file out, or to stdout when out is "" or "-", and says
-// "wrote out" on stderr.
+// checkReportOut checks up front that writeReport can write the file out ("" and "-": stdout),
+// so a long benchmark does not finish and then fail to write its table.
+func checkReportOut(cmd *cobra.Command, out string) error {
+	if out == "" || out == "-" {
+		return nil
+	}
+	if err := output.CheckFile(out); err != nil {
+		return fmt.Errorf("bench %s: --out %s: %w", cmd.Name(), out, err)
+	}
+	return nil
+}
+
+// writeReport writes a report to the file out (atomically: output.WriteFile), or to stdout
+// when out is "" or "-", and says "wrote out" on stderr.
 func writeReport(cmd *cobra.Command, out string, write func(w io.Writer) error) error {
 	if out == "" || out == "-" {
 		return write(cmd.OutOrStdout())
@@ -104,17 +120,10 @@ func writeReport(cmd *cobra.Command, out string, write func(w io.Writer) error) 
 	return nil
 }
 
-// writeFile writes a file through write.
+// writeFile writes a file through write, atomically (output.WriteFile): a failure leaves an
+// earlier file as it was, a symlink is replaced, not followed.
 func writeFile(name string, write func(w io.Writer) error) error {
-	f, err := os.Create(name)
-	if err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return output.WriteFile(name, write)
 }
 
 // newHeader starts a result table's header: this command line, the commit, the date and the

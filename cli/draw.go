@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -13,6 +12,7 @@ import (
 	"github.com/vigo-bayes/vigo/ad"
 	"github.com/vigo-bayes/vigo/fit"
 	"github.com/vigo-bayes/vigo/model"
+	"github.com/vigo-bayes/vigo/output"
 	"github.com/vigo-bayes/vigo/zoo"
 )
 
@@ -59,6 +59,11 @@ func runDraw(stdout io.Writer, reg *registry, path string, f drawFlags, seedSet 
 	}
 	if f.draws > fit.MaxDrawValues {
 		return drawsLimit(f.draws, 1)
+	}
+	if f.out != "" {
+		if err := output.CheckFile(f.out); err != nil {
+			return fmt.Errorf("--out %s: %w", f.out, err)
+		}
 	}
 	s, err := fit.Load(path)
 	if err != nil {
@@ -117,16 +122,17 @@ func runDraw(stdout io.Writer, reg *registry, path string, f drawFlags, seedSet 
 	} else {
 		comments = append(comments, "data = "+m.data, fit.StanCSVNote)
 	}
-	var buf bytes.Buffer
-	if err := model.WriteStanCSV(&buf, &model.StanCSV{Config: comments, Names: names, Draws: vals}); err != nil {
-		return err
-	}
+	doc := &model.StanCSV{Config: comments, Names: names, Draws: vals}
 	if f.out == "" {
+		var buf bytes.Buffer
+		if err := model.WriteStanCSV(&buf, doc); err != nil {
+			return err
+		}
 		_, err = stdout.Write(buf.Bytes())
 		return err
 	}
-	if err := os.WriteFile(f.out, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("--out: %w", err)
+	if err := output.WriteFile(f.out, func(w io.Writer) error { return model.WriteStanCSV(w, doc) }); err != nil {
+		return fmt.Errorf("--out %s: %w", f.out, err)
 	}
 	return nil
 }

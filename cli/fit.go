@@ -105,7 +105,9 @@ It writes into --out:
   elbo.png           the ELBO trace
   marginals.png      marginal densities (reference draws overlaid with --reference)
 
-Exit codes: 0 converged, 3 not converged (iteration cap), 1 error, 130 cancelled.`,
+Exit codes: 0 converged, 3 not converged (iteration cap), 1 error, 130 cancelled (Ctrl-C or
+SIGTERM; a second one exits at once): the partial result is written to --out, or to
+--out/cancelled when --out holds an earlier fit.json, which is kept.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := "eight_schools"
@@ -493,8 +495,8 @@ func runFit(ctx context.Context, stdout, stderr io.Writer, reg *registry, name s
 			return fmt.Errorf("--reference: %s: %w", f.reference, err)
 		}
 	}
-	if err := os.MkdirAll(f.out, 0o755); err != nil {
-		return fmt.Errorf("--out: %w", err)
+	if err := output.CheckDir(f.out); err != nil {
+		return fmt.Errorf("--out %s: %w", f.out, err)
 	}
 	opts := []fit.Option{fit.WithWorkers(f.workers)}
 	prog := newProgress(stderr, f.quiet)
@@ -521,14 +523,18 @@ func runFit(ctx context.Context, stdout, stderr io.Writer, reg *registry, name s
 	if res == nil {
 		return fmt.Errorf("fit %s: %w", m.Name, err)
 	}
-	out, werr := writeFitOutputs(m, f, res, ref, auto)
+	cancelled := errors.Is(err, context.Canceled)
+	dir, kept := outputDir(f.out, "fit.json", cancelled)
+	out, werr := writeFitOutputs(dir, m, f, res, ref, auto)
 	if werr != nil {
 		return werr
 	}
 	printFitReport(stdout, m, f, res, out, auto)
 	switch {
-	case err != nil && errors.Is(err, context.Canceled):
-		return fmt.Errorf("fit %s: %w after %d iterations (partial result written to %s)", m.Name, context.Canceled, res.Iterations, f.out)
+	case cancelled && kept:
+		return fmt.Errorf("fit %s: %w after %d iterations (partial result written to %s; the earlier fit in %s is kept)", m.Name, context.Cause(ctx), res.Iterations, dir, f.out)
+	case cancelled:
+		return fmt.Errorf("fit %s: %w after %d iterations (partial result written to %s)", m.Name, context.Cause(ctx), res.Iterations, dir)
 	case err != nil:
 		return fmt.Errorf("fit %s: %w", m.Name, err)
 	case res.Status == fit.Converged:
@@ -546,8 +552,8 @@ func vigoVersion() string {
 	return "devel"
 }
 
-func writeFitOutputs(m *loadedModel, f fitFlags, res *fit.Result, ref *diag.Draws, auto *fit.AutoResult) (*output.Report, error) {
-	return output.Write(f.out, res, m.Model, output.Info{Vigo: vigoVersion(), Model: m.Name, Posterior: m.Posterior,
+func writeFitOutputs(dir string, m *loadedModel, f fitFlags, res *fit.Result, ref *diag.Draws, auto *fit.AutoResult) (*output.Report, error) {
+	return output.Write(dir, res, m.Model, output.Info{Vigo: vigoVersion(), Model: m.Name, Posterior: m.Posterior,
 		Data: m.data, Layout: m.Layout, Draws: f.draws, PSISResample: f.psisResample, Reference: ref, ReferenceName: f.reference,
 		Auto: auto, MaxPanels: maxPanels})
 }

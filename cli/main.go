@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -31,15 +32,44 @@ const (
 var errNotConverged = errors.New("not converged")
 
 // Main runs the vigo command line with args (the program name left out) and the caller's
-// models beside the zoo's, reading an interrupt (Ctrl-C) as cancellation, and returns the exit
-// code: ExitOK, ExitError, ExitNotConverged (a fit or sampler that stopped without converging:
-// its files are written) or ExitCancelled (interrupted: the partial results are written).
+// models beside the zoo's, and returns the exit code: ExitOK, ExitError, ExitNotConverged (a
+// fit or sampler that stopped without converging: its files are written) or ExitCancelled.
 // Errors go to standard error.
+//
+// An interrupt (Ctrl-C, SIGINT) or SIGTERM (what schedulers and `kill` send) cancels the run:
+// it stops, writes its partial results and returns ExitCancelled. A second signal exits the
+// process at once with ExitCancelled, without waiting for the partial results.
 func Main(args []string, models ...Model) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case s := <-sigs:
+			fmt.Fprintf(os.Stderr, "\nvigo: %v: stopping and writing the partial results (send it again to exit at once)\n", s)
+			cancel(signalCause{s})
+		case <-done:
+			return
+		}
+		select {
+		case s := <-sigs:
+			fmt.Fprintf(os.Stderr, "vigo: second %v: exiting now, the partial results may be missing\n", s)
+			os.Exit(ExitCancelled)
+		case <-done:
+		}
+	}()
 	return Run(ctx, args, os.Stdout, os.Stderr, models...)
 }
+
+// signalCause is the cancellation cause of a run stopped by a signal; it is a context.Canceled.
+type signalCause struct{ sig os.Signal }
+
+func (e signalCause) Error() string { return "cancelled by " + e.sig.String() }
+func (e signalCause) Unwrap() error { return context.Canceled }
 
 // Run is Main with the context and the output streams given: what a test or a host program
 // calls.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/vigo-bayes/vigo/internal/datadir"
 	"github.com/vigo-bayes/vigo/mcmc"
 	"github.com/vigo-bayes/vigo/model"
+	"github.com/vigo-bayes/vigo/output"
 )
 
 // sampleFlags are the options of vigo sample.
@@ -47,8 +49,12 @@ and the model's columns — the parameters on the constrained scale, then its de
 bulk/tail ESS, the sampler diagnostics (divergences, tree depth, E-BFMI) and warnings in words.
 vigo summary summarises the files again.
 
+The files of a run replace the earlier ones together; a rerun with fewer chains removes the
+earlier run's extra chain files (MODEL-5.csv, …) and says so.
+
 Exit codes: 0 done, 3 done but R-hat above 1.01 for some parameter, 1 error, 130 cancelled
-(the draws made so far are written).`,
+(Ctrl-C or SIGTERM; a second one exits at once): the draws made so far are written to --out,
+or to --out/cancelled when --out holds an earlier run's MODEL-1.csv, which is kept.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := "eight_schools"
@@ -116,6 +122,9 @@ func runSample(ctx context.Context, stdout, stderr io.Writer, reg *registry, nam
 	if err != nil {
 		return err
 	}
+	if err := output.CheckDir(f.out); err != nil {
+		return fmt.Errorf("sample: --out %s: %w", f.out, err)
+	}
 	cfg := mcmc.Config{
 		Chains: f.chains, Warmup: f.warmup, NoWarmup: f.warmup == 0, Draws: f.draws, Thin: f.thin,
 		Seed: f.seed, Metric: metric, TargetAccept: f.delta, MaxDepth: f.maxDepth, SaveWarmup: f.saveWarmup,
@@ -146,12 +155,19 @@ func runSample(ctx context.Context, stdout, stderr io.Writer, reg *registry, nam
 	if err != nil && !cancelled {
 		return err
 	}
-	paths, werr := writeChainCSVs(f.out, m, res)
+	dir, kept := outputDir(f.out, chainFile(m.Name, 0), cancelled)
+	paths, stale, werr := writeChainCSVs(dir, m, res)
 	if werr != nil {
 		return werr
 	}
+	if len(stale) > 0 {
+		fmt.Fprintf(stderr, "removed %s from %s: chain files of an earlier run with more chains\n", strings.Join(stale, ", "), dir)
+	}
 	if cancelled {
 		fmt.Fprintf(stderr, "cancelled: wrote the %d draws per chain made so far to %s\n", res.Len(), strings.Join(paths, ", "))
+		if kept {
+			fmt.Fprintf(stderr, "the earlier run's chain files in %s are kept\n", f.out)
+		}
 		return err
 	}
 	if res.Len() < 4 {
@@ -189,31 +205,71 @@ func fmtStepSizes(x []float64) string {
 	return strings.Join(s, " ")
 }
 
+// chainFile is the name of chain c's Stan CSV (c from 0): MODEL-1.csv, ….
+func chainFile(model string, c int) string { return fmt.Sprintf("%s-%d.csv", model, c+1) }
+
 // writeChainCSVs writes one Stan CSV per chain into dir and returns the paths. The columns
 // after the sampler's are the model's (parameters, then derived quantities), as in vigo fit's
-// draws.csv.
-func writeChainCSVs(dir string, m *loadedModel, res *mcmc.Result) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("sample: %w", err)
+// draws.csv. The files are an output.Set: they replace the earlier ones together or not at all,
+// and the chain files of an earlier run with more chains (MODEL-5.csv after a 4-chain rerun)
+// are removed with them, so dir never mixes two runs; stale lists the names removed.
+func writeChainCSVs(dir string, m *loadedModel, res *mcmc.Result) (paths, stale []string, err error) {
+	set, err := output.NewSet(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sample: %w", err)
 	}
+	defer set.Close()
 	names := m.Columns()
-	var paths []string
 	for c := range res.Chains {
-		p := filepath.Join(dir, fmt.Sprintf("%s-%d.csv", m.Name, c+1))
-		fh, err := os.Create(p)
-		if err != nil {
-			return paths, fmt.Errorf("sample: %w", err)
+		name := chainFile(m.Name, c)
+		doc := res.StanCSV(c, m.label(), names, m.Row)
+		if err := writeStanCSVFile(set.Path(name), doc); err != nil {
+			return nil, nil, fmt.Errorf("sample: writing %s: %w", filepath.Join(dir, name), err)
 		}
-		err = model.WriteStanCSV(fh, res.StanCSV(c, m.label(), names, m.Row))
-		if cerr := fh.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return paths, fmt.Errorf("sample: writing %s: %w", p, err)
-		}
-		paths = append(paths, p)
 	}
-	return paths, nil
+	stale, err = staleChainFiles(dir, m.Name, len(res.Chains))
+	if err != nil {
+		return nil, nil, fmt.Errorf("sample: %w", err)
+	}
+	if paths, err = set.Commit(stale...); err != nil {
+		return nil, nil, fmt.Errorf("sample: %w", err)
+	}
+	return paths, stale, nil
+}
+
+// writeStanCSVFile writes doc to the new file path.
+func writeStanCSVFile(path string, doc *model.StanCSV) error {
+	fh, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	err = model.WriteStanCSV(fh, doc)
+	if cerr := fh.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// staleChainFiles lists the chain files MODEL-N.csv in dir with N above chains.
+func staleChainFiles(dir, model string, chains int) ([]string, error) {
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var stale []string
+	for _, e := range es {
+		num, ok := strings.CutPrefix(e.Name(), model+"-")
+		if !ok {
+			continue
+		}
+		if num, ok = strings.CutSuffix(num, ".csv"); !ok {
+			continue
+		}
+		if n, err := strconv.Atoi(num); err == nil && n > chains && chainFile(model, n-1) == e.Name() {
+			stale = append(stale, e.Name())
+		}
+	}
+	return stale, nil
 }
 
 // writeSummaryAs writes s as text (with notes), CSV or JSON.

@@ -3,8 +3,8 @@ package output
 import (
 	"fmt"
 	"image/color"
+	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -94,7 +94,11 @@ func PlotELBO(path, title string, trace []fit.TracePoint, finalELBO float64) err
 	p.Legend.Top = false
 	p.X.Tick.Marker = plainTicks{}
 	p.Add(plotter.NewGrid())
-	if err := p.Save(6*vg.Inch, 4*vg.Inch, path); err != nil {
+	wt, err := p.WriterTo(6*vg.Inch, 4*vg.Inch, strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), "."))
+	if err != nil {
+		return fmt.Errorf("output: PlotELBO: %w", err)
+	}
+	if err := WriteFile(path, func(w io.Writer) error { _, err := wt.WriteTo(w); return err }); err != nil {
 		return fmt.Errorf("output: PlotELBO: %w", err)
 	}
 	return nil
@@ -166,15 +170,10 @@ func PlotMarginals(path, title string, vars []Marginal, maxPanels int) error {
 			}
 		}
 	}
-	f, err := os.Create(path)
-	if err != nil {
+	if err := WriteFile(path, func(w io.Writer) error { _, err := c.WriteTo(w); return err }); err != nil {
 		return fmt.Errorf("output: PlotMarginals: %w", err)
 	}
-	if _, err := c.WriteTo(f); err != nil {
-		f.Close()
-		return fmt.Errorf("output: PlotMarginals %s: %w", path, err)
-	}
-	return f.Close()
+	return nil
 }
 
 func marginalPanel(v Marginal, legend bool) (*plot.Plot, error) {

@@ -59,10 +59,12 @@ func Files() []string {
 
 // Write writes the outputs of a fit of the model whose output columns are cols into dir:
 // draws.csv (Stan CSV: lp__, lp_approx__, cols.Columns()), summary.txt|csv|json, fit.json,
-// elbo.png and marginals.png (reference draws overlaid). All files are written into a
-// temporary directory inside dir first and moved into place only when every one succeeded, so
-// a failure leaves dir as it was. Cost: one cols.Row per written draw, the summary's O(n log n)
-// per column, and the plots.
+// elbo.png and marginals.png (reference draws overlaid). The files are a Set: written into a
+// temporary directory inside dir and moved into place together only when every one succeeded,
+// so a failure leaves dir as it was; every file of Files this run does not write (elbo.png of
+// a fit without a trace) is removed, so dir never holds a mix of two runs. Files are FileMode;
+// symlinks in dir are replaced, never followed. Cost: one cols.Row per written draw, the
+// summary's O(n log n) per column, the plots, and one fsync per file.
 func Write(dir string, res *fit.Result, cols fit.Columns, info Info) (*Report, error) {
 	if res == nil || res.Family == nil {
 		return nil, errors.New("output: Write: no fit")
@@ -70,29 +72,22 @@ func Write(dir string, res *fit.Result, cols fit.Columns, info Info) (*Report, e
 	if info.Layout == nil {
 		return nil, errors.New("output: Write: Info.Layout is nil")
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("output: Write: %w", err)
-	}
-	tmp, err := os.MkdirTemp(dir, ".partial-")
+	set, err := NewSet(dir)
 	if err != nil {
 		return nil, fmt.Errorf("output: Write: %w", err)
 	}
-	defer os.RemoveAll(tmp)
-	rep, err := write(tmp, res, cols, info)
+	defer set.Close()
+	rep, err := write(set, res, cols, info)
 	if err != nil {
 		return nil, err
 	}
-	for i, f := range rep.Files {
-		dst := filepath.Join(dir, filepath.Base(f))
-		if err := os.Rename(f, dst); err != nil {
-			return nil, fmt.Errorf("output: Write: %w", err)
-		}
-		rep.Files[i] = dst
+	if rep.Files, err = set.Commit(Files()...); err != nil {
+		return nil, fmt.Errorf("output: Write: %w", err)
 	}
 	return rep, nil
 }
 
-func write(dir string, res *fit.Result, cols fit.Columns, info Info) (*Report, error) {
+func write(set *Set, res *fit.Result, cols fit.Columns, info Info) (*Report, error) {
 	n := info.Draws
 	if n <= 0 || n > len(res.LogQ) {
 		n = len(res.LogQ)
@@ -102,11 +97,7 @@ func write(dir string, res *fit.Result, cols fit.Columns, info Info) (*Report, e
 		return nil, err
 	}
 	rep := &Report{Resample: note}
-	path := func(name string) string {
-		p := filepath.Join(dir, name)
-		rep.Files = append(rep.Files, p)
-		return p
-	}
+	path := set.Path
 	header := Header(res, info, n)
 	if note != "" {
 		header = append(header, "psis_resample = "+note)

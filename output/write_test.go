@@ -2,6 +2,7 @@ package output
 
 import (
 	"context"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -148,5 +149,56 @@ func TestResultStanCSVAndConstrained(t *testing.T) {
 	}
 	if len(c.Draws) != 300*5 || c.Config[0] != "model = normal" {
 		t.Errorf("%d values, header %q", len(c.Draws), c.Config[0])
+	}
+}
+
+// Write replaces a symlink in dir instead of writing through it: the link's target is untouched
+// (issue 13: `ln -s victim out/draws.csv; vigo fit --out out` overwrote the victim).
+func TestWriteDoesNotFollowSymlinks(t *testing.T) {
+	m := testModel(t)
+	res := testFit(t, m)
+	dir := t.TempDir()
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("precious\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"draws.csv", "fit.json", "marginals.png"} {
+		if err := os.Symlink(victim, filepath.Join(dir, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Write(dir, res, m, Info{Model: "normal", Layout: m.Layout, Draws: 50}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "precious\n" {
+		t.Errorf("the symlinks' target was overwritten: %.40q", b)
+	}
+	for _, n := range []string{"draws.csv", "fit.json", "marginals.png"} {
+		if st, err := os.Lstat(filepath.Join(dir, n)); err != nil || !st.Mode().IsRegular() {
+			t.Errorf("%s: %v %v, want a regular file", n, st.Mode(), err)
+		}
+	}
+}
+
+// A rerun removes the outputs of Files it does not write, so dir never mixes two runs: a fit
+// without a trace leaves no elbo.png of an earlier fit.
+func TestWriteRemovesAnEarlierRunsFiles(t *testing.T) {
+	m := testModel(t)
+	res := testFit(t, m)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "elbo.png"), []byte("earlier run"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	noTrace := *res
+	noTrace.Trace = nil
+	rep, err := Write(dir, &noTrace, m, Info{Model: "normal", Layout: m.Layout, Draws: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "elbo.png")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("elbo.png of the earlier run is still there (%v); wrote %v", err, rep.Files)
+	}
+	if got := len(entries(t, dir)); got != len(Files())-1 {
+		t.Errorf("%d entries, want %d", got, len(Files())-1)
 	}
 }
