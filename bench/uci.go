@@ -310,7 +310,16 @@ func (d *uciData) matrix(idx []int, nz *normaliser) (X, y []float64, used *norma
 	return X, y, nz
 }
 
-// loadUCI reads one data set directory.
+// Bounds on a UCI directory's sizes, far above the PBP repository's (40 epochs, 100 hidden
+// units, 20 splits), so that a corrupt file cannot ask for a huge network or loop.
+const (
+	maxUCIEpochs = 1 << 20
+	maxUCIHidden = 1 << 16
+	maxUCISplits = 1 << 10
+)
+
+// loadUCI reads one data set directory. Every value of data.txt must be finite; there must be
+// at least one feature column, and every split needs training and test rows.
 func loadUCI(dir string, s uciSet) (*uciData, error) {
 	p := filepath.Join(dir, s.dir)
 	rows, err := readFloatRows(filepath.Join(p, "data.txt"))
@@ -320,6 +329,9 @@ func loadUCI(dir string, s uciSet) (*uciData, error) {
 	d := &uciData{set: s, index: slices.Index(UCINames(), s.name), rows: rows}
 	if d.features, err = readIntLines(filepath.Join(p, "index_features.txt")); err != nil {
 		return nil, err
+	}
+	if len(d.features) == 0 {
+		return nil, fmt.Errorf("bench: uci: %s/index_features.txt: no feature columns", s.dir)
 	}
 	t, err := readIntLines(filepath.Join(p, "index_target.txt"))
 	if err != nil {
@@ -337,6 +349,9 @@ func loadUCI(dir string, s uciSet) (*uciData, error) {
 		if len(v) != 1 || v[0] <= 0 {
 			return nil, fmt.Errorf("bench: uci: %s/%s: want one positive integer", s.dir, name)
 		}
+		if lim := map[string]int{"n_epochs.txt": maxUCIEpochs, "n_hidden.txt": maxUCIHidden, "n_splits.txt": maxUCISplits}[name]; v[0] > lim {
+			return nil, fmt.Errorf("bench: uci: %s/%s: %d is above the limit %d", s.dir, name, v[0], lim)
+		}
 		switch name {
 		case "n_epochs.txt":
 			d.epochs = v[0]
@@ -351,6 +366,9 @@ func loadUCI(dir string, s uciSet) (*uciData, error) {
 				te, err := readIntLines(filepath.Join(p, fmt.Sprintf("index_test_%d.txt", i)))
 				if err != nil {
 					return nil, err
+				}
+				if len(tr) == 0 || len(te) == 0 {
+					return nil, fmt.Errorf("bench: uci: %s: split %d: %d training and %d test rows, want at least one of each", s.dir, i, len(tr), len(te))
 				}
 				d.train, d.test = append(d.train, tr), append(d.test, te)
 			}
@@ -395,6 +413,9 @@ func readFloatRows(path string) ([][]float64, error) {
 			if err != nil {
 				return nil, fmt.Errorf("bench: uci: %s line %d: %w", path, line, err)
 			}
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("bench: uci: %s line %d column %d: %v, want a finite value", path, line, j+1, v)
+			}
 			row[j] = v
 		}
 		if len(rows) > 0 && len(row) != len(rows[0]) {
@@ -419,7 +440,7 @@ func readIntLines(path string) ([]int, error) {
 	var out []int
 	for _, s := range strings.Fields(string(b)) {
 		v, err := strconv.ParseFloat(s, 64) // index files hold integers, some written as floats
-		if err != nil || v != math.Trunc(v) {
+		if err != nil || v != math.Trunc(v) || math.Abs(v) > 1<<31 {
 			return nil, fmt.Errorf("bench: uci: %s: not an integer (%q)", path, s)
 		}
 		out = append(out, int(v))
