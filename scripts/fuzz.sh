@@ -30,19 +30,30 @@ cd "$(dirname "$0")/.." || exit 2
 par=()
 if [ -n "${FUZZ_PARALLEL:-}" ]; then par=(-parallel "$FUZZ_PARALLEL"); fi
 
+# Only packages with a test file declaring a Fuzz function are listed (go test -list builds
+# the test binary, which is slow for every package); go test -list is then the authority.
 targets=()
-for pkg in $(go list "$@"); do
+listfail=()
+for pkg in $(go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' "$@"); do
+  dir="$(go list -f '{{.Dir}}' "$pkg")"
+  grep -qs '^func Fuzz' "$dir"/*_test.go || continue
   # go test -list prints the matching names, then "ok  <pkg>  <time>".
+  if ! out="$(go test -list '^Fuzz' "$pkg" 2>&1)"; then
+    echo "fuzz.sh: go test -list $pkg failed:" >&2
+    echo "$out" >&2
+    listfail+=("$pkg (go test -list failed)")
+    continue
+  fi
   while read -r name; do
     case "$name" in Fuzz*) targets+=("$pkg $name") ;; esac
-  done < <(go test -list '^Fuzz' "$pkg" 2>/dev/null)
+  done <<< "$out"
 done
 
 if [ "${#targets[@]}" -eq 0 ]; then
   echo "fuzz.sh: no fuzz targets found in $*" >&2; exit 2
 fi
 echo "fuzz.sh: ${#targets[@]} targets, ${secs}s each"
-failed=()
+failed=("${listfail[@]}")
 for t in "${targets[@]}"; do
   pkg="${t% *}"; name="${t#* }"
   echo "=== $pkg $name (${secs}s)"
@@ -58,6 +69,6 @@ if [ "${#failed[@]}" -eq 0 ]; then
   echo "fuzz.sh: all ${#targets[@]} targets passed (${secs}s each)"
   exit 0
 fi
-echo "fuzz.sh: ${#failed[@]} of ${#targets[@]} targets failed:"
+echo "fuzz.sh: ${#failed[@]} of ${#targets[@]} targets (or packages) failed:"
 printf '  %s\n' "${failed[@]}"
 exit 1
