@@ -2,28 +2,25 @@ package bench
 
 import (
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
+	"testing/fstest"
 )
 
-// writeUCI writes one data set directory as the PBP repository ships it, with a single split.
-func writeUCI(t testing.TB, dir string, s uciSet, data, features, target, epochs, hidden, splits, train, test string) {
-	p := filepath.Join(dir, s.dir)
-	if err := os.MkdirAll(p, 0o755); err != nil {
-		t.Fatal(err)
-	}
+// uciFS is one data set directory as the PBP repository ships it, with a single split, in
+// memory.
+func uciFS(s uciSet, data, features, target, epochs, hidden, splits, train, test string) fstest.MapFS {
+	fsys := fstest.MapFS{}
 	for name, body := range map[string]string{"data.txt": data, "index_features.txt": features, "index_target.txt": target,
 		"n_epochs.txt": epochs, "n_hidden.txt": hidden, "n_splits.txt": splits, "index_train_0.txt": train, "index_test_0.txt": test} {
-		if err := os.WriteFile(filepath.Join(p, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		fsys[s.dir+"/"+name] = &fstest.MapFile{Data: []byte(body)}
 	}
+	return fsys
 }
 
 // FuzzLoadUCI feeds arbitrary files to the UCI loader: it must return an error or a data set
 // whose rows are rectangular and finite, whose feature and target columns are in range, and
-// whose every split has training and test rows in range — never panic.
+// whose every split has training and test rows in range — never panic. The files are in memory
+// (loadUCI reads an fs.FS), so the fuzzer is not bound by the disk.
 //
 // Run: go test -fuzz FuzzLoadUCI ./bench
 func FuzzLoadUCI(f *testing.F) {
@@ -33,10 +30,8 @@ func FuzzLoadUCI(f *testing.F) {
 	f.Add("1 2\n3 4\n", "0", "1", "1", "1", "1", "", "1")
 	f.Add("1 2\n3 4\n", "0", "1", "1", "1", "1000000000", "0", "1")
 	f.Fuzz(func(t *testing.T, data, features, target, epochs, hidden, splits, train, test string) {
-		dir := t.TempDir()
 		s := uciSets()[0]
-		writeUCI(t, dir, s, data, features, target, epochs, hidden, splits, train, test)
-		d, err := loadUCI(dir, s)
+		d, err := loadUCI(uciFS(s, data, features, target, epochs, hidden, splits, train, test), "fuzz", s)
 		if err != nil {
 			return
 		}
