@@ -72,6 +72,44 @@ func (c DNCPConfig) defaults() DNCPConfig {
 	return c
 }
 
+// validate checks a configuration with the defaults filled in, before any sampling, so that a
+// bad σ_z or size fails at once instead of after the toy study. The error names the field.
+func (c DNCPConfig) validate() error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"T", c.T}, {"K", c.K}, {"P", c.P}, {"Steps", c.Steps}, {"Warmup", c.Warmup}, {"Draws", c.Draws}, {"Chains", c.Chains}} {
+		if f.v < 1 {
+			return fmt.Errorf("bench: RunDNCP: %s must be at least 1 (%s=%d)", f.name, f.name, f.v)
+		}
+	}
+	if len(c.Sigmas) == 0 && len(c.Toy) == 0 {
+		return fmt.Errorf("bench: RunDNCP: Sigmas and Toy are both empty: nothing to run")
+	}
+	for i, s := range c.Sigmas {
+		if !(s > 0) || math.IsInf(s, 1) {
+			return fmt.Errorf("bench: RunDNCP: Sigmas[%d] must be positive and finite (Sigmas[%d]=%v)", i, i, s)
+		}
+	}
+	for i, p := range c.Toy {
+		if !(p[0] > 0) || !(p[1] > 0) || math.IsInf(p[0], 1) || math.IsInf(p[1], 1) {
+			return fmt.Errorf("bench: RunDNCP: Toy[%d] (sigma_x, sigma_z) must be positive and finite (Toy[%d]=%v)", i, i, p)
+		}
+	}
+	for i, x := range c.ToyX {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("bench: RunDNCP: ToyX[%d] must be finite (ToyX[%d]=%v)", i, i, x)
+		}
+	}
+	if !(c.TargetAccept > 0 && c.TargetAccept < 1) {
+		return fmt.Errorf("bench: RunDNCP: TargetAccept must be in (0, 1) (TargetAccept=%v)", c.TargetAccept)
+	}
+	if !(c.Prob > 0 && c.Prob < 1) {
+		return fmt.Errorf("bench: RunDNCP: Prob must be in (0, 1) (Prob=%v)", c.Prob)
+	}
+	return nil
+}
+
 // hmc is the study's sampler configuration: static HMC, unit metric, step size by dual
 // averaging during the burn-in.
 func (c DNCPConfig) hmc() mcmc.Config {
@@ -135,9 +173,13 @@ type DNCPReport struct {
 }
 
 // RunDNCP runs the study: every toy setting and every σ_z of the DBN with CP, DNCP and the
-// mixture. Cost: 3·(len(Toy) + len(Sigmas))·Chains·(Warmup + Draws)·(Steps + ½) gradients.
+// mixture. The configuration is checked before any sampling: sizes at least 1, σ's positive
+// and finite, TargetAccept and Prob in (0, 1); the error names the field. Cost: 3·(len(Toy) + len(Sigmas))·Chains·(Warmup + Draws)·(Steps + ½) gradients.
 func RunDNCP(ctx context.Context, cfg DNCPConfig) (*DNCPReport, error) {
 	cfg = cfg.defaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
 	rep := &DNCPReport{Config: cfg}
 	hmc := cfg.hmc()
 	// The toy uses NUTS (unit metric, same acceptance target and lengths): on a 2-D Gaussian a

@@ -60,6 +60,34 @@ type RunOptions struct {
 	Draws   int // approximate-posterior draws to compare with the reference; 0 means 1000
 }
 
+// validate rejects negative options (zero means the default); fn names the caller.
+func (o RunOptions) validate(fn string) error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"MaxIter", o.MaxIter}, {"Workers", o.Workers}, {"Draws", o.Draws}} {
+		if f.v < 0 {
+			return fmt.Errorf("bench: %s: %s must not be negative (%s=%d; 0 is the default)", fn, f.name, f.name, f.v)
+		}
+	}
+	return nil
+}
+
+// AllAbortedError is the error of a benchmark whose every run aborted: the report holds only
+// aborts, so it is returned with this error (and a command exits non-zero) rather than as a
+// success. First is the first run's error.
+type AllAbortedError struct {
+	Bench string // the runner, e.g. "Run"
+	Runs  int
+	First error
+}
+
+func (e *AllAbortedError) Error() string {
+	return fmt.Sprintf("bench: %s: every run aborted (runs=%d); the first: %v", e.Bench, e.Runs, e.First)
+}
+
+func (e *AllAbortedError) Unwrap() error { return e.First }
+
 // Outcome is what one run of a method on one posterior returns.
 type Outcome struct {
 	// Draws are draws of the model's reported quantities (Model.Names order) on the
@@ -306,14 +334,19 @@ type Report struct {
 }
 
 // Run runs cfg's methods on cfg's posteriors with seeds 1..Seeds, one run at a time (wall
-// times are per run). A failed run is recorded as an abort; a cancelled context stops the
-// benchmark and returns the partial report with the context's error.
+// times are per run). A failed run is recorded as an abort; when every run aborts, the report
+// is returned with an *AllAbortedError. A cancelled context stops the benchmark and returns
+// the partial report with the context's error. Negative Seeds or RunOptions are an error
+// before any run.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Seeds == 0 {
 		cfg.Seeds = 3
 	}
 	if cfg.Seeds < 0 {
 		return nil, fmt.Errorf("bench: Run: Seeds must be positive (Seeds=%d)", cfg.Seeds)
+	}
+	if err := cfg.RunOptions.validate("Run"); err != nil {
+		return nil, err
 	}
 	mnames := cfg.Methods
 	if mnames == nil {
@@ -372,6 +405,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				}
 			}
 		}
+	}
+	if len(rep.Results) > 0 && !slices.ContainsFunc(rep.Results, func(r SeedResult) bool { return r.Err == nil }) {
+		return rep, &AllAbortedError{Bench: "Run", Runs: len(rep.Results), First: rep.Results[0].Err}
 	}
 	return rep, nil
 }

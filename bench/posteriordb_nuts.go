@@ -7,6 +7,7 @@ import (
 	"github.com/vigo-bayes/vigo/internal/resultmd"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -100,6 +101,9 @@ func (r *NUTSRun) Status() string {
 // (≈ 2^treedepth per iteration) plus O(P·N log N) for the ESS of P quantities over N draws.
 // A cancelled context returns ctx.Err() and no run.
 func SampleNUTS(ctx context.Context, m *zoo.Model, seed uint64, opt NUTSOptions) (*NUTSRun, error) {
+	if err := opt.validate("SampleNUTS"); err != nil {
+		return nil, err
+	}
 	opt = opt.defaults()
 	results := make([]*mcmc.Result, opt.Chains)
 	errs := make([]error, opt.Chains)
@@ -149,6 +153,19 @@ func SampleNUTS(ctx context.Context, m *zoo.Model, seed uint64, opt NUTSOptions)
 		}
 	}
 	return run, nil
+}
+
+// validate rejects negative options (zero means the default); fn names the caller.
+func (o NUTSOptions) validate(fn string) error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"Chains", o.Chains}, {"Warmup", o.Warmup}, {"Draws", o.Draws}, {"Workers", o.Workers}} {
+		if f.v < 0 {
+			return fmt.Errorf("bench: %s: %s must not be negative (%s=%d; 0 is the default)", fn, f.name, f.name, f.v)
+		}
+	}
+	return nil
 }
 
 func (o NUTSOptions) defaults() NUTSOptions {
@@ -260,14 +277,18 @@ type NUTSReport struct {
 }
 
 // RunNUTSBench runs SampleNUTS on every posterior with seeds 1..Seeds, one posterior at a
-// time, and compares each run with the reference draws. A failed run is recorded; a cancelled
-// context returns the partial report with its error.
+// time, and compares each run with the reference draws. A failed run is recorded; when every
+// run fails, the report is returned with an *AllAbortedError. A cancelled context returns the
+// partial report with its error. Negative options are an error before any run.
 func RunNUTSBench(ctx context.Context, cfg NUTSBenchConfig) (*NUTSReport, error) {
 	if cfg.Seeds == 0 {
 		cfg.Seeds = 1
 	}
 	if cfg.Seeds < 0 {
 		return nil, fmt.Errorf("bench: RunNUTSBench: Seeds must be positive (Seeds=%d)", cfg.Seeds)
+	}
+	if err := cfg.NUTSOptions.validate("RunNUTSBench"); err != nil {
+		return nil, err
 	}
 	cfg.NUTSOptions = cfg.NUTSOptions.defaults()
 	names := cfg.Posteriors
@@ -305,6 +326,9 @@ func RunNUTSBench(ctx context.Context, cfg NUTSBenchConfig) (*NUTSReport, error)
 				cfg.Progress(c)
 			}
 		}
+	}
+	if len(rep.Runs) > 0 && !slices.ContainsFunc(rep.Runs, func(c *NUTSCheck) bool { return c.Err == nil }) {
+		return rep, &AllAbortedError{Bench: "RunNUTSBench", Runs: len(rep.Runs), First: rep.Runs[0].Err}
 	}
 	return rep, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/vigo-bayes/vigo/internal/resultmd"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -71,7 +72,7 @@ func openUCI(fn, dir, name string) (*uciData, error) {
 	if i < 0 {
 		return nil, fmt.Errorf("bench: %s: unknown data set (name=%q; known: %s)", fn, name, strings.Join(UCINames(), ", "))
 	}
-	return loadUCI(dir, sets[i])
+	return loadUCI(os.DirFS(dir), dir, sets[i])
 }
 
 // uciData is one data set as the PBP repository ships it: the data matrix, the column indices
@@ -310,18 +311,31 @@ func (d *uciData) matrix(idx []int, nz *normaliser) (X, y []float64, used *norma
 	return X, y, nz
 }
 
-// loadUCI reads one data set directory.
-func loadUCI(dir string, s uciSet) (*uciData, error) {
-	p := filepath.Join(dir, s.dir)
-	rows, err := readFloatRows(filepath.Join(p, "data.txt"))
+// Bounds on a UCI directory's sizes, far above the PBP repository's (40 epochs, 100 hidden
+// units, 20 splits), so that a corrupt file cannot ask for a huge network or loop.
+const (
+	maxUCIEpochs = 1 << 20
+	maxUCIHidden = 1 << 16
+	maxUCISplits = 1 << 10
+)
+
+// loadUCI reads one data set directory. Every value of data.txt must be finite; there must be
+// at least one feature column, and every split needs training and test rows. fsys holds the UCI
+// directory, whose name root is for errors.
+func loadUCI(fsys fs.FS, root string, s uciSet) (*uciData, error) {
+	u := uciFiles{fsys: fsys, root: root, dir: s.dir}
+	rows, err := u.floatRows("data.txt")
 	if err != nil {
 		return nil, err
 	}
 	d := &uciData{set: s, index: slices.Index(UCINames(), s.name), rows: rows}
-	if d.features, err = readIntLines(filepath.Join(p, "index_features.txt")); err != nil {
+	if d.features, err = u.intLines("index_features.txt"); err != nil {
 		return nil, err
 	}
-	t, err := readIntLines(filepath.Join(p, "index_target.txt"))
+	if len(d.features) == 0 {
+		return nil, fmt.Errorf("bench: uci: %s/index_features.txt: no feature columns", s.dir)
+	}
+	t, err := u.intLines("index_target.txt")
 	if err != nil {
 		return nil, err
 	}
@@ -330,12 +344,15 @@ func loadUCI(dir string, s uciSet) (*uciData, error) {
 	}
 	d.target = t[0]
 	for _, name := range []string{"n_epochs.txt", "n_hidden.txt", "n_splits.txt"} {
-		v, err := readIntLines(filepath.Join(p, name))
+		v, err := u.intLines(name)
 		if err != nil {
 			return nil, err
 		}
 		if len(v) != 1 || v[0] <= 0 {
 			return nil, fmt.Errorf("bench: uci: %s/%s: want one positive integer", s.dir, name)
+		}
+		if lim := map[string]int{"n_epochs.txt": maxUCIEpochs, "n_hidden.txt": maxUCIHidden, "n_splits.txt": maxUCISplits}[name]; v[0] > lim {
+			return nil, fmt.Errorf("bench: uci: %s/%s: %d is above the limit %d", s.dir, name, v[0], lim)
 		}
 		switch name {
 		case "n_epochs.txt":
@@ -344,13 +361,16 @@ func loadUCI(dir string, s uciSet) (*uciData, error) {
 			d.hidden = v[0]
 		default:
 			for i := range v[0] {
-				tr, err := readIntLines(filepath.Join(p, fmt.Sprintf("index_train_%d.txt", i)))
+				tr, err := u.intLines(fmt.Sprintf("index_train_%d.txt", i))
 				if err != nil {
 					return nil, err
 				}
-				te, err := readIntLines(filepath.Join(p, fmt.Sprintf("index_test_%d.txt", i)))
+				te, err := u.intLines(fmt.Sprintf("index_test_%d.txt", i))
 				if err != nil {
 					return nil, err
+				}
+				if len(tr) == 0 || len(te) == 0 {
+					return nil, fmt.Errorf("bench: uci: %s: split %d: %d training and %d test rows, want at least one of each", s.dir, i, len(tr), len(te))
 				}
 				d.train, d.test = append(d.train, tr), append(d.test, te)
 			}
@@ -373,10 +393,31 @@ func loadUCI(dir string, s uciSet) (*uciData, error) {
 	return d, nil
 }
 
-func readFloatRows(path string) ([][]float64, error) {
-	f, err := os.Open(path)
+// uciFiles reads the files of one data set directory dir of the UCI directory fsys (named
+// root in errors).
+type uciFiles struct {
+	fsys      fs.FS
+	root, dir string
+}
+
+// bareErr drops a *fs.PathError's operation and (fs-relative) path, which the caller replaces
+// by the full name.
+func bareErr(err error) error {
+	if pe, ok := err.(*fs.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+// path is the file's name for errors: root/dir/name.
+func (u uciFiles) path(name string) string { return filepath.Join(u.root, u.dir, name) }
+
+// floatRows reads a whitespace-separated matrix of finite numbers (blank lines skipped).
+func (u uciFiles) floatRows(name string) ([][]float64, error) {
+	path := u.path(name)
+	f, err := u.fsys.Open(u.dir + "/" + name)
 	if err != nil {
-		return nil, fmt.Errorf("bench: uci: %w", err)
+		return nil, fmt.Errorf("bench: uci: %s: %w", path, bareErr(err))
 	}
 	defer f.Close()
 	var rows [][]float64
@@ -395,6 +436,9 @@ func readFloatRows(path string) ([][]float64, error) {
 			if err != nil {
 				return nil, fmt.Errorf("bench: uci: %s line %d: %w", path, line, err)
 			}
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("bench: uci: %s line %d column %d: %v, want a finite value", path, line, j+1, v)
+			}
 			row[j] = v
 		}
 		if len(rows) > 0 && len(row) != len(rows[0]) {
@@ -411,15 +455,17 @@ func readFloatRows(path string) ([][]float64, error) {
 	return rows, nil
 }
 
-func readIntLines(path string) ([]int, error) {
-	b, err := os.ReadFile(path)
+// intLines reads whitespace-separated integers (some written as floats, e.g. 3.0).
+func (u uciFiles) intLines(name string) ([]int, error) {
+	path := u.path(name)
+	b, err := fs.ReadFile(u.fsys, u.dir+"/"+name)
 	if err != nil {
-		return nil, fmt.Errorf("bench: uci: %w", err)
+		return nil, fmt.Errorf("bench: uci: %s: %w", path, bareErr(err))
 	}
 	var out []int
 	for _, s := range strings.Fields(string(b)) {
 		v, err := strconv.ParseFloat(s, 64) // index files hold integers, some written as floats
-		if err != nil || v != math.Trunc(v) {
+		if err != nil || v != math.Trunc(v) || math.Abs(v) > 1<<31 {
 			return nil, fmt.Errorf("bench: uci: %s: not an integer (%q)", path, s)
 		}
 		out = append(out, int(v))

@@ -81,7 +81,7 @@ func ReadIDXLabels(path string, limit int) ([]int, error) {
 }
 
 // readIDX returns the payload and dimensions of a gzipped IDX file with the given magic, cut
-// to the first limit items (first dimension) when 0 < limit < the file's count.
+// to the first limit items (first dimension) when 0 < limit < the file's count (decodeIDX).
 func readIDX(path string, magic uint32, ndim, limit int) ([]byte, []int, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -93,19 +93,27 @@ func readIDX(path string, magic uint32, ndim, limit int) ([]byte, []int, error) 
 		return nil, nil, fmt.Errorf("bnn: read IDX: %s: not gzip: %w", path, err)
 	}
 	defer zr.Close()
+	return decodeIDX(path, zr, magic, ndim, limit)
+}
+
+// decodeIDX reads an uncompressed IDX stream (name is for errors): the magic, ndim
+// big-endian uint32 dimensions (each 1 to 2²⁶, product at most 2³¹), then the payload. The
+// payload is read as it arrives, not allocated from the header's sizes, so a short file that
+// declares 2³¹ bytes costs what it holds, not 2 GB.
+func decodeIDX(name string, r io.Reader, magic uint32, ndim, limit int) ([]byte, []int, error) {
 	hdr := make([]byte, 4*(1+ndim))
-	if _, err := io.ReadFull(zr, hdr); err != nil {
-		return nil, nil, fmt.Errorf("bnn: read IDX: %s: short header (%d bytes wanted): %w", path, len(hdr), err)
+	if _, err := io.ReadFull(r, hdr); err != nil {
+		return nil, nil, fmt.Errorf("bnn: read IDX: %s: short header (%d bytes wanted): %w", name, len(hdr), err)
 	}
 	if got := binary.BigEndian.Uint32(hdr); got != magic {
-		return nil, nil, fmt.Errorf("bnn: read IDX: %s: bad magic (got=%#08x, want=%#08x)", path, got, magic)
+		return nil, nil, fmt.Errorf("bnn: read IDX: %s: bad magic (got=%#08x, want=%#08x)", name, got, magic)
 	}
 	dims := make([]int, ndim)
 	total := 1
 	for i := range dims {
 		d := binary.BigEndian.Uint32(hdr[4*(i+1):])
 		if d == 0 || d > 1<<26 {
-			return nil, nil, fmt.Errorf("bnn: read IDX: %s: implausible dimension %d (size=%d)", path, i, d)
+			return nil, nil, fmt.Errorf("bnn: read IDX: %s: implausible dimension %d (size=%d)", name, i, d)
 		}
 		dims[i] = int(d)
 		if i == 0 && limit > 0 && limit < dims[0] {
@@ -113,15 +121,15 @@ func readIDX(path string, magic uint32, ndim, limit int) ([]byte, []int, error) 
 		}
 		total *= dims[i]
 		if total > 1<<31 {
-			return nil, nil, fmt.Errorf("bnn: read IDX: %s: too large (dims=%v)", path, dims[:i+1])
+			return nil, nil, fmt.Errorf("bnn: read IDX: %s: too large (dims=%v)", name, dims[:i+1])
 		}
 	}
-	raw := make([]byte, total)
-	if n, err := io.ReadFull(zr, raw); err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-			return nil, nil, fmt.Errorf("bnn: read IDX: %s: short file (%d of %d data bytes)", path, n, total)
-		}
-		return nil, nil, fmt.Errorf("bnn: read IDX: %s: %w", path, err)
+	raw, err := io.ReadAll(io.LimitReader(r, int64(total)))
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, nil, fmt.Errorf("bnn: read IDX: %s: %w", name, err)
+	}
+	if len(raw) < total {
+		return nil, nil, fmt.Errorf("bnn: read IDX: %s: short file (%d of %d data bytes)", name, len(raw), total)
 	}
 	return raw, dims, nil
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/vigo-bayes/vigo/internal/resultmd"
 	"io"
@@ -49,6 +50,9 @@ verdict per posterior. Progress goes to stderr, one line per run.
 Methods: ` + strings.Join(bench.MethodNames(), ", ") + `.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkFlags(cmd, intsAtLeast(1, "seeds", "workers"), intsAtLeast(0, "max-iter", "draws")); err != nil {
+				return err
+			}
 			cfg.Methods = splitList(methods)
 			if posteriors != "all" {
 				cfg.Posteriors = splitList(posteriors)
@@ -82,12 +86,24 @@ type report interface {
 
 // runBench runs a benchmark between the header's start and end and writes its report to out
 // (writeReport).
+//
+// The output is checked before the run (checkOutput). A benchmark whose every run aborted
+// (*bench.AllAbortedError) still writes its table of aborts, then returns the error, so the
+// command exits non-zero.
 func runBench(cmd *cobra.Command, out string, run func(ctx context.Context) (report, error)) error {
-	if err := checkReportOut(cmd, out); err != nil {
+	if err := checkOutput(cmd, "out", out); err != nil {
 		return err
 	}
 	h := newHeader()
 	rep, err := run(cmd.Context())
+	var aborted *bench.AllAbortedError
+	if errors.As(err, &aborted) && rep != nil {
+		h.Done()
+		if werr := writeReport(cmd, out, func(w io.Writer) error { return rep.Markdown(w, h) }); werr != nil {
+			return errors.Join(err, werr)
+		}
+		return fmt.Errorf("bench %s: %w", cmd.Name(), err)
+	}
 	if err != nil {
 		return err
 	}
@@ -95,17 +111,6 @@ func runBench(cmd *cobra.Command, out string, run func(ctx context.Context) (rep
 	return writeReport(cmd, out, func(w io.Writer) error { return rep.Markdown(w, h) })
 }
 
-// checkReportOut checks up front that writeReport can write the file out ("" and "-": stdout),
-// so a long benchmark does not finish and then fail to write its table.
-func checkReportOut(cmd *cobra.Command, out string) error {
-	if out == "" || out == "-" {
-		return nil
-	}
-	if err := output.CheckFile(out); err != nil {
-		return fmt.Errorf("bench %s: --out %s: %w", cmd.Name(), out, err)
-	}
-	return nil
-}
 
 // writeReport writes a report to the file out (atomically: output.WriteFile), or to stdout
 // when out is "" or "-", and says "wrote out" on stderr.

@@ -23,6 +23,9 @@ hand-written analytic gradient (the floor) and, with --torch, with the PyTorch p
 with the ratios and Stan's figures from the issue.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkFlags(cmd, intsAtLeast(1, "rounds")); err != nil {
+				return err
+			}
 			return runBench(cmd, out, func(ctx context.Context) (report, error) {
 				return bench.RunAD(ctx, bench.ADConfig{Rounds: rounds, Torch: torch, Note: note})
 			})

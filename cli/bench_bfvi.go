@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -31,6 +32,11 @@ Rubin-combined 90% interval). Select experiments with --exp (e.g. --exp e1,e2). 
 markdown to --out (default bench/results/bfvi.md); "-" writes to stdout.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkFlags(cmd, intsAtLeast(1, "restarts", "draws", "boot", "degree", "draws-1d", "seeds-1d", "hidden", "affine-hidden"),
+				intsAtLeast(0, "max-iter", "iwelbo-k", "default-degree", "layers", "workers"),
+				floatsIn(0, math.Inf(1), true, false, "non-negative and finite (0: a standard normal base)", "base-df")); err != nil {
+				return err
+			}
 			cfg.Experiments = splitList(exps)
 			if d, _, err := datadir.PosteriorDB(cfg.Dir); err == nil {
 				cfg.Dir = d

@@ -24,6 +24,10 @@ for several σ_z, reporting ESS for CP, DNCP and the 50/50 mixture proposal. It 
 markdown to --out (default bench/results/dncp.md); "-" writes to stdout.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkFlags(cmd, intsAtLeast(1, "T", "K", "P", "steps", "warmup", "draws", "chains"),
+				positiveFloats("sigmas"), unitFloats("accept", "prob")); err != nil {
+				return err
+			}
 			return runBench(cmd, out, func(ctx context.Context) (report, error) { return bench.RunDNCP(ctx, cfg) })
 		},
 	}

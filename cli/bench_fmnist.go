@@ -29,6 +29,10 @@ local reparameterisation), vardrop (variational dropout with a Gaussian prior), 
 ReLU moments).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkFlags(cmd, intsAtLeast(1, "epochs", "batch", "samples", "moment-samples", "conv1", "conv2", "hidden"),
+				intsAtLeast(0, "train", "test"), positiveFloats("lr", "prior-prec")); err != nil {
+				return err
+			}
 			var err error
 			if cfg.Methods, err = parseMethods(cmd, methods); err != nil {
 				return err

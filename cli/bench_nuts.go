@@ -28,6 +28,9 @@ diagnostics, with Stan 2.21's NUTS numbers (../shared/docs/targets.md) beside th
 "vigo bench posteriordb --methods nuts" runs the same sampler inside the VI benchmark's table.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkFlags(cmd, intsAtLeast(1, "seeds", "chains", "warmup", "draws", "workers")); err != nil {
+				return err
+			}
 			m, err := mcmc.ParseMetric(metric)
 			if err != nil {
 				return fmt.Errorf("bench nuts: --metric: %w", err)

@@ -49,6 +49,10 @@ Methods: vbp (variance backpropagation), mfvi (Monte Carlo, local reparameterisa
 (closed-form ReLU moments), vardrop (variational dropout with a Gaussian prior).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkFlags(cmd, intsAtLeast(1, "splits", "epoch-scale", "batch", "samples", "workers", "speed-batch"),
+				intsAtLeast(0, "epochs", "min-steps"), intsAtLeast(2, "speed-epochs")); err != nil {
+				return err
+			}
 			ms, err := parseMethods(cmd, methods)
 			if err != nil {
 				return err
@@ -111,6 +115,12 @@ splits) and an SVG of the first split's coefficient posterior densities. Default
 LSTAT (% lower status, column 12).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkFlags(cmd, intsAtLeast(1, "splits", "epochs", "degree"), intsAtLeast(0, "split", "linear")); err != nil {
+				return err
+			}
+			if err := checkOutput(cmd, "svg", svg); err != nil {
+				return err
+			}
 			var err error
 			if cfg.Dir, err = uciDir(cmd, dir); err != nil {
 				return err

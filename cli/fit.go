@@ -459,6 +459,9 @@ func runFit(ctx context.Context, stdout, stderr io.Writer, reg *registry, name s
 	if err != nil {
 		return err
 	}
+	if err := fit.CheckDim("fit "+name, m.Dim()); err != nil {
+		return err
+	}
 	init, err := loadInit(f.init, m.Layout)
 	if err != nil {
 		return err

@@ -27,7 +27,9 @@ type FullRank struct {
 	pool *bufPool
 }
 
-// NewFullRank returns the full-rank Gaussian family on ℝ^d.
+// NewFullRank returns the full-rank Gaussian family on ℝ^d. It panics if d < 1, a
+// programmer error: check a user's model with fit.CheckDim, or build the family with
+// fit.FamilyRecipe.NewFamily, which returns an error.
 func NewFullRank(d int, opts ...Option) *FullRank {
 	if d < 1 {
 		panic(fmt.Sprintf("family: NewFullRank: d=%d, want ≥ 1", d))

@@ -39,6 +39,8 @@ type LowRank struct {
 }
 
 // NewLowRank returns the low-rank-plus-diagonal Gaussian family on ℝ^d with rank r (1 ≤ r ≤ d).
+// It panics unless 1 ≤ r ≤ d, a programmer error: check a user's model with fit.CheckDim, or
+// build the family with fit.FamilyRecipe.NewFamily, which returns an error.
 func NewLowRank(d, r int, opts ...Option) *LowRank {
 	if d < 1 || r < 1 || r > d {
 		panic(fmt.Sprintf("family: NewLowRank: d=%d, r=%d, want 1 ≤ r ≤ d", d, r))

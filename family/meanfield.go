@@ -22,7 +22,9 @@ type MeanField struct {
 	pos Positivity
 }
 
-// NewMeanField returns the mean-field Gaussian family on ℝ^d.
+// NewMeanField returns the mean-field Gaussian family on ℝ^d. It panics if d < 1, a
+// programmer error: check a user's model with fit.CheckDim, or build the family with
+// fit.FamilyRecipe.NewFamily, which returns an error.
 func NewMeanField(d int, opts ...Option) *MeanField {
 	if d < 1 {
 		panic(fmt.Sprintf("family: NewMeanField: d=%d, want ≥ 1", d))

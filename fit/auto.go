@@ -323,6 +323,9 @@ func Auto(ctx context.Context, target model.Target, cfg AutoConfig, opts ...Opti
 	if o.resume != nil || o.warm != nil {
 		return nil, errors.New("fit: Auto: WithResume, WithWarmStart and WithPreconditioner are not allowed")
 	}
+	if err := CheckDim("fit: Auto", target.Dim()); err != nil {
+		return nil, err
+	}
 	if cfg.Threshold < 0 || math.IsNaN(cfg.Threshold) || cfg.Budget < 0 {
 		return nil, fmt.Errorf("fit: Auto: threshold %g and budget %v must be positive", cfg.Threshold, cfg.Budget)
 	}

@@ -172,6 +172,9 @@ func Fit(ctx context.Context, target model.Target, fam family.Family, obj object
 		f(&o)
 	}
 	d := target.Dim()
+	if err := CheckDim("fit: Fit", d); err != nil {
+		return nil, err
+	}
 	if fam.Dim() != d {
 		return nil, fmt.Errorf("fit: Fit: family dimension %d, target dimension %d", fam.Dim(), d)
 	}

@@ -420,12 +420,25 @@ func (f FamilyRecipe) rank(d int) int {
 	return int(math.Ceil(math.Sqrt(float64(d))))
 }
 
+// CheckDim returns an error unless d ≥ 1, the dimension every family and fit needs: a model
+// with no parameters has nothing to approximate. fn names the caller in the error
+// ("fn: target dimension 0: a target needs at least one parameter"). Fit, Run, Auto and
+// FamilyRecipe.NewFamily check it; the family constructors (family.NewMeanField, …) panic
+// on d < 1 instead, as a programmer error, so code that builds a family from a user's model
+// calls CheckDim (or NewFamily) first.
+func CheckDim(fn string, d int) error {
+	if d < 1 {
+		return fmt.Errorf("%s: target dimension %d: a target needs at least one parameter", fn, d)
+	}
+	return nil
+}
+
 // NewFamily builds the family f names on ℝ^d: the one place where a family is made from its
 // name. A flow's conditioner weights are seeded by seed (FlowOptions.Seed, when not zero,
 // takes precedence). Errors name the bad field.
 func (f FamilyRecipe) NewFamily(d int, seed uint64) (family.Family, error) {
-	if d < 1 {
-		return nil, fmt.Errorf("fit: NewFamily: dimension %d, want ≥ 1", d)
+	if err := CheckDim("fit: NewFamily", d); err != nil {
+		return nil, err
 	}
 	switch f.Kind {
 	case KindMeanField:
@@ -510,6 +523,9 @@ func WithWorkers(n int) Option { return func(o *options) { o.workers = n } }
 // cause; other errors come with a nil result.
 func Run(ctx context.Context, target model.Target, r Recipe, opts ...Option) (*Result, error) {
 	d := target.Dim()
+	if err := CheckDim("fit: Run", d); err != nil {
+		return nil, err
+	}
 	if err := r.ValidateFor(d); err != nil {
 		return nil, err
 	}

@@ -297,7 +297,11 @@ func (s *StanCSV) splitWarmupByConfig() {
 	if err != nil || thin <= 0 {
 		thin = 1
 	}
-	n := min((nw+thin-1)/thin, s.NumDraws()) * len(s.Names)
+	rows := nw / thin // ⌈nw/thin⌉ without the overflow of (nw+thin−1)/thin at nw near MaxInt
+	if nw%thin != 0 {
+		rows++
+	}
+	n := min(rows, s.NumDraws()) * len(s.Names)
 	s.Warmup, s.Draws = s.Draws[:n:n], s.Draws[n:]
 }
 
