@@ -103,6 +103,37 @@ func DottedName(name string) string {
 	return name[:i] + "." + strings.ReplaceAll(name[i+1:len(name)-1], ",", ".")
 }
 
+// validColumnName reports whether f is a Stan column name: an identifier (a letter, then
+// letters, digits and underscores; lp__ and the sampler's columns included) followed by dotted
+// unsigned-integer indices ("theta.1.2") or one bracketed list of them ("theta[1,2]").
+// WriteStanCSV can write back exactly these names.
+func validColumnName(f string) bool {
+	i := 0
+	for i < len(f) && (f[i] == '_' || f[i] >= 'a' && f[i] <= 'z' || f[i] >= 'A' && f[i] <= 'Z' || i > 0 && f[i] >= '0' && f[i] <= '9') {
+		i++
+	}
+	if i == 0 || !(f[0] >= 'a' && f[0] <= 'z' || f[0] >= 'A' && f[0] <= 'Z') {
+		return false
+	}
+	rest := f[i:]
+	if strings.HasPrefix(rest, "[") && strings.HasSuffix(rest, "]") {
+		rest = "," + rest[1:len(rest)-1]
+	} else if rest != "" && rest[0] != '.' {
+		return false
+	}
+	for rest != "" {
+		j := 1
+		for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
+			j++
+		}
+		if j == 1 || (rest[0] != '.' && rest[0] != ',') {
+			return false
+		}
+		rest = rest[j:]
+	}
+	return true
+}
+
 // BracketName is the inverse of DottedName: "L.2.1" → "L[2,1]". A name whose dotted suffix is
 // not all unsigned integers is returned unchanged.
 func BracketName(name string) string {
@@ -249,6 +280,9 @@ func ReadStanCSV(name string, r io.Reader) (*StanCSV, error) {
 					if strings.ContainsRune("0123456789+-.", rune(f[0])) {
 						return nil, fail("the header's column %d is the number %q, not a name: the file has no header line (a Stan CSV file starts with a line of column names, e.g. lp__,theta)", j+1, clip(f))
 					}
+				}
+				if numbers == 0 && !validColumnName(f) {
+					return nil, fail("the header's column %d is \"%s\", not a Stan name (an identifier, then .1.2 or [1,2] indices)", j+1, textsafe.String(clip(f)))
 				}
 				s.Names = append(s.Names, BracketName(f))
 			}
