@@ -111,7 +111,6 @@ func runBench(cmd *cobra.Command, out string, run func(ctx context.Context) (rep
 	return writeReport(cmd, out, func(w io.Writer) error { return rep.Markdown(w, h) })
 }
 
-
 // writeReport writes a report to the file out (atomically: output.WriteFile), or to stdout
 // when out is "" or "-", and says "wrote out" on stderr.
 func writeReport(cmd *cobra.Command, out string, write func(w io.Writer) error) error {

@@ -58,12 +58,22 @@ func TestFitSingleDrawReferenceFailsUpFront(t *testing.T) {
 
 // TestSummaryEscapesControlCharacters: column names and comment lines are the file author's
 // text; vigo summary printed the names raw, so an ESC sequence in a header drove the reader's
-// terminal. Every format must show them escaped, and the same names read cleanly otherwise.
+// terminal. A header name with control characters is not a Stan name: the error names it
+// escaped. Comment lines with them are shown escaped, in every format.
 func TestSummaryEscapesControlCharacters(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "evil.csv")
-	csv := "# \x1b]0;owned\x07 method = sample\n" +
-		"lp__,\x1b[2Jtheta,b\u009b31m,\u202eabc\n" +
-		"-1,0.1,1,5\n-2,0.3,2,6\n-3,0.2,4,7\n-1.5,0.5,3,8\n"
+	raw := func(r rune) bool { return r == 0x1b || r == 0x07 || r >= 0x80 && r <= 0x9f || r == 0x202e }
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "evil_names.csv")
+	csv := "lp__,\x1b[2Jtheta,b\u009b31m,\u202eabc\n-1,0.1,1,5\n-2,0.3,2,6\n-3,0.2,4,7\n-1.5,0.5,3,8\n"
+	if err := os.WriteFile(bad, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := run(t, "summary", bad)
+	if err == nil || strings.IndexFunc(err.Error(), raw) >= 0 || !strings.Contains(err.Error(), `\x1b[2Jtheta`) {
+		t.Errorf("names with control characters: error %q, want the name escaped", err)
+	}
+	p := filepath.Join(dir, "evil_comment.csv")
+	csv = "# \x1b]0;owned\x07 method = sample\nlp__,theta,b\n-1,0.1,1\n-2,0.3,2\n-3,0.2,4\n-1.5,0.5,3\n"
 	if err := os.WriteFile(p, []byte(csv), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -72,18 +82,11 @@ func TestSummaryEscapesControlCharacters(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", format, err)
 		}
-		if i := strings.IndexFunc(out, func(r rune) bool {
-			return r == 0x1b || r == 0x07 || r >= 0x80 && r <= 0x9f || r == 0x202e
-		}); i >= 0 {
+		if i := strings.IndexFunc(out, raw); i >= 0 {
 			t.Errorf("%s: raw control character %q at byte %d of:\n%q", format, out[i:i+1], i, out)
 		}
-		for _, name := range []string{`\x1b[2Jtheta`, `b\u009b31m`, `\u202eabc`} {
-			if format == "json" { // JSON doubles the escape's backslash
-				name = strings.ReplaceAll(name, `\`, `\\`)
-			}
-			if !strings.Contains(out, name) {
-				t.Errorf("%s: name %s not shown escaped:\n%s", format, name, out)
-			}
+		if !strings.Contains(out, "theta") {
+			t.Errorf("%s: no theta row:\n%s", format, out)
 		}
 	}
 }
