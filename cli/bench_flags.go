@@ -3,11 +3,11 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/vigo-bayes/vigo/output"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -118,29 +118,19 @@ func checkOutput(cmd *cobra.Command, flag, name string) error {
 	fail := func(format string, a ...any) error {
 		return fmt.Errorf("bench %s: --%s %s: %s", cmd.Name(), flag, name, fmt.Sprintf(format, a...))
 	}
-	if st, err := os.Stat(name); err == nil && st.IsDir() {
-		return fail("is a directory; give a file name, or - for standard output")
-	}
 	dir := filepath.Dir(name)
-	st, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		// Unlike output.CheckFile, do not create it: a missing directory here is most often a
+		// relative default under bench/results used outside the repository.
 		wd, _ := os.Getwd()
 		hint := ""
 		if !filepath.IsAbs(name) {
 			hint = fmt.Sprintf(" (relative to the working directory %s; the defaults under bench/results are meant for a run from the repository root)", wd)
 		}
 		return fail("directory %s does not exist%s; create it, or give another file, or - for standard output", dir, hint)
-	case err != nil:
+	}
+	if err := output.CheckFile(name); err != nil {
 		return fail("%v", err)
-	case !st.IsDir():
-		return fail("%s is not a directory", dir)
 	}
-	probe, err := os.CreateTemp(dir, ".vigo-probe-*")
-	if err != nil {
-		return fail("directory %s is not writable: %v", dir, strings.TrimPrefix(err.Error(), "open "))
-	}
-	probe.Close()
-	os.Remove(probe.Name())
 	return nil
 }

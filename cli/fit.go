@@ -193,19 +193,26 @@ func fitRecipe(f fitFlags, init []float64) (fit.Recipe, error) {
 }
 
 // recipeFlags maps a Recipe's JSON fields to the flags that set them.
-func recipeFlags() [][2]string {
-	return [][2]string{
-		{"family.rank", "--rank"}, {"objective.estimator", "--estimator"}, {"objective.samples", "--samples"},
-		{"objective.k", "--k"}, {"optimizer.name", "--optimizer"}, {"optimizer.lr", "--lr"}, {"stop.tol", "--tol"},
-		{"max_iter", "--iter"}, {"diag_draws", "--draws"}, {"init.point", "--init"},
+func recipeFlags() map[string]string {
+	return map[string]string{
+		"family.rank": "--rank", "objective.estimator": "--estimator", "objective.samples": "--samples",
+		"objective.k": "--k", "objective.samples × objective.k": "--samples", "optimizer.name": "--optimizer",
+		"optimizer.lr": "--lr", "stop.tol": "--tol", "max_iter": "--iter", "diag_draws": "--draws",
+		"init.point": "--init",
 	}
 }
 
-// flagError names the flag behind a recipe error: "--rank: fit: …" (a flow structure error
-// names --family KIND).
+// flagError names the flag behind a recipe error (fit.FieldError): "--rank: fit: …". A flow
+// structure error (field family.flow, from fit.NewFlowFamily) names the flow flag its message
+// is about, else --family KIND.
 func flagError(err error, kind string) error {
-	msg := err.Error()
-	if strings.Contains(msg, "family.flow") {
+	var fe *fit.FieldError
+	if !errors.As(err, &fe) {
+		return fmt.Errorf("flags: %w", err)
+	}
+	field, _, _ := strings.Cut(fe.Field, "[")
+	if strings.HasPrefix(field, "family.flow") {
+		msg := err.Error()
 		for _, kw := range [][2]string{{"base degrees of freedom", "--base-df"}, {"affine", "--affine"}, {"hidden", "--hidden"},
 			{"degree", "--degree"}, {"layers", "--layers"}, {"activation", "--activation"}} {
 			if strings.Contains(msg, kw[0]) {
@@ -214,10 +221,8 @@ func flagError(err error, kind string) error {
 		}
 		return fmt.Errorf("--family %s: %w", kind, err)
 	}
-	for _, rf := range recipeFlags() {
-		if strings.Contains(msg, rf[0]+" ") {
-			return fmt.Errorf("%s: %w", rf[1], err)
-		}
+	if flag, ok := recipeFlags()[field]; ok {
+		return fmt.Errorf("%s: %w", flag, err)
 	}
 	return fmt.Errorf("flags: %w", err)
 }

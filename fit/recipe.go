@@ -219,13 +219,24 @@ const (
 	MaxFlowWeights = 1 << 26
 )
 
+// FieldError is a Recipe error that names the JSON field at fault ("optimizer.lr",
+// "init.point[1]", "family.flow", …), so a caller can map it to its own name for the field
+// (vigo fit maps it to a flag) without parsing the message.
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
 // Validate reports the first bad value of r, naming its JSON field; NaN and ±Inf are bad
 // everywhere, and so are sizes above the limits (MaxSamples and the others, whose doc says
 // how to go further). It does not know the target: Run checks the dimension-dependent values
 // (the lowrank rank, the initial point's length, the sizes times d).
 func (r *Recipe) Validate() error {
 	bad := func(field string, v any, want string) error {
-		return fmt.Errorf("fit: Recipe: %s = %v, want %s", field, v, want)
+		return &FieldError{Field: field, Err: fmt.Errorf("fit: Recipe: %s = %v, want %s", field, v, want)}
 	}
 	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 	switch {
@@ -299,16 +310,16 @@ func (r *Recipe) Validate() error {
 		// Count the hidden-to-hidden weights before NewFlowFamily builds the flow on ℝ¹, so
 		// that hidden sizes within flow.MaxHiddenUnits but many of them do not allocate.
 		if err := checkHidden("", f.Hidden); err != nil {
-			return fmt.Errorf("fit: Recipe: family.flow: %w", err)
+			return &FieldError{Field: "family.flow", Err: fmt.Errorf("fit: Recipe: family.flow: %w", err)}
 		}
 		if err := checkHidden("affine ", f.AffineHidden); err != nil {
-			return fmt.Errorf("fit: Recipe: family.flow: %w", err)
+			return &FieldError{Field: "family.flow", Err: fmt.Errorf("fit: Recipe: family.flow: %w", err)}
 		}
 		if n := flowWeights(r.Family.Kind, *f, 0); n > MaxFlowWeights {
 			return bad("family.flow.hidden", f.Hidden, fmt.Sprintf("at most %d weights between the conditioners' hidden layers, not %.0f (fit.MaxFlowWeights, a hard cap: fewer or smaller hidden layers or fewer layers)", MaxFlowWeights, n))
 		}
 		if _, err := NewFlowFamily(r.Family.Kind, 1, *f); err != nil {
-			return fmt.Errorf("fit: Recipe: family.flow: %w", err)
+			return &FieldError{Field: "family.flow", Err: fmt.Errorf("fit: Recipe: family.flow: %w", err)}
 		}
 	}
 	return nil
@@ -448,7 +459,7 @@ func (f FamilyRecipe) NewFamily(d int, seed uint64) (family.Family, error) {
 	case KindLowRank:
 		k := f.rank(d)
 		if k < 1 || k > d {
-			return nil, fmt.Errorf("fit: NewFamily: family.rank = %d, want 1 to %d (the target's dimension)", k, d)
+			return nil, &FieldError{Field: "family.rank", Err: fmt.Errorf("fit: NewFamily: family.rank = %d, want 1 to %d (the target's dimension)", k, d)}
 		}
 		return family.NewLowRank(d, k), nil
 	case KindMAF, KindRealNVP, KindBernstein:
@@ -461,7 +472,7 @@ func (f FamilyRecipe) NewFamily(d int, seed uint64) (family.Family, error) {
 		}
 		return NewFlowFamily(f.Kind, d, o)
 	}
-	return nil, fmt.Errorf("fit: NewFamily: family.kind = %q, want %s", f.Kind, strings.Join(Kinds(), ", "))
+	return nil, &FieldError{Field: "family.kind", Err: fmt.Errorf("fit: NewFamily: family.kind = %q, want %s", f.Kind, strings.Join(Kinds(), ", "))}
 }
 
 // objective is the estimator's objective.Options.
@@ -579,7 +590,7 @@ func (r *Recipe) ValidateFor(d int) error {
 		return nil // FamilyRecipe.NewFamily names the dimension
 	}
 	if r.Init.Point != nil && len(r.Init.Point) != d {
-		return fmt.Errorf("fit: Run: init.point has %d values, the target's dimension is %d", len(r.Init.Point), d)
+		return &FieldError{Field: "init.point", Err: fmt.Errorf("fit: Run: init.point has %d values, the target's dimension is %d", len(r.Init.Point), d)}
 	}
 	for _, c := range []struct {
 		field string
@@ -589,14 +600,14 @@ func (r *Recipe) ValidateFor(d int) error {
 		{"objective.samples × objective.k", r.Objective.Samples * r.Objective.K, ""},
 		{"stop.eval_samples", r.Stop.EvalSamples, ""}} {
 		if c.n > MaxDrawValues/d {
-			return fmt.Errorf("fit: Recipe: %s = %d, want at most %d for the target's dimension %d: %d draws × %d values is more than fit.MaxDrawValues = %d held at once (a hard cap%s)",
-				c.field, c.n, MaxDrawValues/d, d, c.n, d, MaxDrawValues, c.hint)
+			return &FieldError{Field: c.field, Err: fmt.Errorf("fit: Recipe: %s = %d, want at most %d for the target's dimension %d: %d draws × %d values is more than fit.MaxDrawValues = %d held at once (a hard cap%s)",
+				c.field, c.n, MaxDrawValues/d, d, c.n, d, MaxDrawValues, c.hint)}
 		}
 	}
 	if f := r.Family.Flow; f != nil {
 		if n := flowWeights(r.Family.Kind, *f, d); n > MaxFlowWeights {
-			return fmt.Errorf("fit: Recipe: family.flow.hidden = %v: about %.0f conditioner weights in dimension %d, more than fit.MaxFlowWeights = %d (a hard cap: fewer or smaller hidden layers, fewer layers or a lower degree)",
-				f.Hidden, n, d, MaxFlowWeights)
+			return &FieldError{Field: "family.flow.hidden", Err: fmt.Errorf("fit: Recipe: family.flow.hidden = %v: about %.0f conditioner weights in dimension %d, more than fit.MaxFlowWeights = %d (a hard cap: fewer or smaller hidden layers, fewer layers or a lower degree)",
+				f.Hidden, n, d, MaxFlowWeights)}
 		}
 	}
 	return nil
