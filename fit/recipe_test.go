@@ -73,8 +73,9 @@ func TestRecipeValidateNamesTheField(t *testing.T) {
 		r := DefaultRecipe(KindMeanField)
 		c.set(&r)
 		err := r.Validate()
-		if err == nil || !strings.Contains(err.Error(), c.field+" = ") {
-			t.Errorf("%s: error %v", c.field, err)
+		var fe *FieldError
+		if err == nil || !strings.Contains(err.Error(), c.field+" = ") || !errors.As(err, &fe) || fe.Field != c.field {
+			t.Errorf("%s: error %v (field %+v)", c.field, err, fe)
 		}
 	}
 	r := DefaultRecipe(KindBernstein)
