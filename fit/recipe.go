@@ -277,8 +277,9 @@ func (r *Recipe) Validate() error {
 		return bad("stop.tol", r.Stop.Tol, "a finite value > 0")
 	case r.Stop.Decays < 0:
 		return bad("stop.decays", r.Stop.Decays, "≥ 0")
-	case !(r.Stop.TrendZ >= 0) || !finite(r.Stop.TrendZ):
-		return bad("stop.trend_z", r.Stop.TrendZ, "a finite value ≥ 0")
+	case !(r.Stop.TrendZ > 0) || !finite(r.Stop.TrendZ):
+		// > 0, not ≥ 0: Config reads a zero TrendZ as its default 1.645, so 0 would not run as written.
+		return bad("stop.trend_z", r.Stop.TrendZ, "a finite value > 0")
 	case r.Stop.Average < 0:
 		return bad("stop.average", r.Stop.Average, "≥ 0 (0: no averaging)")
 	case r.MaxIter < 1:

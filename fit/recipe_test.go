@@ -58,6 +58,7 @@ func TestRecipeValidateNamesTheField(t *testing.T) {
 		{"stop.tol", func(r *Recipe) { r.Stop.Tol = -inf }},
 		{"stop.decays", func(r *Recipe) { r.Stop.Decays = -1 }},
 		{"stop.trend_z", func(r *Recipe) { r.Stop.TrendZ = inf }},
+		{"stop.trend_z", func(r *Recipe) { r.Stop.TrendZ = 0 }}, // Config would read 0 as 1.645
 		{"stop.average", func(r *Recipe) { r.Stop.Average = -5 }},
 		{"max_iter", func(r *Recipe) { r.MaxIter = 0 }},
 		{"warm_start", func(r *Recipe) { r.WarmStart = "meanfield" }},
@@ -230,4 +231,18 @@ func TestRunModelWithSeveralWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameFit(t, a, b, 4)
+}
+
+// Recipe.Config runs the values written: Config's "zero means the default" must never replace
+// a value a valid recipe holds (Decays and Average 0 included).
+func TestRecipeConfigKeepsEveryValue(t *testing.T) {
+	for _, k := range Kinds() {
+		r := DefaultRecipe(k)
+		r.Stop.Decays, r.Stop.Average = 0, 0
+		c := r.Config(1)
+		d := c.withDefaults()
+		if !reflect.DeepEqual(c, d) {
+			t.Errorf("%s: Config %+v\nbecomes %+v with Fit's defaults", k, c, d)
+		}
+	}
 }
