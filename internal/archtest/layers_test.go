@@ -32,6 +32,7 @@ var levels = map[string]int{
 	"family":             4,
 	"objective":          4,
 	"mcmc":               4,
+	"stan":               4, // the Stan-language front end: programs + data → model.Model
 	"bnn":                5,
 	"fit":                5,
 	"zoo":                6,
