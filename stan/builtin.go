@@ -36,6 +36,10 @@ type Ctx struct {
 	T   *ad.Tape
 	RNG *rng.Stream
 	Pos Pos
+	// Call evaluates the user-defined function name on args, recording on tape t (which may be
+	// a different tape from T: an ODE solver evaluates the right-hand side on its own tape to
+	// get the Jacobians its sensitivity equations need). Set by the compiler.
+	Call func(t *ad.Tape, name string, args []Value) (Value, error)
 }
 
 // Pos is a position in a Stan source file (1-based line and column).

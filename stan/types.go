@@ -17,9 +17,12 @@ const (
 	Vector
 	RowVector
 	Matrix
+	// Func is the type of a function passed by name to a higher-order built-in (the ODE
+	// solvers' right-hand side, map_rect, reduce_sum); its Value carries only Name.
+	Func
 )
 
-var baseNames = [...]string{Void: "void", Int: "int", Real: "real", Vector: "vector", RowVector: "row_vector", Matrix: "matrix"}
+var baseNames = [...]string{Void: "void", Int: "int", Real: "real", Vector: "vector", RowVector: "row_vector", Matrix: "matrix", Func: "function"}
 
 // String returns the Stan spelling of b.
 func (b Base) String() string {
@@ -71,6 +74,8 @@ type Value struct {
 	Dims []int
 	Ints []int
 	Var  ad.Var
+	// Name is the user-defined function a Func value refers to.
+	Name string
 }
 
 // Len is the number of scalar elements of v (1 for a scalar).
