@@ -46,6 +46,9 @@ type Recipe struct {
 	// row) or NaNPolicyFail (fail at the first one).
 	NaN      string `json:"nan"`
 	MaxSkips int    `json:"max_skips"`
+	// Ensemble, when not nil, makes the fit an ensemble of this recipe's family (see
+	// EnsembleRecipe); nil: one fit.
+	Ensemble *EnsembleRecipe `json:"ensemble,omitempty"`
 }
 
 // FamilyRecipe names a variational family and its structure.
@@ -307,6 +310,11 @@ func (r *Recipe) Validate() error {
 			return bad(fmt.Sprintf("init.point[%d]", i), v, "a finite value")
 		}
 	}
+	if r.Ensemble != nil {
+		if err := r.Ensemble.validate(); err != nil {
+			return err
+		}
+	}
 	if f := r.Family.Flow; f != nil {
 		// Count the hidden-to-hidden weights before NewFlowFamily builds the flow on ℝ¹, so
 		// that hidden sizes within flow.MaxHiddenUnits but many of them do not allocate.
@@ -545,6 +553,9 @@ func Run(ctx context.Context, target model.Target, r Recipe, opts ...Option) (*R
 	for _, f := range opts {
 		f(&o)
 	}
+	if r.Ensemble != nil {
+		return runEnsemble(ctx, target, r, o)
+	}
 	fam, err := r.Family.NewFamily(d, r.Seed)
 	if err != nil {
 		return nil, err
@@ -618,6 +629,7 @@ func (r *Recipe) ValidateFor(d int) error {
 func (r *Recipe) clone() Recipe {
 	c := *r
 	c.Init.Point = clone(r.Init.Point)
+	c.Ensemble = r.Ensemble.clone()
 	if r.Family.Flow != nil {
 		f := *r.Family.Flow
 		f.Hidden, f.AffineHidden = clone(f.Hidden), clone(f.AffineHidden)

@@ -627,6 +627,11 @@ func (s *Saved) Sample(seed uint64, n int) (z, logq []float64) {
 func sampleAffine(aff *family.Affine, params []float64, seed uint64, n int) (z, logq []float64) {
 	d := aff.Dim()
 	stream := rng.New(seed, drawStream)
+	if _, ok := aff.Base.(*family.Mixture); ok { // an ensemble: stratified over its members
+		z, logq = make([]float64, n*d), make([]float64, n)
+		family.SampleStratified(aff, params, n, stream.NormFloat64, z, logq)
+		return z, logq
+	}
 	eps := make([]float64, aff.NoiseDim())
 	z = make([]float64, n*d)
 	logq = make([]float64, n)
