@@ -485,6 +485,10 @@ func ensembleDraws(target model.Target, mix *family.Mixture, params []float64, s
 	lq = make([]float64, S*n*S)
 	z := make([]float64, d)
 	var t ad.Tape
+	probers := make([]family.LogProber, S)
+	for j := range S {
+		probers[j] = mix.Member(j).(family.LogProber) // NewMixture checked it
+	}
 	for s := range S {
 		m := mix.Member(s)
 		eps := make([]float64, m.NoiseDim())
@@ -498,8 +502,12 @@ func ensembleDraws(target model.Target, mix *family.Mixture, params []float64, s
 			t.Reset()
 			lp[row] = t.Float(target.LogDensity(&t, t.Input(z)))
 			out := lq[row*S : (row+1)*S]
-			mix.LogProbs(params, z, out)
-			out[s] = own // the member's own log density as its draw returned it
+			for j, p := range probers {
+				out[j] = own // the member's own log density as its draw returned it
+				if j != s {
+					out[j] = p.LogProb(mix.MemberParams(params, j), z)
+				}
+			}
 		}
 	}
 	return lp, lq
