@@ -234,12 +234,15 @@ func TestEnsembleSaveAndDraw(t *testing.T) {
 	if err := sv.Write(&buf); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), `"kind": "mixture"`) {
-		t.Fatal("fit.json has no mixture")
+	if !strings.Contains(buf.String(), `"kind": "mixture"`) || !strings.Contains(buf.String(), `"miselbo": `) {
+		t.Fatal("fit.json has no mixture or no bounds")
 	}
 	back, err := Read("fit.json", bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if b := back.Mixture.Bounds; b == nil || float64(b.JSD) != res.Ensemble.JSD || len(b.MemberELBO) != 3 {
+		t.Fatalf("saved bounds %+v, the fit's JSD %g", b, res.Ensemble.JSD)
 	}
 	z, lq := back.Sample(back.Seed(), 30)
 	for i := range z {
@@ -259,6 +262,19 @@ func TestEnsembleSaveAndDraw(t *testing.T) {
 	b, _ := json.Marshal(doc)
 	if _, err := Read("fit.json", bytes.NewReader(b)); err == nil || !strings.Contains(err.Error(), `"mixture.members[1].family.dim": 2`) {
 		t.Fatalf("a member of dimension 2: %v", err)
+	}
+	for _, c := range []struct{ old, new, want string }{
+		{`"version": 4`, `"version": 3`, `field "version": 3, a mixture family needs version 4`},
+		{`"weights": [`, `"weights": [-1, `, `field "mixture.weights": 4 weights for 3 members`},
+		{`"members": [`, `"members": [],"x": [`, `field "mixture.members": 0 members`},
+	} {
+		bad := strings.Replace(buf.String(), c.old, c.new, 1)
+		if bad == buf.String() {
+			t.Fatalf("test setup: %q not in the file", c.old)
+		}
+		if _, err := Read("fit.json", strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s → %s: %v, want %q", c.old, c.new, err, c.want)
+		}
 	}
 }
 
