@@ -315,3 +315,32 @@ func TestEnsembleBadInput(t *testing.T) {
 }
 
 var _ model.Target = twoModes{}
+
+// FuzzReadMixture is FuzzRead (save_test.go) from saved mixtures: Read of any bytes either fails
+// or gives a mixture that draws, with memory bounded by the input's length.
+func FuzzReadMixture(f *testing.F) {
+	member := `{"family":{"kind":"meanfield","dim":1,"positivity":"exp"},"params":[%s,0],"shift":[0],"scale":[1],"scale_is_diagonal":true}`
+	for i, w := range []string{"0.5,0.5", "0,1", "1e308,1e308"} {
+		doc := `{"format":"vigo-fit","version":4,"family":{"kind":"mixture","dim":1},"params":[0,0,1,0],"shift":[0],"scale":[1],"scale_is_diagonal":true,"layout":[{"name":"a","transform":"identity"}],"mixture":{"weights":[` +
+			w + `],"members":[` + strings.Replace(member, "%s", "0", 1) + `,` + strings.Replace(member, "%s", "1", 1) + `]}}`
+		if _, err := Read("seed.json", strings.NewReader(doc)); (err == nil) != (i < 2) {
+			f.Fatalf("seed %d (weights %s): %v", i, w, err)
+		}
+		f.Add(doc)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) > 4096 {
+			return
+		}
+		var sv *Saved
+		var err error
+		if n := allocated(func() { sv, err = Read("fuzz.json", strings.NewReader(s)) }); n > 64<<20 {
+			t.Fatalf("Read of %d bytes allocated %d bytes", len(s), n)
+		}
+		if err != nil {
+			return
+		}
+		z, _ := sv.Sample(1, 2)
+		sv.Constrain(nil, z[:sv.Dim()])
+	})
+}
