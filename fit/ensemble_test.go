@@ -81,6 +81,9 @@ func TestEnsembleSeparatedModes(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := ev.Ensemble.Weights
+	if !strings.HasPrefix(ev.Ensemble.WeightNote, "fitted to the evidence") {
+		t.Errorf("evidence weights not kept for separated modes: %s", ev.Ensemble.WeightNote)
+	}
 	// The fitted weights estimate the masses; their Monte Carlo error is that of
 	// exp(ELBO_s)-ratios on 250 draws of nearly exact members, far below 0.02.
 	if math.Abs(w[0]-0.25) > 0.02 || math.Abs(w[1]-0.75) > 0.02 {
