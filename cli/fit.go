@@ -204,11 +204,11 @@ func fitRecipe(f fitFlags, init []float64) (fit.Recipe, error) {
 // recipeFlags maps a Recipe's JSON fields to the flags that set them.
 func recipeFlags() map[string]string {
 	return map[string]string{
+		"ensemble.members": "--ensemble", "ensemble.l": "--ensemble-l", "ensemble.weights": "--ensemble-weights",
 		"family.rank": "--rank", "objective.estimator": "--estimator", "objective.samples": "--samples",
 		"objective.k": "--k", "objective.samples × objective.k": "--samples", "optimizer.name": "--optimizer",
 		"optimizer.lr": "--lr", "stop.tol": "--tol", "max_iter": "--iter", "diag_draws": "--draws",
-		"init.point": "--init", "ensemble.members": "--ensemble", "ensemble.l": "--ensemble-l",
-		"ensemble.weights": "--ensemble-weights",
+		"init.point": "--init",
 	}
 }
 
