@@ -212,6 +212,12 @@ func (r *Recipe) Member(s int) Recipe {
 // bit-identical for any number of workers: each member's fit is, and the members are combined
 // in order. WithResume takes a State of an earlier ensemble fit of the same recipe: members
 // Done are kept as they were, a member stopped part way resumes, the others start.
+//
+// The Result's Iterations and Skipped are the members' sums, GradEvals the members' sum plus
+// the draws of the bounds, of the evidence weights and of the diagnostics, Elapsed the wall
+// time of the whole; Trace is empty (each member has its own). Cancelled, it is the mixture of
+// the members that have a result (finished or partial) with Status Cancelled, and nil when no
+// member started.
 func runEnsemble(ctx context.Context, target model.Target, r Recipe, o options) (*Result, error) {
 	start := time.Now()
 	d := target.Dim()
@@ -263,12 +269,12 @@ func runEnsemble(ctx context.Context, target model.Target, r Recipe, o options) 
 			continue
 		}
 		if ctx.Err() != nil {
-			break
+			continue // not started; the members done before are still restored
 		}
 		sem <- struct{}{}
 		if ctx.Err() != nil {
 			<-sem
-			break
+			continue
 		}
 		mopts := []Option{WithWorkers(per)}
 		mopts = append(mopts, observe(s)...)
