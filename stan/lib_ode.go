@@ -32,6 +32,3 @@ func odeSigs() []Sig {
 	}
 	return s
 }
-
-func odeOld(name string) Impl           { return todo(name) }
-func odeNew(name string, tol bool) Impl { return todo(name) }
