@@ -154,6 +154,11 @@ func TestDistValues(t *testing.T) {
 	// scaled_inv_chi_square(x | ν, s) = (ν/2)^{ν/2}/Γ(ν/2) s^ν x^{−(ν/2+1)} exp(−ν s²/(2x)).
 	got = eval(t, "scaled_inv_chi_square_lpdf", func(c *Ctx) []Value { return []Value{cr(c, x), cr(c, nu), cr(c, s)} })
 	near("scaled_inv_chi_square_lpdf", got, nu/2*math.Log(nu/2)-mathx.Lgamma(nu/2)+nu*math.Log(s)-(nu/2+1)*math.Log(x)-nu*s*s/(2*x))
+	// categorical_logit(3 | η) = η₃ − log Σ e^η (1-based outcomes).
+	got = eval(t, "categorical_logit_lpmf", func(c *Ctx) []Value { return []Value{intV(3), cv(c, 1, 2, 3.5)} })
+	near("categorical_logit_lpmf", got, 3.5-math.Log(math.E+math.Exp(2)+math.Exp(3.5)))
+	got = eval(t, "categorical_lpmf", func(c *Ctx) []Value { return []Value{ints(3, 1), cv(c, 0.2, 0.3, 0.5)} })
+	near("categorical_lpmf", got, math.Log(0.5)+math.Log(0.2))
 	// Discrete pmfs sum to one over their support (closed-form normalisation).
 	for _, tc := range []struct {
 		name string

@@ -30,7 +30,7 @@ func argMatches(a Arg, v Value) bool {
 
 // call evaluates built-in name on args with the first matching signature.
 func call(c *Ctx, name string, args ...Value) (Value, error) {
-	for _, s := range testTable.Lookup(name) {
+	for _, s := range libTable.Lookup(name) {
 		if len(s.Args) != len(args) {
 			continue
 		}
@@ -369,5 +369,5 @@ func TestOperatorErrors(t *testing.T) {
 	}
 }
 
-// testTable is the built-in table of the tests (built once; read-only).
-var testTable = Builtins()
+// libTable is the built-in table of the tests (built once; read-only).
+var libTable = Builtins()
