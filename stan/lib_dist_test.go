@@ -314,7 +314,8 @@ func TestODE(t *testing.T) {
 			{Type: tArrReal, Dims: []int{1}, Var: tp.Slice(x, 0, 1)}, cr(c, 0),
 			{Type: tArrReal, Dims: []int{3}, Var: tp.Const(ts...)},
 			{Type: tArrReal, Dims: []int{1}, Var: tp.Slice(x, 1, 2)},
-			{Type: tArrReal, Dims: []int{0}, Var: tp.Const()}, intsV(nil, 0)}
+			{Type: tArrReal, Dims: []int{0}, Var: tp.Const()}, intsV(nil, 0),
+			cr(c, 1e-10), cr(c, 1e-10), cr(c, 1e6)} // tight tolerances: the error is ≈ 1e-10
 		out, err := call(c, name, args...)
 		if err != nil {
 			t.Fatal(err)
@@ -335,13 +336,35 @@ func TestODE(t *testing.T) {
 			}
 		}
 	}
-	// New interface: ode_bdf(f, y0, t0, ts, k).
+	// At Stan's default tolerances (1e-6) the error is of that order, and dense output between
+	// steps keeps it there (the outputs fall inside steps).
+	{
+		tp := &ad.Tape{}
+		c := &Ctx{T: tp, Call: testCall}
+		dense := []float64{0.1, 0.37, 0.5, 1.23, 2, 3.71, 9.5}
+		out, err := call(c, "integrate_ode_rk45", Value{Type: Type{Base: Func}, Name: "decay"},
+			Value{Type: tArrReal, Dims: []int{1}, Var: tp.Const(1.7)}, cr(c, 0),
+			Value{Type: tArrReal, Dims: []int{len(dense)}, Var: tp.Const(dense...)},
+			Value{Type: tArrReal, Dims: []int{1}, Var: tp.Const(0.8)},
+			Value{Type: tArrReal, Dims: []int{0}, Var: tp.Const()}, intsV(nil, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, tk := range dense {
+			want := 1.7 * math.Exp(-0.8*tk)
+			if got := tp.Value(out.Var)[k]; math.Abs(got-want) > 1e-5*want+1e-6 {
+				t.Errorf("default tolerances: y(%v) = %.10g, want %.10g", tk, got, want)
+			}
+		}
+	}
+	// New interface: ode_bdf_tol(f, y0, t0, ts, rtol, atol, steps, k).
 	tp := &ad.Tape{}
 	c := &Ctx{T: tp, Call: testCall}
 	x := tp.Input([]float64{1.7, 0.8})
-	out, err := call(c, "ode_bdf", Value{Type: Type{Base: Func}, Name: "decay_new"},
+	out, err := call(c, "ode_bdf_tol", Value{Type: Type{Base: Func}, Name: "decay_new"},
 		Value{Type: TVector, Dims: []int{1}, Var: tp.Slice(x, 0, 1)}, cr(c, 0),
-		Value{Type: tArrReal, Dims: []int{3}, Var: tp.Const(ts...)}, realV(tp.Index(x, 1)))
+		Value{Type: tArrReal, Dims: []int{3}, Var: tp.Const(ts...)}, cr(c, 1e-10), cr(c, 1e-10), intV(1000000),
+		realV(tp.Index(x, 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,5 +388,29 @@ func TestODE(t *testing.T) {
 		Value{Type: tArrReal, Dims: []int{0}, Var: tp.Const()}, intsV(nil, 0))
 	if err == nil {
 		t.Error("unsorted output times: no error")
+	}
+}
+
+// TestDopriDenseOrder checks the continuous extension of the Dormand–Prince step: on
+// y' = t^q from y(0) = 0 with h = 1 it must be exact for q ≤ 3 (a fourth-order interpolant,
+// Hairer et al. §II.6), i.e. Σ_i w_i(θ) c_i^q = θ^{q+1}/(q+1), and not for q = 4.
+func TestDopriDenseOrder(t *testing.T) {
+	for _, th := range []float64{0.13, 0.5, 0.77, 1} {
+		for q := 0; q <= 4; q++ {
+			var ks [7][]float64
+			for i := range ks {
+				ks[i] = []float64{math.Pow(dpC[i], float64(q))}
+			}
+			out := []float64{0}
+			dopriDense(out, []float64{0}, ks[0], ks[2], ks[3], ks[4], ks[5], ks[6], 0, 1, th)
+			want := math.Pow(th, float64(q+1)) / float64(q+1)
+			exact := math.Abs(out[0]-want) < 1e-15
+			if q <= 3 && !exact {
+				t.Errorf("θ=%v, q=%d: %.17g, want %.17g", th, q, out[0], want)
+			}
+			if q == 4 && th < 1 && exact {
+				t.Errorf("θ=%v: exact for q = 4, the weights are not the DOPRI5 ones", th)
+			}
+		}
 	}
 }

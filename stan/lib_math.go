@@ -149,7 +149,10 @@ func mathSigs() []Sig {
 				sig(b.name, ct, fn, ex(ct), ex(ct)))
 		}
 	}
-	// Reductions.
+	// Reductions (int arrays first: their results stay int).
+	s = append(s, sig("sum", TInt, sumInt, ex(tArrInt)), sig("prod", TInt, prodInt, ex(tArrInt)),
+		sig("max", TInt, minMaxInts(true), ex(tArrInt)), sig("min", TInt, minMaxInts(false), ex(tArrInt)),
+		sig("sum", TInt, identity, aInt), sig("sum", TReal, identity, aReal))
 	for _, ct := range reduceTypes {
 		a := ex(ct)
 		s = append(s,
@@ -163,9 +166,6 @@ func mathSigs() []Sig {
 			sig("min", TReal, minMaxFn("min", false), a),
 		)
 	}
-	s = append(s, sig("sum", TInt, sumInt, ex(tArrInt)), sig("prod", TInt, prodInt, ex(tArrInt)),
-		sig("max", TInt, minMaxInts(true), ex(tArrInt)), sig("min", TInt, minMaxInts(false), ex(tArrInt)),
-		sig("sum", TReal, identity, aReal), sig("sum", TInt, identity, aInt))
 	return s
 }
 
@@ -272,7 +272,7 @@ func minMaxInt(isMax bool) Impl {
 func binaryFn(name string, f func(x, y float64) (float64, float64, float64)) Impl {
 	return func(c *Ctx, args []Value) (Value, error) {
 		a, b := args[0], args[1]
-		if isContainer(a) && isContainer(b) && !dimsEqual(a.Dims, b.Dims) {
+		if isContainer(a) && isContainer(b) && !sameShape(a.Dims, b.Dims) {
 			return Value{}, errf(name, "size of first argument (%s) and second argument (%s) must match", dimStr(a.Dims), dimStr(b.Dims))
 		}
 		x, y := realVar(c, a), realVar(c, b)
