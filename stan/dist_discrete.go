@@ -38,11 +38,11 @@ const (
 var discFamilies = [...]discFamily{
 	{name: "bernoulli", np: 1, labels: [5]string{"n", "Probability parameter"}, checks: [3]pcheck{chkUnit},
 		lo: 0, hi: 1, kern: bernoulliKern,
-		rng: func(r *rand.Rand, _ int, p [3]float64) int { return oneIf(r.Float64() < p[0]) }},
+		rng: func(r *rand.Rand, _ int, p [3]float64) int { return boolInt(r.Float64() < p[0]) }},
 	{name: "bernoulli_logit", np: 1, labels: [5]string{"n", "Logit transformed probability parameter"}, checks: [3]pcheck{chkNotNaN},
 		lo: 0, hi: 1, kern: bernoulliLogitKern,
 		fast: func(t *ad.Tape, k, _ []int, p [3]ad.Var) ad.Var { return density.BernoulliLogit(t, k, p[0]) },
-		rng:  func(r *rand.Rand, _ int, p [3]float64) int { return oneIf(r.Float64() < mathx.Logistic(p[0])) }},
+		rng:  func(r *rand.Rand, _ int, p [3]float64) int { return boolInt(r.Float64() < mathx.Logistic(p[0])) }},
 	{name: "binomial", nint: 1, np: 1, labels: [5]string{"Successes variable", "Population size parameter", "Probability parameter"},
 		checks: [3]pcheck{chkUnit}, lo: 0, hi: byTrials, kern: binomialKern,
 		rng: func(r *rand.Rand, n int, p [3]float64) int { return binomialRand(r, n, p[0]) }},
@@ -82,7 +82,7 @@ var discFamilies = [...]discFamily{
 		}},
 }
 
-func oneIf(b bool) int {
+func boolInt(b bool) int {
 	if b {
 		return 1
 	}

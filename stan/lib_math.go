@@ -272,7 +272,7 @@ func minMaxInt(isMax bool) Impl {
 func binaryFn(name string, f func(x, y float64) (float64, float64, float64)) Impl {
 	return func(c *Ctx, args []Value) (Value, error) {
 		a, b := args[0], args[1]
-		if isContainer(a) && isContainer(b) && !sameShape(a.Dims, b.Dims) {
+		if isContainer(a) && isContainer(b) && !dimsEqual(a.Dims, b.Dims) {
 			return Value{}, errf(name, "size of first argument (%s) and second argument (%s) must match", dimStr(a.Dims), dimStr(b.Dims))
 		}
 		x, y := realVar(c, a), realVar(c, b)

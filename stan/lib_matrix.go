@@ -497,7 +497,7 @@ func appendCol(c *Ctx, args []Value) (Value, error) {
 
 func appendArray(c *Ctx, args []Value) (Value, error) {
 	a, b := args[0], args[1]
-	if a.Type.Array == 0 || a.Type.Array != b.Type.Array || !sameShape(a.Dims[1:], b.Dims[1:]) {
+	if a.Type.Array == 0 || a.Type.Array != b.Type.Array || !dimsEqual(a.Dims[1:], b.Dims[1:]) {
 		return Value{}, errf("append_array", "arguments must be arrays of the same type and element sizes (%s %s and %s %s)", a.Type, dimStr(a.Dims), b.Type, dimStr(b.Dims))
 	}
 	dims := arrDims(a.Dims[0]+b.Dims[0], a.Dims[1:])
