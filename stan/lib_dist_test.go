@@ -115,6 +115,10 @@ func TestDistGradients(t *testing.T) {
 	checkGradCase(t, gradCase{"multi_normal_prec_lpdf", mv, func(b vb) []Value {
 		return []Value{b.vec(0, 2), b.vec(2, 4), b.sym(4, 2)}
 	}})
+	wx := []float64{2, 0.3, 0.3, 1.5, 4.5, 1.2, 0.2, 0.2, 0.8}
+	for _, name := range []string{"wishart_lpdf", "inv_wishart_lpdf"} {
+		checkGradCase(t, gradCase{name, wx, func(b vb) []Value { return []Value{b.sym(0, 2), b.real(4), b.sym(5, 2)} }})
+	}
 	checkGradCase(t, gradCase{"log_mix", []float64{0.2, 0.8, -1, -3}, func(b vb) []Value {
 		return []Value{b.vec(0, 2), b.arr(2, 4)}
 	}})
@@ -179,6 +183,19 @@ func TestDistValues(t *testing.T) {
 		return []Value{cv(c, 0.3, -0.2), cv(c, 0, 1), Value{Type: TMatrix, Dims: []int{2, 2}, Var: c.T.AsMatrix(c.T.Const(0.25, 0, 0, 1.0/9), 2, 2)}}
 	})
 	near("multi_normal_prec_lpdf", got, dist.Normal{Mu: 0, Sigma: 2}.LogProb(0.3)+dist.Normal{Mu: 1, Sigma: 3}.LogProb(-0.2))
+	// K = 1: wishart(w | ν, s) = Gamma(w | ν/2, rate 1/(2s)); inv_wishart(w | ν, s) =
+	// InvGamma(w | ν/2, scale s/2) (Stan Functions Reference, Wishart and inverse Wishart).
+	one := func(c *Ctx, x float64) Value {
+		return Value{Type: TMatrix, Dims: []int{1, 1}, Var: c.T.AsMatrix(c.T.Const(x), 1, 1)}
+	}
+	got = eval(t, "wishart_lpdf", func(c *Ctx) []Value { return []Value{one(c, 1.7), cr(c, 3.5), one(c, 0.6)} })
+	near("wishart_lpdf", got, dist.Gamma{Shape: 1.75, Rate: 1 / 1.2}.LogProb(1.7))
+	got = eval(t, "inv_wishart_lpdf", func(c *Ctx) []Value { return []Value{one(c, 1.7), cr(c, 3.5), one(c, 0.6)} })
+	near("inv_wishart_lpdf", got, dist.InverseGamma{Shape: 1.75, Scale: 0.3}.LogProb(1.7))
+	// K = 2, W = S = I, ν = 3: log p = −1 − 3 log 2 − (½ log π + lnΓ(3/2) + lnΓ(1)).
+	id2 := func(c *Ctx) Value { return Value{Type: TMatrix, Dims: []int{2, 2}, Var: c.T.AsMatrix(c.T.Const(1, 0, 0, 1), 2, 2)} }
+	got = eval(t, "wishart_lpdf", func(c *Ctx) []Value { return []Value{id2(c), cr(c, 3), id2(c)} })
+	near("wishart_lpdf (K=2)", got, -1-3*math.Ln2-(0.5*math.Log(math.Pi)+mathx.Lgamma(1.5)))
 	// categorical_logit(3 | η) = η₃ − log Σ e^η (1-based outcomes).
 	got = eval(t, "categorical_logit_lpmf", func(c *Ctx) []Value { return []Value{intV(3), cv(c, 1, 2, 3.5)} })
 	near("categorical_logit_lpmf", got, 3.5-math.Log(math.E+math.Exp(2)+math.Exp(3.5)))
