@@ -193,7 +193,9 @@ func TestDistValues(t *testing.T) {
 	got = eval(t, "inv_wishart_lpdf", func(c *Ctx) []Value { return []Value{one(c, 1.7), cr(c, 3.5), one(c, 0.6)} })
 	near("inv_wishart_lpdf", got, dist.InverseGamma{Shape: 1.75, Scale: 0.3}.LogProb(1.7))
 	// K = 2, W = S = I, ν = 3: log p = −1 − 3 log 2 − (½ log π + lnΓ(3/2) + lnΓ(1)).
-	id2 := func(c *Ctx) Value { return Value{Type: TMatrix, Dims: []int{2, 2}, Var: c.T.AsMatrix(c.T.Const(1, 0, 0, 1), 2, 2)} }
+	id2 := func(c *Ctx) Value {
+		return Value{Type: TMatrix, Dims: []int{2, 2}, Var: c.T.AsMatrix(c.T.Const(1, 0, 0, 1), 2, 2)}
+	}
 	got = eval(t, "wishart_lpdf", func(c *Ctx) []Value { return []Value{id2(c), cr(c, 3), id2(c)} })
 	near("wishart_lpdf (K=2)", got, -1-3*math.Ln2-(0.5*math.Log(math.Pi)+mathx.Lgamma(1.5)))
 	// categorical_logit(3 | η) = η₃ − log Σ e^η (1-based outcomes).
