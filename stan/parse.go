@@ -428,6 +428,7 @@ func (p *parser) isDeclStart() bool {
 // varDecl parses a variable declaration (possibly of several names: `real a, b = 1;`).
 func (p *parser) varDecl(block BlockKind, kind DeclKind) []Stmt {
 	start := p.tok.pos
+	startOff := p.tok.off
 	var dims []Expr
 	if p.is("array") {
 		p.advance()
@@ -479,6 +480,7 @@ func (p *parser) varDecl(block BlockKind, kind DeclKind) []Stmt {
 			p.failAt(start, fmt.Sprintf("A %s declaration takes %d size(s) in brackets; found %d.", kw, want, len(sizes)))
 		}
 	}
+	typeText := strings.TrimSpace(string(p.lx.src[startOff:p.tok.off]))
 	var out []Stmt
 	for {
 		if p.tok.kind != tIdent {
@@ -493,11 +495,13 @@ func (p *parser) varDecl(block BlockKind, kind DeclKind) []Stmt {
 			if len(dims) > 0 {
 				p.fail("An array declaration may not have both \"array[...]\" and sizes after the name.")
 			}
+			lb := p.tok.off
 			p.advance()
 			d.Dims = p.exprList("]", "array dimensions")
+			dimsText := strings.Join(strings.Fields(string(p.lx.src[lb+1:p.tok.off])), " ")
 			p.advance()
 			d.OldSyntax = true
-			p.d.warn(pos, fmt.Sprintf("Declaration of arrays by placing brackets after a variable name is deprecated; write array[...] %s %s instead.", base, d.Name))
+			p.d.warn(pos, fmt.Sprintf("Declaration of arrays by placing brackets after a variable name is deprecated and removed in Stan 2.33; write array[%s] %s %s instead.", dimsText, typeText, d.Name))
 		}
 		d.Type.Array = len(d.Dims)
 		if p.isPunct("=") {
@@ -886,6 +890,8 @@ func (p *parser) binary(level int) Expr {
 		return p.unary()
 	}
 	l := p.binary(level + 1)
+	chain := 0 // a long chain a + b + c … nests the tree as deeply as parentheses would
+	defer func() { p.depth -= chain }()
 	for p.tok.kind == tPunct {
 		op := ""
 		for _, o := range binOps[level] {
@@ -897,6 +903,8 @@ func (p *parser) binary(level int) Expr {
 			break
 		}
 		p.advance()
+		p.enter()
+		chain++
 		r := p.binary(level + 1)
 		l = &Binary{ExprInfo: ExprInfo{Pos: l.Position()}, Op: op, Name: opNames[op], L: l, R: r}
 	}
@@ -929,7 +937,11 @@ func (p *parser) unary() Expr {
 
 func (p *parser) postfix() Expr {
 	x := p.primary()
+	chain := 0
+	defer func() { p.depth -= chain }()
 	for p.tok.kind == tPunct {
+		p.enter()
+		chain++
 		switch p.tok.text {
 		case "[":
 			x = p.indexing(x)
