@@ -904,7 +904,11 @@ func (c *checker) call(e *Call, stmt bool) (Type, bool) {
 		c.errorf(e.Pos, "Only functions with names ending in _lpdf, _lupdf, _lpmf, _lupmf, _cdf, _lcdf, _lccdf can make use of conditional notation.")
 	}
 	if !e.Bar && isDensity && len(e.Args) > 1 {
-		c.d.warn(e.Pos, fmt.Sprintf("Probability functions with suffixes _lpdf, _lupdf, _lpmf, _lupmf, _cdf, _lcdf and _lccdf require a vertical bar (|) between the first two arguments: write %s(%s | ...).", e.Name, "y"))
+		if strings.HasSuffix(e.Name, "_cdf") { // Stan before 2.27 wrote foo_cdf(y, theta)
+			c.d.warn(e.Pos, fmt.Sprintf("Use of the _cdf suffix without a vertical bar (|) between its first two arguments is deprecated; write %s(y | ...).", e.Name))
+		} else {
+			c.errorf(e.Pos, "Probability functions with suffixes _lpdf, _lupdf, _lpmf, _lupmf, _cdf, _lcdf and _lccdf, require a vertical bar (|) between the first two arguments.")
+		}
 	}
 	c.suffixContext(e, suf)
 	if !ok {

@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// testTable is a small built-in table for the checker's tests, independent of the library's
+// fakeTable is a small built-in table for the checker's tests, independent of the library's
 // signatures (their Fn is nil: these tests never run a program).
-func testTable() *Table {
+func fakeTable() *Table {
 	r := Arg{Class: Reals}
 	i := Arg{Class: Ints}
 	ex := func(t Type) Arg { return Arg{Class: Exact, Type: t} }
@@ -54,13 +54,13 @@ func testTable() *Table {
 	return tb
 }
 
-// checkSrc parses and checks src against testTable.
+// checkSrc parses and checks src against fakeTable.
 func checkSrc(src string) (*Program, error) {
 	p, err := Parse("m.stan", []byte(src))
 	if err != nil {
 		return p, err
 	}
-	return p, p.Check(testTable())
+	return p, p.Check(fakeTable())
 }
 
 // TestErrorMessages checks the position, wording, source line and caret of a dozen typical

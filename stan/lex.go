@@ -180,7 +180,7 @@ func (lx *lexer) number(p Pos, sp bool) token {
 		n++
 	}
 	real := false
-	if lx.peekByte(n) == '.' && !(lx.peekByte(n+1) == '*' || lx.peekByte(n+1) == '/' || lx.peekByte(n+1) == '^') {
+	if lx.peekByte(n) == '.' { // longest match, as stanc3: 2.*x is 2. * x
 		real = true
 		n++
 		for isDigit(lx.peekByte(n)) {

@@ -257,7 +257,11 @@ func (p *parser) blockBody(b *Block) {
 		}
 		p.recoverTo(func() {
 			if p.isDeclStart() {
-				b.Stmts = append(b.Stmts, p.varDecl(b.Kind, GlobalVar)...)
+				kind := GlobalVar
+				if b.Kind == ModelBlock {
+					kind = LocalVar // the model block's variables are local to it
+				}
+				b.Stmts = append(b.Stmts, p.varDecl(b.Kind, kind)...)
 				return
 			}
 			if b.Kind == DataBlock || b.Kind == ParametersBlock {
