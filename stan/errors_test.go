@@ -118,6 +118,8 @@ func TestErrorMessages(t *testing.T) {
 			`Expected ")" to close the parenthesis but found ";".`},
 		{"reserved word", "data {\n  real for;\n}\n", 2, 8,
 			"Expected a new identifier but found reserved keyword 'for'."},
+		{"include", "#include other.stan\ndata {\n}\n", 1, 1,
+			"#include is not supported"},
 		{"bad character", "data {\n  int N; @\n}\n", 2, 10,
 			"Invalid character found: '@'."},
 	}

@@ -43,7 +43,7 @@ type lexer struct {
 	off       int
 	line, col int
 	errs      *diag
-	// hashComment is set once a '#' comment was seen (warned about once).
+	// hashWarned is set once a '#' comment was seen (warned about once per file).
 	hashWarned bool
 }
 
@@ -86,7 +86,9 @@ func (lx *lexer) skipSpace() bool {
 				lx.advance(1)
 			}
 		case c == '#':
-			if !lx.hashWarned {
+			if rest := lx.src[lx.off:]; len(rest) >= 8 && string(rest[:8]) == "#include" {
+				lx.errs.add(lx.pos(), "#include is not supported: put the included file's text in the program.")
+			} else if !lx.hashWarned {
 				lx.hashWarned = true
 				lx.errs.warn(lx.pos(), "Comments beginning with # are deprecated; use // instead.")
 			}

@@ -294,3 +294,34 @@ func TestCheckRejects(t *testing.T) {
 		}
 	}
 }
+
+// TestOldSyntax checks the pre-2.33 forms: they parse to the same tree as the current syntax,
+// with a deprecation warning each.
+func TestOldSyntax(t *testing.T) {
+	src := "functions {\n  real[] f(real[] x, int[,] k) { return x; }\n}\ndata {\n  int N; # size\n  int<lower=0> y[N, 2];\n}\n"
+	p, err := Parse("old.stan", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := p.Functions[0]
+	if f.Ret != (Type{Base: Real, Array: 1}) || f.Params[0].Type != (Type{Base: Real, Array: 1}) || f.Params[1].Type != (Type{Base: Int, Array: 2}) {
+		t.Errorf("function types: %v %v %v", f.Ret, f.Params[0].Type, f.Params[1].Type)
+	}
+	y := p.Data.Stmts[1].(*VarDecl)
+	if y.Type != (Type{Base: Int, Array: 2}) || len(y.Dims) != 2 || !y.OldSyntax || y.Cons.Kind != ConsBounds {
+		t.Errorf("y: %+v", y)
+	}
+	var msgs []string
+	for _, w := range p.Warnings {
+		msgs = append(msgs, w.Msg)
+	}
+	all := strings.Join(msgs, "\n")
+	for _, want := range []string{"use array[] real instead", "use array[,] int instead", "Comments beginning with # are deprecated", "write array[N, 2] int<lower=0> y instead"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("warnings %q lack %q", all, want)
+		}
+	}
+	if err := p.Check(fakeTable()); err != nil {
+		t.Error(err)
+	}
+}
