@@ -272,6 +272,7 @@ func (c *checker) stmt(s Stmt) {
 		}
 		c.push()
 		s.Var.Type = el
+		s.Var.DataOnly = t != nil && s.Over.Info().Data
 		c.declare(s.Var)
 		c.loop(s.Body)
 		c.pop()
@@ -741,7 +742,7 @@ func isDataDecl(d *VarDecl) bool {
 	case ParamVar:
 		return d.DataOnly || d.Type.Base == Int
 	case LoopVar:
-		return d.Type.Base == Int
+		return d.DataOnly || d.Type.Base == Int
 	}
 	if d.Type.Base == Int {
 		return true
