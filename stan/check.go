@@ -554,6 +554,134 @@ func (c *checker) tilde(s *Tilde) {
 	if s.Trunc != nil {
 		c.truncation(s, types, exprs)
 	}
+	if nonlinear(s.LHS) {
+		c.d.warn(s.LHS.Position(), "Left-hand side of sampling statement (~) may contain a non-linear transform of a parameter or local variable. If it does, you need to include a target += statement with the log absolute determinant of the Jacobian of the transform.")
+	}
+}
+
+// nonlinear reports whether e applies a function or a power to something that is not data:
+// the case in which a ~ statement needs a Jacobian adjustment (stanc3 warns likewise).
+func nonlinear(e Expr) bool {
+	if e.Info().Data {
+		return false
+	}
+	switch e := e.(type) {
+	case *Call:
+		if !reshaping[e.Name] {
+			return true
+		}
+		for _, a := range e.Args {
+			if nonlinear(a) {
+				return true
+			}
+		}
+		return false
+	case *Binary:
+		if e.Op == "^" || e.Op == ".^" || ((e.Op == "/" || e.Op == "./") && !e.R.Info().Data) || ((e.Op == "*" || e.Op == ".*") && !e.L.Info().Data && !e.R.Info().Data) {
+			return true
+		}
+		return nonlinear(e.L) || nonlinear(e.R)
+	case *Unary:
+		return nonlinear(e.X)
+	case *Paren:
+		return nonlinear(e.X)
+	case *Ternary:
+		return nonlinear(e.Then) || nonlinear(e.Else)
+	case *IndexExpr:
+		return nonlinear(e.X)
+	case *ArrayExpr:
+		for _, x := range e.Elems {
+			if nonlinear(x) {
+				return true
+			}
+		}
+	case *RowVectorExpr:
+		for _, x := range e.Elems {
+			if nonlinear(x) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// reshaping are the built-ins that only select or rearrange elements (no Jacobian).
+var reshaping = map[string]bool{
+	"to_vector": true, "to_row_vector": true, "to_matrix": true, "to_array_1d": true,
+	"to_array_2d": true, "col": true, "row": true, "segment": true, "head": true, "tail": true,
+	"block": true, "sub_col": true, "sub_row": true, "append_row": true, "append_col": true,
+	"rep_array": true, "rep_vector": true, "rep_row_vector": true, "rep_matrix": true,
+}
+
+// visibleNames lists the variables in scope and the user functions.
+func (c *checker) visibleNames() []string {
+	var out []string
+	for s := c.sc; s != nil; s = s.parent {
+		for n := range s.vars {
+			out = append(out, n)
+		}
+	}
+	for n := range c.funs {
+		out = append(out, n)
+	}
+	return out
+}
+
+// didYouMean returns " Did you mean 'x'?" for the candidate closest to name within edit
+// distance 2 (ties broken alphabetically), or "".
+func didYouMean(name string, candidates []string) string {
+	best, bestD := "", 3
+	for _, cand := range candidates {
+		if cand == name || abs(len(cand)-len(name)) > 2 {
+			continue
+		}
+		d := editDistance(name, cand)
+		if d < bestD || (d == bestD && cand < best) {
+			best, bestD = cand, d
+		}
+	}
+	if bestD > 2 {
+		return ""
+	}
+	return " Did you mean '" + best + "'?"
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// editDistance is the optimal-string-alignment distance between a and b (insertions,
+// deletions, substitutions and transpositions of adjacent characters cost 1), capped at 3:
+// only distances up to 2 matter to didYouMean. Cost O(len(a)·len(b)).
+func editDistance(a, b string) int {
+	const capD = 3
+	if len(a) > 64 || len(b) > 64 {
+		return capD
+	}
+	pp := make([]int, len(b)+1) // row i-2
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], pp[j-2]+1)
+			}
+		}
+		pp, prev, cur = prev, cur, pp
+	}
+	return min(prev[len(b)], capD)
 }
 
 // truncation resolves the CDFs a T[L, U] needs on (bound, distribution arguments).
@@ -648,7 +776,7 @@ func (c *checker) expr1(e Expr) (Type, bool) {
 			e.Data = true
 			return Type{Base: Func}, true
 		}
-		c.errorf(e.Pos, "Identifier '%s' not in scope.", e.Name)
+		c.errorf(e.Pos, "Identifier '%s' not in scope.%s", e.Name, didYouMean(e.Name, c.visibleNames()))
 		return Type{}, false
 	case *TargetExpr:
 		if !c.inModelLike() {
@@ -937,7 +1065,11 @@ func (c *checker) call(e *Call, stmt bool) (Type, bool) {
 		if c.lookup(e.Name) != nil {
 			c.errorf(e.Pos, "A returning function was expected but a non-function value '%s' was supplied.", e.Name)
 		} else {
-			c.errorf(e.Pos, "A returning function was expected but an undeclared identifier '%s' was supplied.", e.Name)
+			names := c.tb.Names()
+			for n := range c.funs {
+				names = append(names, n)
+			}
+			c.errorf(e.Pos, "A returning function was expected but an undeclared identifier '%s' was supplied.%s", e.Name, didYouMean(e.Name, names))
 		}
 		return Type{}, false
 	}

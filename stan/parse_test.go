@@ -325,3 +325,28 @@ func TestOldSyntax(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestSuggestionsAndWarnings checks the "Did you mean" hint and the Jacobian warning on ~.
+func TestSuggestionsAndWarnings(t *testing.T) {
+	_, err := checkSrc("parameters {\n  real sigma;\n}\nmodel {\n  target += sigmaa;\n}\n")
+	if err == nil || !strings.Contains(err.Error(), "Identifier 'sigmaa' not in scope. Did you mean 'sigma'?") {
+		t.Errorf("got %v", err)
+	}
+	_, err = checkSrc("model {\n  target += nromal_lpdf(1 | 0, 1);\n}\n")
+	if err == nil || !strings.Contains(err.Error(), "Did you mean 'normal_lpdf'?") {
+		t.Errorf("got %v", err)
+	}
+	p, err := checkSrc("data {\n  vector[2] y;\n}\nparameters {\n  vector[2] z;\n}\nmodel {\n  exp(z) ~ normal(0, 1);\n  z ~ normal(0, 1);\n  exp(y) ~ normal(z, 1);\n  (z - 1) ~ normal(0, 1);\n}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jac []int
+	for _, w := range p.Warnings {
+		if strings.Contains(w.Msg, "Jacobian") {
+			jac = append(jac, w.Pos.Line)
+		}
+	}
+	if len(jac) != 1 || jac[0] != 8 {
+		t.Errorf("Jacobian warnings on lines %v, want [8]", jac)
+	}
+}
