@@ -8,11 +8,13 @@ import (
 // Check type-checks the program against the built-in table tb (Builtins()) and its own
 // functions: scopes and block rules (what each block may assign, where _rng and _lp functions,
 // target and ~ may appear), the type of every expression (int promoted to real where a real is
-// expected), the resolution of every call and operator to the first signature that accepts
-// its argument types, constraint and size types. It fills the tree's checked fields (see
-// ast.go) and returns an Errors listing every type error found (nil if none); warnings are
-// appended to p.Warnings. Check never panics; it is linear in the size of the program times
-// the number of signatures per name.
+// expected), the resolution of every call and operator (user-defined functions first, then
+// the built-ins: the first signature that accepts the argument types without promotion, else
+// the first that accepts them with int → real promotion), constraint and size types. It
+// fills the tree's checked fields (see ast.go) and returns an Errors listing every type error
+// found (nil if none); warnings (int division, a ~ that may need a Jacobian, deprecated
+// forms) are appended to p.Warnings. tb nil means Builtins(). Check never panics; its cost is
+// linear in the size of the program times the number of signatures per name.
 func (p *Program) Check(tb *Table) error {
 	if tb == nil {
 		tb = Builtins()
