@@ -33,7 +33,7 @@ func TestCheck(t *testing.T) {
 	if code := Run(context.Background(), []string{"check", good, bad}, &out, &errOut); code != ExitError {
 		t.Fatalf("bad program: exit %d, want %d", code, ExitError)
 	}
-	want := "bad.stan:5:13: Identifier 'muu' not in scope.\n 5 |   target += muu;\n   |             ^"
+	want := "bad.stan:5:13: Identifier 'muu' not in scope. Did you mean 'mu'?\n 5 |   target += muu;\n   |             ^"
 	if !strings.Contains(errOut.String(), want) || !strings.Contains(errOut.String(), "check: 1 error in 1 of 2 files") {
 		t.Errorf("bad program: stderr %q, want it to contain %q", errOut.String(), want)
 	}
