@@ -72,8 +72,10 @@ func TestErrorMessages(t *testing.T) {
 		line, col int
 		msg       string
 	}{
-		{"missing semicolon", "data {\n  int N\n}\n", 3, 1,
+		{"missing semicolon", "data {\n  int N\n}\n", 2, 8,
 			`Expected ";" after variable declaration but found "}".`},
+		{"missing semicolon after ~", "parameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1)\n  target += mu;\n}\n", 5, 20,
+			`Expected ";" after "~" statement but found "target".`},
 		{"not in scope", "parameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, sigmaa);\n}\n", 5, 18,
 			"Identifier 'sigmaa' not in scope."},
 		{"ill-typed call", "parameters {\n  real mu;\n}\nmodel {\n  matrix[2, 2] S;\n  target += normal_lpdf(mu | 0, S);\n}\n", 6, 13,
@@ -165,8 +167,8 @@ func TestSeveralErrors(t *testing.T) {
 	if len(es) < 2 {
 		t.Fatalf("want at least 2 syntax errors, got %d: %v", len(es), err)
 	}
-	if es[0].Pos.Line != 3 || es[1].Pos.Line != 6 {
-		t.Errorf("lines %d and %d, want 3 and 6: %v", es[0].Pos.Line, es[1].Pos.Line, err)
+	if es[0].Pos.Line != 2 || es[1].Pos.Line != 6 {
+		t.Errorf("lines %d and %d, want 2 and 6: %v", es[0].Pos.Line, es[1].Pos.Line, err)
 	}
 	src = "data {\n  real x;\n}\nmodel {\n  target += y;\n  x = 2;\n}\n"
 	_, err = checkSrc(src)

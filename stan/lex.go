@@ -24,6 +24,7 @@ type token struct {
 	off  int // byte offset in the source
 	// spaceBefore reports white space or a comment right before the token.
 	spaceBefore bool
+	end         Pos // the position just past the token
 }
 
 // puncts are the operator and punctuation tokens, longest first within each starting
@@ -120,8 +121,14 @@ func (lx *lexer) skipSpace() bool {
 func isLetter(c byte) bool { return c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') }
 func isDigit(c byte) bool  { return '0' <= c && c <= '9' }
 
-// next returns the next token.
+// next returns the next token, with the position just past its end.
 func (lx *lexer) next() token {
+	t := lx.next1()
+	t.end = lx.pos()
+	return t
+}
+
+func (lx *lexer) next1() token {
 	for {
 		sp := lx.skipSpace()
 		p := lx.pos()

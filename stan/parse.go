@@ -33,6 +33,8 @@ type parser struct {
 	d    *diag
 	tok  token
 	peek []token // tokens read ahead of tok
+	// prevEnd is the position just past the last token consumed.
+	prevEnd Pos
 	prog *Program
 	// depth bounds the recursion on nested expressions and statements (hostile inputs).
 	depth int
@@ -44,6 +46,7 @@ type bailout struct{}
 const maxDepth = 500
 
 func (p *parser) advance() {
+	p.prevEnd = p.tok.end
 	if len(p.peek) > 0 {
 		p.tok = p.peek[0]
 		p.peek = p.peek[1:]
@@ -71,6 +74,15 @@ func (p *parser) fail(msg string) {
 	p.failAt(p.tok.pos, msg)
 }
 
+// failMissing reports a missing token: at the end of the previous token when the current
+// one is on a later line (a forgotten ";" is reported where it belongs, not on the next line).
+func (p *parser) failMissing(msg string) {
+	if p.prevEnd.Line > 0 && p.tok.pos.Line > p.prevEnd.Line {
+		p.failAt(p.prevEnd, msg)
+	}
+	p.fail(msg)
+}
+
 func (p *parser) failAt(pos Pos, msg string) {
 	p.d.add(pos, msg)
 	panic(bailout{})
@@ -94,7 +106,7 @@ func (p *parser) expect(text, context string) token {
 		if context != "" {
 			msg += " " + context
 		}
-		p.fail(msg + fmt.Sprintf(" but found %s.", p.describe()))
+		p.failMissing(msg + fmt.Sprintf(" but found %s.", p.describe()))
 	}
 	t := p.tok
 	p.advance()
@@ -519,7 +531,7 @@ func (p *parser) varDecl(block BlockKind, kind DeclKind) []Stmt {
 		p.advance()
 	}
 	if !p.isPunct(";") {
-		p.fail(fmt.Sprintf("Expected \";\" after variable declaration but found %s.", p.describe()))
+		p.failMissing(fmt.Sprintf("Expected \";\" after variable declaration but found %s.", p.describe()))
 	}
 	p.advance()
 	return out
