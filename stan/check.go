@@ -549,7 +549,16 @@ func (c *checker) tilde(s *Tilde) {
 		if !found {
 			c.errorf(s.Pos, "Ill-typed arguments to '~' statement. No distribution '%s' was found.", s.Dist)
 		} else {
-			c.errorf(s.Pos, "Ill-typed arguments to '~' statement. No distribution '%s' was found with the correct signature: found argument types %s.", s.Dist, typeList(types))
+			avail := ""
+			for _, suf := range []string{"_lpdf", "_lpmf"} {
+				if fs := c.funs[s.Dist+suf]; len(fs) > 0 {
+					avail += userSigList(fs)
+				}
+				if len(c.tb.Lookup(s.Dist+suf)) > 0 {
+					avail += c.sigList(s.Dist + suf)
+				}
+			}
+			c.errorf(s.Pos, "Ill-typed arguments to '~' statement. No distribution '%s' was found with the correct signature: found argument types %s.\nAvailable signatures for %s(y | ...):%s", s.Dist, typeList(types), s.Dist, avail)
 		}
 		return
 	}
