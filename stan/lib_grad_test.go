@@ -30,7 +30,7 @@ func argMatches(a Arg, v Value) bool {
 
 // call evaluates built-in name on args with the first matching signature.
 func call(c *Ctx, name string, args ...Value) (Value, error) {
-	for _, s := range testTable.Lookup(name) {
+	for _, s := range libTable.Lookup(name) {
 		if len(s.Args) != len(args) {
 			continue
 		}
@@ -64,6 +64,7 @@ func (b vb) arr(lo, hi int) Value {
 func (b vb) mat(lo, r, k int) Value {
 	return Value{Type: TMatrix, Dims: []int{r, k}, Var: b.c.T.AsMatrix(b.c.T.Slice(b.x, lo, lo+r*k), r, k)}
 }
+
 // sym is the symmetric n×n matrix whose lower triangle is read row-major from x[lo:].
 func (b vb) sym(lo, n int) Value {
 	idx := make([]int, n*n)
@@ -262,7 +263,9 @@ func TestGradientsMatrix(t *testing.T) {
 		{"append_row", func(b vb) []Value { return []Value{b.mat(0, 3, 3), b.rowvec(18, 21)} }},
 		{"append_row", func(b vb) []Value { return []Value{b.real(0), b.vec(18, 21)} }},
 		{"to_vector", func(b vb) []Value { return []Value{b.mat(0, 3, 3)} }},
-		{"to_matrix", func(b vb) []Value { return []Value{b.vec(0, 6), {Type: TInt, Ints: []int{2}}, {Type: TInt, Ints: []int{3}}} }},
+		{"to_matrix", func(b vb) []Value {
+			return []Value{b.vec(0, 6), {Type: TInt, Ints: []int{2}}, {Type: TInt, Ints: []int{3}}}
+		}},
 		{"block", func(b vb) []Value {
 			return []Value{b.mat(0, 3, 3), intV(2), intV(1), intV(2), intV(2)}
 		}},
@@ -369,5 +372,5 @@ func TestOperatorErrors(t *testing.T) {
 	}
 }
 
-// testTable is the built-in table of the tests (built once; read-only).
-var testTable = Builtins()
+// libTable is the built-in table of the tests (built once; read-only).
+var libTable = Builtins()

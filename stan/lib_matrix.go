@@ -497,7 +497,7 @@ func appendCol(c *Ctx, args []Value) (Value, error) {
 
 func appendArray(c *Ctx, args []Value) (Value, error) {
 	a, b := args[0], args[1]
-	if a.Type.Array == 0 || a.Type.Array != b.Type.Array || !sameDims(a.Dims[1:], b.Dims[1:]) {
+	if a.Type.Array == 0 || a.Type.Array != b.Type.Array || !dimsEqual(a.Dims[1:], b.Dims[1:]) {
 		return Value{}, errf("append_array", "arguments must be arrays of the same type and element sizes (%s %s and %s %s)", a.Type, dimStr(a.Dims), b.Type, dimStr(b.Dims))
 	}
 	dims := arrDims(a.Dims[0]+b.Dims[0], a.Dims[1:])
@@ -537,7 +537,7 @@ func sliceFn(name string) Impl {
 }
 
 // gatherBlock returns the rows i0..i0+nr−1, cols j0..j0+nc−1 (0-based) of a row-major r×k
-// matrix node.
+// matrix node: a view when the block is contiguous, else one Custom node (no index slice).
 func gatherBlock(c *Ctx, m ad.Var, k, i0, j0, nr, nc int) ad.Var {
 	if nc == k {
 		return c.T.Slice(m, i0*k, (i0+nr)*k)
@@ -545,13 +545,32 @@ func gatherBlock(c *Ctx, m ad.Var, k, i0, j0, nr, nc int) ad.Var {
 	if nr == 1 {
 		return c.T.Slice(m, i0*k+j0, i0*k+j0+nc)
 	}
-	idx := make([]int, nr*nc)
+	node := c.T.Custom(blockBack{}, nr*nc, 4, m)
+	aux := node.Aux()
+	aux[0], aux[1], aux[2], aux[3] = float64(k), float64(i0), float64(j0), float64(nc)
+	mv, out := c.T.Value(m), node.Value()
 	for i := range nr {
-		for j := range nc {
-			idx[i*nc+j] = (i0+i)*k + j0 + j
+		copy(out[i*nc:(i+1)*nc], mv[(i0+i)*k+j0:(i0+i)*k+j0+nc])
+	}
+	return node.Var()
+}
+
+// blockBack scatters the adjoint of a block back into its matrix; aux = (k, i0, j0, nc).
+type blockBack struct{}
+
+func (blockBack) Backward(c ad.Custom) {
+	ga := c.Tape().Grad(c.Arg(0))
+	if ga == nil {
+		return
+	}
+	aux, g := c.Aux(), c.Grad()
+	k, i0, j0, nc := int(aux[0]), int(aux[1]), int(aux[2]), int(aux[3])
+	for i := range len(g) / nc {
+		row := ga[(i0+i)*k+j0 : (i0+i)*k+j0+nc]
+		for j, gj := range g[i*nc : (i+1)*nc] {
+			row[j] += gj
 		}
 	}
-	return c.T.Gather(m, idx)
 }
 
 func checkBlock(name string, r, k, i0, j0, nr, nc int) error {

@@ -272,7 +272,11 @@ func odeTol(c *Ctx, args []Value, i int, has bool) (float64, float64, int) {
 	if !has {
 		return 1e-6, 1e-6, 1000000
 	}
-	return scalarOf(c, args[i]), scalarOf(c, args[i+1]), intOf(args[i+2])
+	steps := scalarOf(c, args[i+2]) // an int, or a real for integrate_ode_*
+	if !(steps >= 1) {
+		steps = 0
+	}
+	return scalarOf(c, args[i]), scalarOf(c, args[i+1]), int(math.Min(steps, math.MaxInt32))
 }
 
 // odeOld implements integrate_ode_*(f, y0, t0, ts, θ, x_r, x_i [, rtol, atol, max_steps]) with
