@@ -8,13 +8,6 @@ import (
 	"testing"
 )
 
-// knownCheckFailures are corpus programs that fail to type-check for a reason outside the
-// checker, with the reason (a test failure for any other program; a log line when one of these
-// starts passing).
-var knownCheckFailures = map[string]string{
-	"lotka_volterra.stan": "integrate_ode_rk45(…, 1e-5, 1e-3, 5e2): Stan's deprecated integrate_ode_* take max_num_steps as data real; the library's signature takes int",
-}
-
 // checkFile parses and type-checks one file; it returns the program and the first error.
 func checkFile(t *testing.T, f string, tb *Table) (*Program, error) {
 	t.Helper()
@@ -42,17 +35,9 @@ func TestCheckCorpus(t *testing.T) {
 	var failed []string
 	for _, f := range files {
 		prog, err := checkFile(t, f, tb)
-		base := filepath.Base(f)
-		why, known := knownCheckFailures[base]
-		switch {
-		case err == nil && known:
-			t.Logf("%s type-checks now (listed as a known failure: %s)", base, why)
-		case err != nil && known:
-			t.Logf("known failure: %s: %s", base, why)
-		case err != nil:
+		if err != nil {
 			failed = append(failed, err.Error())
-		}
-		if err == nil {
+		} else {
 			ok++
 			for _, w := range prog.Warnings {
 				if strings.Contains(w.Msg, "deprecated") {
