@@ -35,7 +35,7 @@ type parser struct {
 	peek []token // tokens read ahead of tok
 	// prevEnd is the position just past the last token consumed.
 	prevEnd Pos
-	prog *Program
+	prog    *Program
 	// depth bounds the recursion on nested expressions and statements (hostile inputs).
 	depth int
 }
