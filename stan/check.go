@@ -547,7 +547,15 @@ func (c *checker) tilde(s *Tilde) {
 	}
 	if s.Fun == nil && s.Sig == nil {
 		if !found {
-			c.errorf(s.Pos, "Ill-typed arguments to '~' statement. No distribution '%s' was found.", s.Dist)
+			var dists []string
+			for _, n := range append(c.tb.Names(), c.visibleNames()...) {
+				for _, suf := range []string{"_lpdf", "_lpmf"} {
+					if strings.HasSuffix(n, suf) {
+						dists = append(dists, strings.TrimSuffix(n, suf))
+					}
+				}
+			}
+			c.errorf(s.Pos, "Ill-typed arguments to '~' statement. No distribution '%s' was found.%s", s.Dist, didYouMean(s.Dist, dists))
 		} else {
 			avail := ""
 			for _, suf := range []string{"_lpdf", "_lpmf"} {

@@ -113,7 +113,7 @@ func TestErrorMessages(t *testing.T) {
 		{"undeclared function", "transformed data {\n  real x = foo(1);\n}\n", 2, 12,
 			"A returning function was expected but an undeclared identifier 'foo' was supplied."},
 		{"no distribution", "parameters {\n  real mu;\n}\nmodel {\n  mu ~ nomral(0, 1);\n}\n", 5, 3,
-			"Ill-typed arguments to '~' statement. No distribution 'nomral' was found."},
+			"Ill-typed arguments to '~' statement. No distribution 'nomral' was found. Did you mean 'normal'?"},
 		{"bad operator", "parameters {\n  vector[2] a;\n  matrix[2, 2] B;\n}\nmodel {\n  target += sum(a + B);\n}\n", 6, 17,
 			"Ill-typed arguments supplied to infix operator +. Available signatures:"},
 		{"missing paren", "model {\n  target += (1 + 2;\n}\n", 2, 19,
