@@ -98,6 +98,8 @@ func TestErrorMessages(t *testing.T) {
 			"Comment not terminated."},
 		{"block order", "model {\n}\nparameters {\n  real mu;\n}\n", 3, 1,
 			`Block "parameters" must come after the "model" block`},
+		{"duplicate block", "model {\n}\nmodel {\n}\n", 3, 1,
+			"The model block appears twice; each block may appear at most once."},
 		{"real index", "data {\n  vector[3] v;\n}\ntransformed data {\n  real x = v[1.5];\n}\n", 5, 14,
 			"Index must be of type int or array[] int or must be a range. Instead found type real."},
 		{"break outside loop", "transformed data {\n  break;\n}\n", 2, 3,

@@ -208,7 +208,9 @@ func (p *parser) program() {
 			if !found {
 				p.fail(fmt.Sprintf("Expected \"functions {\", \"data {\", \"transformed data {\", \"parameters {\", \"transformed parameters {\", \"model {\" or \"generated quantities {\" but found %s.", p.describe()))
 			}
-			if int(kind) <= last {
+			if int(kind) == last {
+				p.d.add(start.pos, fmt.Sprintf("The %s block appears twice; each block may appear at most once.", kind))
+			} else if int(kind) < last {
 				p.d.add(start.pos, fmt.Sprintf("Block %q must come after the %q block; the order is functions, data, transformed data, parameters, transformed parameters, model, generated quantities, each at most once.", kind.String(), BlockKind(last).String()))
 			}
 			if int(kind) > last {
