@@ -1030,6 +1030,13 @@ func (c *checker) unary(e *Unary) (Type, bool) {
 
 // call checks a function call; stmt says it is a statement (a void function is expected).
 func (c *checker) call(e *Call, stmt bool) (Type, bool) {
+	if len(c.funs[e.Name]) == 0 && len(c.tb.Lookup(e.Name)) == 0 {
+		if nn := c.oldDensityName(e.Name); nn != "" {
+			c.d.warn(e.Pos, fmt.Sprintf("%s is the pre-2.10 name of %s(y | ...), removed in Stan 2.33; use %s.", e.Name, nn, nn))
+			e.Name = nn
+			e.Bar = len(e.Args) > 1 // the old names took the variate with a comma
+		}
+	}
 	types := make([]Type, 0, len(e.Args))
 	ok := true
 	e.Data = true
@@ -1099,6 +1106,19 @@ func (c *checker) call(e *Call, stmt bool) (Type, bool) {
 	}
 	e.Sig = sig
 	return c.callResult(e, ret, stmt)
+}
+
+// oldDensityName maps the pre-2.10 density names foo_log, foo_cdf_log and foo_ccdf_log to
+// foo_lpdf or foo_lpmf, foo_lcdf and foo_lccdf when the new name exists ("" otherwise).
+func (c *checker) oldDensityName(name string) string {
+	for _, m := range []struct{ old, new string }{{"_ccdf_log", "_lccdf"}, {"_cdf_log", "_lcdf"}, {"_log", "_lpdf"}, {"_log", "_lpmf"}} {
+		if base, ok := strings.CutSuffix(name, m.old); ok && base != "" {
+			if nn := base + m.new; len(c.tb.Lookup(nn)) > 0 || len(c.funs[nn]) > 0 {
+				return nn
+			}
+		}
+	}
+	return ""
 }
 
 func (c *checker) callResult(e *Call, ret Type, stmt bool) (Type, bool) {

@@ -357,7 +357,14 @@ func TestSuggestionsAndWarnings(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "Did you mean 'normal_lpdf'?") {
 		t.Errorf("got %v", err)
 	}
-	p, err := checkSrc("data {\n  vector[2] y;\n}\nparameters {\n  vector[2] z;\n}\nmodel {\n  exp(z) ~ normal(0, 1);\n  z ~ normal(0, 1);\n  exp(y) ~ normal(z, 1);\n  (z - 1) ~ normal(0, 1);\n}\n")
+	p, err := checkSrc("transformed data {\n  real a = normal_log(1, 0, 1);\n  real b = normal_cdf_log(1, 0, 1);\n}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Warnings) != 2 || !strings.Contains(p.Warnings[0].Msg, "use normal_lpdf") || !strings.Contains(p.Warnings[1].Msg, "use normal_lcdf") {
+		t.Errorf("old density names: warnings %v", p.Warnings)
+	}
+	p, err = checkSrc("data {\n  vector[2] y;\n}\nparameters {\n  vector[2] z;\n}\nmodel {\n  exp(z) ~ normal(0, 1);\n  z ~ normal(0, 1);\n  exp(y) ~ normal(z, 1);\n  (z - 1) ~ normal(0, 1);\n}\n")
 	if err != nil {
 		t.Fatal(err)
 	}
