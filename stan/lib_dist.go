@@ -88,7 +88,7 @@ func distSigs() []Sig {
 	both("dirichlet", dirichlet, ex(tArrVector), ex(tArrVector))
 	both("lkj_corr_cholesky", lkjCorrCholesky, aMatrix, aReal)
 	both("lkj_corr", lkjCorr, aMatrix, aReal)
-	return s
+	return append(s, extraDistSigs()...)
 }
 
 // The kinds of a univariate continuous function.

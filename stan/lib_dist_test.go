@@ -104,6 +104,17 @@ func TestDistGradients(t *testing.T) {
 	checkGradCase(t, gradCase{"dirichlet_lpdf", []float64{0.2, 0.5, 0.3, 1.5, 2, 0.7}, func(b vb) []Value {
 		return []Value{b.simplex(0, 3), b.vec(3, 6)}
 	}})
+	for _, k := range []int{1, 2, 3} {
+		checkGradCase(t, gradCase{"ordered_logistic_lpmf", []float64{0.4, -0.5, 0.7}, func(b vb) []Value {
+			return []Value{intV(k), b.real(0), b.vec(1, 3)}
+		}})
+	}
+	checkGradCase(t, gradCase{"ordered_logistic_lpmf", []float64{0.4, -1.2, -0.5, 0.7}, func(b vb) []Value {
+		return []Value{ints(1, 3), b.vec(0, 2), b.vec(2, 4)}
+	}})
+	checkGradCase(t, gradCase{"multi_normal_prec_lpdf", mv, func(b vb) []Value {
+		return []Value{b.vec(0, 2), b.vec(2, 4), b.sym(4, 2)}
+	}})
 	checkGradCase(t, gradCase{"log_mix", []float64{0.2, 0.8, -1, -3}, func(b vb) []Value {
 		return []Value{b.vec(0, 2), b.arr(2, 4)}
 	}})
@@ -154,6 +165,20 @@ func TestDistValues(t *testing.T) {
 	// scaled_inv_chi_square(x | ν, s) = (ν/2)^{ν/2}/Γ(ν/2) s^ν x^{−(ν/2+1)} exp(−ν s²/(2x)).
 	got = eval(t, "scaled_inv_chi_square_lpdf", func(c *Ctx) []Value { return []Value{cr(c, x), cr(c, nu), cr(c, s)} })
 	near("scaled_inv_chi_square_lpdf", got, nu/2*math.Log(nu/2)-mathx.Lgamma(nu/2)+nu*math.Log(s)-(nu/2+1)*math.Log(x)-nu*s*s/(2*x))
+	// ordered_logistic probabilities sum to one over the K = 3 categories.
+	sum := 0.0
+	for k := 1; k <= 3; k++ {
+		sum += math.Exp(eval(t, "ordered_logistic_lpmf", func(c *Ctx) []Value { return []Value{intV(k), cr(c, 0.3), cv(c, -0.5, 1.2)} }))
+	}
+	near("Σ ordered_logistic", sum, 1)
+	// hypergeometric(1 | 3, 4, 5) = C(4,1) C(5,2) / C(9,3) = 40/84.
+	got = eval(t, "hypergeometric_lpmf", func(c *Ctx) []Value { return []Value{intV(1), intV(3), intV(4), intV(5)} })
+	near("hypergeometric_lpmf", got, math.Log(40.0/84))
+	// multi_normal_prec with Ω = Σ⁻¹ equals multi_normal.
+	got = eval(t, "multi_normal_prec_lpdf", func(c *Ctx) []Value {
+		return []Value{cv(c, 0.3, -0.2), cv(c, 0, 1), Value{Type: TMatrix, Dims: []int{2, 2}, Var: c.T.AsMatrix(c.T.Const(0.25, 0, 0, 1.0/9), 2, 2)}}
+	})
+	near("multi_normal_prec_lpdf", got, dist.Normal{Mu: 0, Sigma: 2}.LogProb(0.3)+dist.Normal{Mu: 1, Sigma: 3}.LogProb(-0.2))
 	// categorical_logit(3 | η) = η₃ − log Σ e^η (1-based outcomes).
 	got = eval(t, "categorical_logit_lpmf", func(c *Ctx) []Value { return []Value{intV(3), cv(c, 1, 2, 3.5)} })
 	near("categorical_logit_lpmf", got, 3.5-math.Log(math.E+math.Exp(2)+math.Exp(3.5)))
