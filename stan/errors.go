@@ -1,0 +1,96 @@
+package stan
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Error is a diagnostic at a position of a Stan source file: a lexical, syntax or type error
+// (or a warning, in Program.Warnings). Its Error method formats it as stanc does:
+//
+//	model.stan:12:9: Identifier 'sigmaa' not in scope.
+//	   12 |   y ~ normal(mu, sigmaa);
+//	      |                  ^
+type Error struct {
+	Pos Pos
+	Msg string
+	// Line is the offending source line (without its newline), "" when unknown.
+	Line string
+}
+
+// Error returns "file:line:col: message", then the source line and a caret under the column.
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s:%d:%d: %s", e.Pos.File, e.Pos.Line, e.Pos.Col, e.Msg)
+	if e.Line != "" {
+		num := fmt.Sprintf("%d", e.Pos.Line)
+		fmt.Fprintf(&b, "\n %s | %s\n %s | %s^", num, expandTabs(e.Line), strings.Repeat(" ", len(num)), caretPad(e.Line, e.Pos.Col))
+	}
+	return b.String()
+}
+
+// Errors is a list of diagnostics, in source order; its Error method joins them with blank
+// lines. Parse and Check return one (as error) when there is at least one error.
+type Errors []*Error
+
+// Error formats every diagnostic.
+func (es Errors) Error() string {
+	parts := make([]string, len(es))
+	for i, e := range es {
+		parts[i] = e.Error()
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// expandTabs replaces tabs by single spaces so that caretPad's count matches the display.
+func expandTabs(s string) string { return strings.ReplaceAll(s, "\t", " ") }
+
+// caretPad is the run of spaces that puts a caret under 1-based byte column col of line
+// (counting a multi-byte UTF-8 character as one column on screen).
+func caretPad(line string, col int) string {
+	if col < 1 {
+		col = 1
+	}
+	if col-1 > len(line) {
+		col = len(line) + 1
+	}
+	n := 0
+	for i := range line[:col-1] {
+		_ = i
+		n++
+	}
+	return strings.Repeat(" ", n)
+}
+
+// sourceLine returns the 1-based line of src ("" when out of range).
+func sourceLine(src []byte, line int) string {
+	if line < 1 {
+		return ""
+	}
+	cur := 1
+	start := 0
+	for i, c := range src {
+		if cur == line {
+			start = i
+			break
+		}
+		if c == '\n' {
+			cur++
+			if cur == line {
+				start = i + 1
+				if start >= len(src) {
+					return ""
+				}
+				break
+			}
+		}
+	}
+	if cur != line {
+		return ""
+	}
+	end := start
+	for end < len(src) && src[end] != '\n' {
+		end++
+	}
+	return strings.TrimRight(string(src[start:end]), "\r")
+}
