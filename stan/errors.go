@@ -1,8 +1,10 @@
 package stan
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Error is a diagnostic at a position of a Stan source file: a lexical, syntax or type error
@@ -45,21 +47,17 @@ func (es Errors) Error() string {
 // expandTabs replaces tabs by single spaces so that caretPad's count matches the display.
 func expandTabs(s string) string { return strings.ReplaceAll(s, "\t", " ") }
 
-// caretPad is the run of spaces that puts a caret under 1-based byte column col of line
-// (counting a multi-byte UTF-8 character as one column on screen).
+// caretPad is the run of spaces that puts a caret under column col (1-based, counted in
+// characters, as the lexer counts) of line.
 func caretPad(line string, col int) string {
+	n := utf8.RuneCountInString(line)
+	if col-1 > n {
+		col = n + 1
+	}
 	if col < 1 {
 		col = 1
 	}
-	if col-1 > len(line) {
-		col = len(line) + 1
-	}
-	n := 0
-	for i := range line[:col-1] {
-		_ = i
-		n++
-	}
-	return strings.Repeat(" ", n)
+	return strings.Repeat(" ", col-1)
 }
 
 // sourceLine returns the 1-based line of src ("" when out of range).
@@ -67,30 +65,15 @@ func sourceLine(src []byte, line int) string {
 	if line < 1 {
 		return ""
 	}
-	cur := 1
-	start := 0
-	for i, c := range src {
-		if cur == line {
-			start = i
-			break
+	for i := 1; i < line; i++ {
+		j := bytes.IndexByte(src, '\n')
+		if j < 0 {
+			return ""
 		}
-		if c == '\n' {
-			cur++
-			if cur == line {
-				start = i + 1
-				if start >= len(src) {
-					return ""
-				}
-				break
-			}
-		}
+		src = src[j+1:]
 	}
-	if cur != line {
-		return ""
+	if j := bytes.IndexByte(src, '\n'); j >= 0 {
+		src = src[:j]
 	}
-	end := start
-	for end < len(src) && src[end] != '\n' {
-		end++
-	}
-	return strings.TrimRight(string(src[start:end]), "\r")
+	return strings.TrimRight(string(src), "\r")
 }
