@@ -15,7 +15,7 @@ import (
 // compiler translates one checked program, with its data, into closures.
 type compiler struct {
 	prog    *Program
-	cur     *scope
+	cur     *slots
 	retType Type
 	funcs   map[*FunDef]*userFunc
 	byName  map[string]*userFunc
@@ -24,7 +24,7 @@ type compiler struct {
 // userFunc is a compiled user-defined function.
 type userFunc struct {
 	def   *FunDef
-	sc    *scope
+	sc    *slots
 	slots []int // the parameters' slots
 	body  execFn
 	err   error // a compile error of the body, reported at the first call
@@ -40,7 +40,7 @@ func (c *compiler) userFunc(def *FunDef) *userFunc {
 	if uf, ok := c.funcs[def]; ok {
 		return uf
 	}
-	uf := &userFunc{def: def, sc: newScope(), ret: def.Ret}
+	uf := &userFunc{def: def, sc: newSlots(), ret: def.Ret}
 	c.funcs[def] = uf
 	c.byName[def.Name] = uf
 	for _, p := range def.Params {
@@ -57,15 +57,15 @@ func (c *compiler) userFunc(def *FunDef) *userFunc {
 	return uf
 }
 
-// maxDepth bounds user-function recursion at run time.
-const maxDepth = 10000
+// maxCallDepth bounds user-function recursion at run time.
+const maxCallDepth = 10000
 
 func (uf *userFunc) invoke(st *state, args []Value) (Value, error) {
 	if uf.err != nil {
 		return Value{}, uf.err
 	}
-	if st.depth >= maxDepth {
-		return Value{}, fmt.Errorf("%s: recursion deeper than %d", uf.def.Name, maxDepth)
+	if st.depth >= maxCallDepth {
+		return Value{}, fmt.Errorf("%s: recursion deeper than %d", uf.def.Name, maxCallDepth)
 	}
 	st.depth++
 	defer func() { st.depth-- }()
@@ -165,7 +165,7 @@ func CompileProgram(prog *Program, data *model.Data) (*model.Model, error) {
 }
 
 func compileProgram(prog *Program, data *model.Data) (*compiled, error) {
-	c := &compiler{prog: prog, cur: newScope(), funcs: map[*FunDef]*userFunc{}, byName: map[string]*userFunc{}}
+	c := &compiler{prog: prog, cur: newSlots(), funcs: map[*FunDef]*userFunc{}, byName: map[string]*userFunc{}}
 	cp := &compiled{c: c, file: prog.File}
 	h := fnv.New64a()
 	h.Write(prog.Src)

@@ -9,15 +9,15 @@ import (
 // Compiling expressions into closures. Each closure evaluates its sub-closures and records
 // the built-in's nodes on the frame's tape; nothing walks the syntax tree at run time.
 
-// scope numbers the variables of one frame (the program's, or one user function's).
-type scope struct {
+// slots numbers the variables of one frame (the program's, or one user function's).
+type slots struct {
 	slot map[*VarDecl]int
 	n    int
 }
 
-func newScope() *scope { return &scope{slot: map[*VarDecl]int{}} }
+func newSlots() *slots { return &slots{slot: map[*VarDecl]int{}} }
 
-func (s *scope) add(d *VarDecl) int {
+func (s *slots) add(d *VarDecl) int {
 	if i, ok := s.slot[d]; ok {
 		return i
 	}
@@ -53,7 +53,7 @@ func (c *compiler) expr(e Expr) (evalFn, error) {
 		}
 		i, ok := c.cur.slot[e.Decl]
 		if !ok {
-			return nil, c.unsupported(e, "variable "+e.Name+" not in scope of the compiler")
+			return nil, c.unsupported(e, "variable "+e.Name+" not in slots of the compiler")
 		}
 		return func(f *frame) (Value, error) { return f.read(i), nil }, nil
 	case *TargetExpr:

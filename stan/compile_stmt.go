@@ -305,7 +305,7 @@ func (c *compiler) assign(s *Assign) (execFn, error) {
 	}
 	slot, ok := c.cur.slot[id.Decl]
 	if !ok {
-		return nil, c.unsupported(s, "assignment to "+id.Name+" outside the compiler's scope")
+		return nil, c.unsupported(s, "assignment to "+id.Name+" outside the compiler's slots")
 	}
 	var op Impl
 	if s.Op != "=" {

@@ -131,7 +131,7 @@ func newTransform(k tkind, arr, rows, cols int, lo, hi []float64) (*transform, e
 		for i := 0; i < max(len(tr.lo), len(tr.hi)); i++ {
 			l, h := tr.bound(tr.lo, i), tr.bound(tr.hi, i)
 			switch {
-			case math.IsNaN(l) || math.IsNaN(h):
+			case len(tr.lo) > 0 && math.IsNaN(l) || len(tr.hi) > 0 && math.IsNaN(h):
 				return nil, fmt.Errorf("bound is NaN")
 			case k == tLowerUpper && !(l < h):
 				return nil, fmt.Errorf("lower bound %g not below upper bound %g", l, h)
