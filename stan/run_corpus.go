@@ -42,14 +42,16 @@ type CorpusResult struct {
 }
 
 // Pass reports whether every stage passed.
-func (r *CorpusResult) Pass() bool { return r.Parsed && r.Checked && r.Loaded && r.LP && r.Grad && r.Values }
+func (r *CorpusResult) Pass() bool {
+	return r.Parsed && r.Checked && r.Loaded && r.LP && r.Grad && r.Values
+}
 
 type refPoint struct {
-	Upars       []float64          `json:"upars"`
-	LPJac       any                `json:"lp_jacobian"`
-	LPNoJac     any                `json:"lp_no_jacobian"`
-	Grad        any                `json:"grad_jacobian"`
-	Constrained any                `json:"constrained"`
+	Upars       []float64 `json:"upars"`
+	LPJac       any       `json:"lp_jacobian"`
+	LPNoJac     any       `json:"lp_no_jacobian"`
+	Grad        any       `json:"grad_jacobian"`
+	Constrained any       `json:"constrained"`
 }
 
 type refFile struct {
