@@ -419,7 +419,7 @@ func (c *compiler) checkDecls(decls []*VarDecl) (func(*frame) error, error) {
 				err = checkStructured(ck, k.d.Cons.Kind, rows, cols)
 			}
 			if err != nil {
-				return at(k.d.Pos, err)
+				return withPos(k.d.Pos, err)
 			}
 		}
 		return nil
@@ -567,7 +567,7 @@ func (cp *compiled) paramDecl(f *frame, d *VarDecl) (model.Param, *global, error
 			if narr == 1 {
 				tr, err := newTransform(kind, 1, rows, 1, nil, nil)
 				if err != nil {
-					return p, nil, at(d.Pos, err)
+					return p, nil, withPos(d.Pos, err)
 				}
 				p.Constraint = tr.inner
 				return p, g, nil
@@ -577,14 +577,14 @@ func (cp *compiled) paramDecl(f *frame, d *VarDecl) (model.Param, *global, error
 	if (kind == tCholeskyCorr || kind == tCholeskyCov) && narr == 1 {
 		tr, err := newTransform(kind, 1, rows, cols, nil, nil)
 		if err != nil {
-			return p, nil, at(d.Pos, err)
+			return p, nil, withPos(d.Pos, err)
 		}
 		p.Constraint = tr.inner
 		return p, g, nil
 	}
 	tr, err := newTransform(kind, narr, rows, cols, lo, hi)
 	if err != nil {
-		return p, nil, at(d.Pos, fmt.Errorf("parameter %s: %w", d.Name, err))
+		return p, nil, withPos(d.Pos, fmt.Errorf("parameter %s: %w", d.Name, err))
 	}
 	p.Constraint = tr
 	return p, g, nil

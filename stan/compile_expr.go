@@ -78,13 +78,13 @@ func (c *compiler) expr(e Expr) (evalFn, error) {
 					return Value{}, err
 				}
 				if truth(f.st.t, a) != and {
-					return Value{Type: TInt, Ints: []int{b2i(!and)}}, nil
+					return Value{Type: TInt, Ints: []int{boolInt(!and)}}, nil
 				}
 				b, err := r(f)
 				if err != nil {
 					return Value{}, err
 				}
-				return Value{Type: TInt, Ints: []int{b2i(truth(f.st.t, b))}}, nil
+				return Value{Type: TInt, Ints: []int{boolInt(truth(f.st.t, b))}}, nil
 			}, nil
 		}
 		if e.Sig == nil || e.Sig.Fn == nil {
@@ -101,7 +101,7 @@ func (c *compiler) expr(e Expr) (evalFn, error) {
 				return Value{}, err
 			}
 			v, err := fn(f.ctx(pos), []Value{a, b})
-			return v, at(pos, err)
+			return v, withPos(pos, err)
 		}, nil
 	case *Unary:
 		x, err := c.expr(e.X)
@@ -121,7 +121,7 @@ func (c *compiler) expr(e Expr) (evalFn, error) {
 				return Value{}, err
 			}
 			v, err := fn(f.ctx(pos), []Value{a})
-			return v, at(pos, err)
+			return v, withPos(pos, err)
 		}, nil
 	case *Ternary:
 		cond, err := c.expr(e.Cond)
@@ -163,7 +163,7 @@ func (c *compiler) expr(e Expr) (evalFn, error) {
 	return nil, c.unsupported(e, fmt.Sprintf("expression %T", e))
 }
 
-func b2i(b bool) int {
+func boolInt(b bool) int {
 	if b {
 		return 1
 	}
@@ -224,7 +224,7 @@ func (c *compiler) call(e *Call) (evalFn, error) {
 				return Value{}, err
 			}
 			v, err := uf.invoke(f.st, vs)
-			return v, at(pos, err)
+			return v, withPos(pos, err)
 		}, nil
 	}
 	if e.Sig == nil || e.Sig.Fn == nil {
@@ -237,7 +237,7 @@ func (c *compiler) call(e *Call) (evalFn, error) {
 			return Value{}, err
 		}
 		v, err := fn(f.ctx(pos), vs)
-		return v, at(pos, err)
+		return v, withPos(pos, err)
 	}, nil
 }
 
@@ -265,7 +265,7 @@ func stack(t *ad.Tape, ty Type, vs []Value) (Value, error) {
 	}
 	dims := append([]int{len(vs)}, inner...)
 	for _, v := range vs[1:] {
-		if !sameDims(v.Dims, inner) {
+		if !dimsEqual(v.Dims, inner) {
 			return Value{}, fmt.Errorf("array expression: elements of different sizes %v and %v", inner, v.Dims)
 		}
 	}
@@ -289,7 +289,7 @@ func stack(t *ad.Tape, ty Type, vs []Value) (Value, error) {
 	return Value{Type: ty, Dims: dims, Var: t.Concat(xs...)}, nil
 }
 
-func sameDims(a, b []int) bool {
+func dimsEqual(a, b []int) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -517,10 +517,26 @@ func (c *compiler) index(e *IndexExpr) (evalFn, error) {
 				cl := &f.cells[slot]
 				flat, res, err := selection(f, cl.v.Dims, groups)
 				if err != nil {
-					return Value{}, at(pos, err)
+					return Value{}, withPos(pos, err)
 				}
 				if len(res) == 0 && len(flat) == 1 {
 					return f.elemRead(slot, flat[0], ty), nil
+				}
+				if cl.elems != nil && cl.stale && len(flat) < len(cl.elems) && ty.Base != Int {
+					// Part of a container being written element by element: join just the
+					// selected elements rather than materialise the whole.
+					t := f.st.t
+					xs := make([]ad.Var, len(flat))
+					for i, j := range flat {
+						xs[i] = cl.elems[j]
+					}
+					var x ad.Var
+					if len(xs) == 0 {
+						x = t.Const()
+					} else {
+						x = t.Concat(xs...)
+					}
+					return mkValue(t, ty, res, x), nil
 				}
 				return gather(f.st.t, f.read(slot), flat, res, ty), nil
 			}, nil
@@ -537,7 +553,7 @@ func (c *compiler) index(e *IndexExpr) (evalFn, error) {
 		}
 		flat, res, err := selection(f, v.Dims, groups)
 		if err != nil {
-			return Value{}, at(pos, err)
+			return Value{}, withPos(pos, err)
 		}
 		return gather(f.st.t, v, flat, res, ty), nil
 	}, nil

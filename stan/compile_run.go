@@ -69,7 +69,7 @@ func (e *RuntimeError) Error() string {
 func (e *RuntimeError) Unwrap() error { return e.Err }
 
 // at wraps err with pos unless it already has a position.
-func at(pos Pos, err error) error {
+func withPos(pos Pos, err error) error {
 	if err == nil {
 		return nil
 	}

@@ -207,7 +207,7 @@ func (c *compiler) stmt(s Stmt) (execFn, error) {
 				}
 				b.WriteString(formatValue(f.st.t, v))
 			}
-			return ctlNext, at(pos, fmt.Errorf("%w: %s", errReject, b.String()))
+			return ctlNext, withPos(pos, fmt.Errorf("%w: %s", errReject, b.String()))
 		}, nil
 	case *ExprStmt:
 		x, err := c.call(s.Call)
@@ -258,7 +258,7 @@ func (c *compiler) localDecl(d *VarDecl) (execFn, error) {
 	return func(f *frame) (ctl, error) {
 		ds, err := dims(f)
 		if err != nil {
-			return ctlNext, at(pos, err)
+			return ctlNext, withPos(pos, err)
 		}
 		if init == nil {
 			f.cells[slot] = cell{v: f.st.fill(ty, ds), fresh: true}
@@ -269,7 +269,7 @@ func (c *compiler) localDecl(d *VarDecl) (execFn, error) {
 			return ctlNext, err
 		}
 		if v.Len() != prod(ds) {
-			return ctlNext, at(pos, fmt.Errorf("%s: declared with %d elements, initialised with %d", d.Name, prod(ds), v.Len()))
+			return ctlNext, withPos(pos, fmt.Errorf("%s: declared with %d elements, initialised with %d", d.Name, prod(ds), v.Len()))
 		}
 		v = toReal(f.st.t, v, ty)
 		v.Dims = ds
@@ -332,14 +332,14 @@ func (c *compiler) assign(s *Assign) (execFn, error) {
 				return ctlNext, err
 			}
 			if v, err = op(f.ctx(pos), []Value{old, v}); err != nil {
-				return ctlNext, at(pos, err)
+				return ctlNext, withPos(pos, err)
 			}
 		}
 		v = toReal(f.st.t, v, lty)
 		cl := &f.cells[slot]
 		if groups == nil {
 			if v.Len() != cl.v.Len() || len(v.Dims) != len(cl.v.Dims) {
-				return ctlNext, at(pos, fmt.Errorf("assignment to %s: size mismatch (%v := %v)", id.Name, cl.v.Dims, v.Dims))
+				return ctlNext, withPos(pos, fmt.Errorf("assignment to %s: size mismatch (%v := %v)", id.Name, cl.v.Dims, v.Dims))
 			}
 			v.Dims = cl.v.Dims
 			v.Type = cl.v.Type
@@ -348,9 +348,9 @@ func (c *compiler) assign(s *Assign) (execFn, error) {
 		}
 		flat, _, err := selection(f, cl.v.Dims, groups)
 		if err != nil {
-			return ctlNext, at(pos, err)
+			return ctlNext, withPos(pos, err)
 		}
-		return ctlNext, at(pos, f.writeElems(slot, flat, v))
+		return ctlNext, withPos(pos, f.writeElems(slot, flat, v))
 	}, nil
 }
 
@@ -427,13 +427,13 @@ func (c *compiler) tilde(s *Tilde) (execFn, error) {
 		}
 		lp, err := dist(f, vs)
 		if err != nil {
-			return ctlNext, at(pos, err)
+			return ctlNext, withPos(pos, err)
 		}
 		f.st.addTarget(lp)
 		if lo == nil && hi == nil {
 			return ctlNext, nil
 		}
-		return ctlNext, at(pos, c.truncate(f, yv, vs, lo, hi, lcdf, lccdf, discrete))
+		return ctlNext, withPos(pos, c.truncate(f, yv, vs, lo, hi, lcdf, lccdf, discrete))
 	}, nil
 }
 

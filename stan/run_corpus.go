@@ -47,7 +47,8 @@ func (r *CorpusResult) Pass() bool {
 }
 
 type refPoint struct {
-	Upars       []float64 `json:"upars"`
+	UparsRaw    any       `json:"upars"`
+	Upars       []float64 `json:"-"`
 	LPJac       any       `json:"lp_jacobian"`
 	LPNoJac     any       `json:"lp_no_jacobian"`
 	Grad        any       `json:"grad_jacobian"`
@@ -179,6 +180,9 @@ func CheckPosterior(root, name string) CorpusResult {
 	if m.Dim() != ref.NUpars {
 		r.Err = fmt.Sprintf("unconstrained dimension %d, rstan %d", m.Dim(), ref.NUpars)
 		return r
+	}
+	for i := range ref.Points {
+		ref.Points[i].Upars = flatten(ref.Points[i].UparsRaw, nil)
 	}
 	r.LP, r.Grad, r.Values = true, true, true
 	r.MaxLP, r.MaxGrad = 0, 0
