@@ -629,7 +629,11 @@ func (cp *compiled) logDensity(t *ad.Tape, p []ad.Var) (ad.Var, error) {
 // the parameter values (FNV-1a), so a draw's derived quantities are a deterministic function
 // of the draw, as model.Model.Derive requires, and differ between draws. A run-time error
 // (or a violated constraint) fills the draw's derived quantities with NaN.
-func (cp *compiled) derive(p, out [][]float64) {
+func (cp *compiled) derive(p, out [][]float64) { cp.run(p, out, true) }
+
+// run is derive; without gq it computes the transformed parameters only (out then holds
+// len(cp.tparam) slices).
+func (cp *compiled) run(p, out [][]float64, gq bool) {
 	h := fnv.New64a()
 	var b [8]byte
 	for _, x := range p {
@@ -656,7 +660,7 @@ func (cp *compiled) derive(p, out [][]float64) {
 				return err
 			}
 		}
-		if cp.gen != nil {
+		if cp.gen != nil && gq {
 			if _, err := cp.gen(f); err != nil {
 				return err
 			}
@@ -669,6 +673,9 @@ func (cp *compiled) derive(p, out [][]float64) {
 	k := 0
 	for _, gs := range [][]*global{cp.tparam, cp.gq} {
 		for _, g := range gs {
+			if k == len(out) {
+				return
+			}
 			o := out[k]
 			k++
 			if err != nil {

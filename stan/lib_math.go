@@ -655,7 +655,7 @@ func invPhi(p float64) (float64, float64) {
 	return x, math.Sqrt(2*math.Pi) * math.Exp(0.5*x*x)
 }
 
-// tetragamma is ψ''(x), by central differences of the trigamma function (used only as the
+// tetragamma is ψ”(x), by central differences of the trigamma function (used only as the
 // derivative of trigamma, which no posteriordb program differentiates).
 func tetragamma(x float64) float64 {
 	h := 1e-5 * math.Max(1, math.Abs(x))

@@ -274,12 +274,32 @@ func (cp *compiled) logDensityAt(z []float64, noJac bool) (float64, error) {
 // compareValues compares our constrained parameters and transformed parameters at the point
 // with rstan's.
 func (cp *compiled) compareValues(m *model.Model, pt refPoint) error {
-	row := m.Row(nil, pt.Upars)
-	// Row is column-major per quantity (Stan's names); rstan's lists are row-major.
-	names := m.Columns()
+	// Our values by Stan name: the parameters (Layout, column-major names) and the transformed
+	// parameters (row-major per quantity); rstan's lists are row-major.
+	x := make([]float64, cp.lay.Len())
+	cp.lay.ConstrainValues(pt.Upars, x)
 	vals := map[string]float64{}
-	for i, n := range names {
-		vals[n] = row[i]
+	for i, n := range cp.lay.Names() {
+		vals[n] = x[i]
+	}
+	if len(cp.tparam) > 0 {
+		var t ad.Tape
+		p := make([]ad.Var, cp.lay.NumParams())
+		cp.lay.Constrain(&t, t.Const(pt.Upars...), p)
+		ps := make([][]float64, len(p))
+		for i := range p {
+			ps[i] = t.Value(p[i])
+		}
+		out := make([][]float64, len(cp.tparam))
+		for i, g := range cp.tparam {
+			out[i] = make([]float64, prod(g.dims))
+		}
+		cp.run(ps, out, false)
+		for i, g := range cp.tparam {
+			for j, v := range out[i] {
+				vals[elemName(g.decl.Name, g.dims, j)] = v
+			}
+		}
 	}
 	check := func(g *global) error {
 		cm, ok := pt.Constrained.(map[string]any)
