@@ -482,6 +482,21 @@ func (cp *compiled) paramDecl(f *frame, d *VarDecl) (model.Param, *global, error
 		}
 		return valuesOf(f.st.t, v), nil
 	}
+	if d.Cons.Kind == ConsBounds && len(ds) == 0 && d.Cons.Lower != nil && d.Cons.Upper != nil &&
+		(!d.Cons.Lower.Info().Data || !d.Cons.Upper.Info().Data) {
+		// A scalar interval whose ends depend on earlier parameters: model.Bounds when both
+		// ends are affine in earlier scalar parameters (Stan's lub_constrain with those ends).
+		lo, err := c.affineOf(f, d.Cons.Lower)
+		if err != nil {
+			return p, nil, err
+		}
+		hi, err := c.affineOf(f, d.Cons.Upper)
+		if err != nil {
+			return p, nil, err
+		}
+		p.Bounds = &model.Bounds{Lower: []model.Affine{lo}, Upper: []model.Affine{hi}}
+		return p, g, nil
+	}
 	var kind tkind
 	var lo, hi []float64
 	switch d.Cons.Kind {
@@ -711,4 +726,83 @@ func (cp *compiled) model() (*model.Model, error) {
 		return nil, fmt.Errorf("stan: %w", err)
 	}
 	return m, nil
+}
+
+// affineOf writes a bound expression as Const + Σ coef·(scalar parameter): data evaluate to
+// constants; +, −, unary −, multiplication by data and division by data combine affine forms.
+// Anything else is an unsupported parameter-dependent bound.
+func (c *compiler) affineOf(f *frame, e Expr) (model.Affine, error) {
+	if e.Info().Data {
+		fn, err := c.expr(e)
+		if err != nil {
+			return model.Affine{}, err
+		}
+		v, err := fn(f)
+		if err != nil {
+			return model.Affine{}, err
+		}
+		xs := valuesOf(f.st.t, v)
+		if len(xs) != 1 {
+			return model.Affine{}, c.unsupported(e, "a parameter-dependent container bound")
+		}
+		return model.Affine{Const: xs[0]}, nil
+	}
+	scale := func(a model.Affine, k float64) model.Affine {
+		out := model.Affine{Const: a.Const * k}
+		for _, t := range a.Terms {
+			out.Terms = append(out.Terms, model.Term{Name: t.Name, Coef: t.Coef * k})
+		}
+		return out
+	}
+	constOf := func(x Expr) (float64, bool) {
+		if !x.Info().Data {
+			return 0, false
+		}
+		a, err := c.affineOf(f, x)
+		return a.Const, err == nil
+	}
+	switch e := e.(type) {
+	case *Paren:
+		return c.affineOf(f, e.X)
+	case *Ident:
+		if e.Decl != nil && e.Decl.Block == ParametersBlock && e.Decl.Kind == GlobalVar && e.Decl.Type == TReal {
+			return model.Affine{Terms: []model.Term{{Name: e.Name, Coef: 1}}}, nil
+		}
+	case *Unary:
+		if e.Name == "minus" {
+			a, err := c.affineOf(f, e.X)
+			return scale(a, -1), err
+		}
+	case *Binary:
+		switch e.Name {
+		case "add", "subtract":
+			a, err := c.affineOf(f, e.L)
+			if err != nil {
+				return a, err
+			}
+			b, err := c.affineOf(f, e.R)
+			if err != nil {
+				return b, err
+			}
+			if e.Name == "subtract" {
+				b = scale(b, -1)
+			}
+			return model.Affine{Const: a.Const + b.Const, Terms: append(a.Terms, b.Terms...)}, nil
+		case "multiply":
+			if k, ok := constOf(e.L); ok {
+				a, err := c.affineOf(f, e.R)
+				return scale(a, k), err
+			}
+			if k, ok := constOf(e.R); ok {
+				a, err := c.affineOf(f, e.L)
+				return scale(a, k), err
+			}
+		case "divide":
+			if k, ok := constOf(e.R); ok && k != 0 {
+				a, err := c.affineOf(f, e.L)
+				return scale(a, 1/k), err
+			}
+		}
+	}
+	return model.Affine{}, c.unsupported(e, "a parameter-dependent bound that is not affine in earlier scalar parameters")
 }
