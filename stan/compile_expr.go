@@ -36,8 +36,10 @@ func (c *compiler) expr(e Expr) (evalFn, error) {
 	case *Paren:
 		return c.expr(e.X)
 	case *IntLit:
-		k := e.Value
-		return func(f *frame) (Value, error) { return Value{Type: TInt, Ints: []int{k}}, nil }, nil
+		// The literal's Ints are shared between evaluations: no caller writes into the Ints
+		// of a value it did not copy (frame.set copies).
+		v := Value{Type: TInt, Ints: []int{e.Value}}
+		return func(f *frame) (Value, error) { return v, nil }, nil
 	case *RealLit:
 		x := e.Value
 		return func(f *frame) (Value, error) { return Value{Type: TReal, Var: f.st.t.Const(x)}, nil }, nil
@@ -510,6 +512,9 @@ func (c *compiler) index(e *IndexExpr) (evalFn, error) {
 		return nil, err
 	}
 	ty, pos := e.Type, e.Pos
+	if fast, ok, err := c.singleIndex(e, base, ty, pos); ok || err != nil {
+		return fast, err
+	}
 	// A variable read element by element avoids materialising it.
 	if id, ok := base.(*Ident); ok && id.Decl != nil && id.Fun == nil {
 		if slot, ok := c.cur.slot[id.Decl]; ok {
@@ -593,4 +598,103 @@ func gather(t *ad.Tape, v Value, flat, res []int, ty Type) Value {
 		x = t.Gather(v.Var, flat)
 	}
 	return mkValue(t, ty, res, x)
+}
+
+// singleIndex compiles the common case of a chain of single int indexes (x[i], x[i, j],
+// x[i][j]) without the general selection's allocations: the result is one contiguous block
+// of the row-major value (a scalar, a row, an array element).
+func (c *compiler) singleIndex(e *IndexExpr, base Expr, ty Type, pos Pos) (evalFn, bool, error) {
+	var idx []evalFn
+	var x Expr = e
+	for {
+		ie, ok := x.(*IndexExpr)
+		if !ok {
+			break
+		}
+		g := make([]evalFn, len(ie.Indices))
+		for i, ix := range ie.Indices {
+			if ix.Kind != IndexSingle {
+				return nil, false, nil
+			}
+			fn, err := c.expr(ix.Lo)
+			if err != nil {
+				return nil, false, err
+			}
+			g[i] = fn
+		}
+		idx = append(g, idx...)
+		x = ie.X
+	}
+	slot := -1
+	var bx evalFn
+	if id, ok := base.(*Ident); ok && id.Decl != nil && id.Fun == nil {
+		if s, ok := c.cur.slot[id.Decl]; ok {
+			slot = s
+		}
+	}
+	if slot < 0 {
+		var err error
+		if bx, err = c.expr(base); err != nil {
+			return nil, false, err
+		}
+	}
+	return func(f *frame) (Value, error) {
+		var v Value
+		var cl *cell
+		if slot >= 0 {
+			cl = &f.cells[slot]
+			v = cl.v
+		} else {
+			var err error
+			if v, err = bx(f); err != nil {
+				return Value{}, err
+			}
+		}
+		dims := v.Dims
+		if len(idx) > len(dims) {
+			return Value{}, withPos(pos, fmt.Errorf("too many indexes (%d) for a value with %d dimensions", len(idx), len(dims)))
+		}
+		flat := 0
+		for d, fn := range idx {
+			iv, err := fn(f)
+			if err != nil {
+				return Value{}, err
+			}
+			k := iv.Ints[0]
+			if k < 1 || k > dims[d] {
+				return Value{}, withPos(pos, fmt.Errorf("index %d out of range; expecting index to be between 1 and %d", k, dims[d]))
+			}
+			flat = flat*dims[d] + k - 1
+		}
+		rest := dims[len(idx):]
+		blk := prod(rest)
+		if len(rest) == 0 {
+			if cl != nil {
+				return f.elemRead(slot, flat, ty), nil
+			}
+			return gather(f.st.t, v, []int{flat}, nil, ty), nil
+		}
+		lo := flat * blk
+		if v.Type.Base == Int {
+			return Value{Type: ty, Dims: rest, Ints: append([]int(nil), v.Ints[lo:lo+blk]...)}, nil
+		}
+		t := f.st.t
+		if cl != nil && cl.elems != nil && cl.stale {
+			xs := cl.elems[lo : lo+blk]
+			var x ad.Var
+			switch len(xs) {
+			case 0:
+				x = t.Const()
+			case 1:
+				x = xs[0]
+			default:
+				x = t.Concat(xs...)
+			}
+			return mkValue(t, ty, rest, x), nil
+		}
+		if blk == t.Size(v.Var) {
+			return mkValue(t, ty, rest, v.Var), nil
+		}
+		return mkValue(t, ty, rest, t.Slice(v.Var, lo, lo+blk)), nil
+	}, true, nil
 }
