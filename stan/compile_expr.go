@@ -183,7 +183,11 @@ func truth(t *ad.Tape, v Value) bool {
 // ctx is the built-in context for a call at pos.
 func (f *frame) ctx(pos Pos) *Ctx {
 	st := f.st
-	return &Ctx{T: st.t, RNG: st.rng, Pos: pos, Call: st.c.callByName(st)}
+	if st.cx == nil {
+		st.cx = &Ctx{T: st.t, RNG: st.rng, Call: st.c.callByName(st)}
+	}
+	st.cx.Pos = pos
+	return st.cx
 }
 
 // exprs compiles a list.

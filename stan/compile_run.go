@@ -29,6 +29,7 @@ type state struct {
 	rng    *rng.Stream
 	c      *compiler
 	depth  int
+	cx     *Ctx   // the built-ins' context, made once per evaluation (Pos set per call)
 	nan    ad.Var // a constant NaN scalar, the value of an unassigned real element
 	hasNaN bool
 }

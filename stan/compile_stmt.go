@@ -294,9 +294,34 @@ func (c *compiler) assign(s *Assign) (execFn, error) {
 	}
 	var base Expr = s.LHS
 	var groups [][]idxFn
+	var single []evalFn // all indexes single: the fast path
 	if ie, ok := s.LHS.(*IndexExpr); ok {
 		if base, groups, err = c.indexChain(ie); err != nil {
 			return nil, err
+		}
+		single = []evalFn{}
+		for x := Expr(ie); ; {
+			e, ok := x.(*IndexExpr)
+			if !ok {
+				break
+			}
+			var g []evalFn
+			for _, ix := range e.Indices {
+				if ix.Kind != IndexSingle {
+					single = nil
+					break
+				}
+				fn, err := c.expr(ix.Lo)
+				if err != nil {
+					return nil, err
+				}
+				g = append(g, fn)
+			}
+			if single == nil {
+				break
+			}
+			single = append(g, single...)
+			x = e.X
 		}
 	}
 	id, ok := base.(*Ident)
@@ -345,6 +370,30 @@ func (c *compiler) assign(s *Assign) (execFn, error) {
 			v.Type = cl.v.Type
 			f.set(slot, v)
 			return ctlNext, nil
+		}
+		if single != nil && len(single) <= len(cl.v.Dims) {
+			dims, k := cl.v.Dims, 0
+			for d, fn := range single {
+				iv, err := fn(f)
+				if err != nil {
+					return ctlNext, err
+				}
+				i := iv.Ints[0]
+				if i < 1 || i > dims[d] {
+					return ctlNext, withPos(pos, fmt.Errorf("index %d out of range; expecting index to be between 1 and %d", i, dims[d]))
+				}
+				k = k*dims[d] + i - 1
+			}
+			blk := prod(dims[len(single):])
+			var one [1]int
+			flat := one[:0]
+			if blk != 1 {
+				flat = make([]int, 0, blk)
+			}
+			for j := 0; j < blk; j++ {
+				flat = append(flat, k*blk+j)
+			}
+			return ctlNext, withPos(pos, f.writeElems(slot, flat, v))
 		}
 		flat, _, err := selection(f, cl.v.Dims, groups)
 		if err != nil {
