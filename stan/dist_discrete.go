@@ -26,7 +26,7 @@ type discFamily struct {
 	lo, hi int
 	// kern returns log p(k | N, p) and its partials in the real parameters.
 	kern func(k, n int, p [3]float64) (float64, dist.Partials)
-	fast func(t *ad.Tape, k, n []int, ps []ad.Var) ad.Var
+	fast func(t *ad.Tape, k, n []int, ps [3]ad.Var) ad.Var
 	rng  func(r *rand.Rand, n int, p [3]float64) int
 }
 
@@ -38,24 +38,24 @@ const (
 var discFamilies = [...]discFamily{
 	{name: "bernoulli", np: 1, labels: [5]string{"n", "Probability parameter"}, checks: [3]pcheck{chkUnit},
 		lo: 0, hi: 1, kern: bernoulliKern,
-		rng: func(r *rand.Rand, _ int, p [3]float64) int { return b2i(r.Float64() < p[0]) }},
+		rng: func(r *rand.Rand, _ int, p [3]float64) int { return boolInt(r.Float64() < p[0]) }},
 	{name: "bernoulli_logit", np: 1, labels: [5]string{"n", "Logit transformed probability parameter"}, checks: [3]pcheck{chkNotNaN},
 		lo: 0, hi: 1, kern: bernoulliLogitKern,
-		fast: func(t *ad.Tape, k, _ []int, p []ad.Var) ad.Var { return density.BernoulliLogit(t, k, p[0]) },
-		rng:  func(r *rand.Rand, _ int, p [3]float64) int { return b2i(r.Float64() < mathx.Logistic(p[0])) }},
+		fast: func(t *ad.Tape, k, _ []int, p [3]ad.Var) ad.Var { return density.BernoulliLogit(t, k, p[0]) },
+		rng:  func(r *rand.Rand, _ int, p [3]float64) int { return boolInt(r.Float64() < mathx.Logistic(p[0])) }},
 	{name: "binomial", nint: 1, np: 1, labels: [5]string{"Successes variable", "Population size parameter", "Probability parameter"},
 		checks: [3]pcheck{chkUnit}, lo: 0, hi: byTrials, kern: binomialKern,
 		rng: func(r *rand.Rand, n int, p [3]float64) int { return binomialRand(r, n, p[0]) }},
 	{name: "binomial_logit", nint: 1, np: 1, labels: [5]string{"Successes variable", "Population size parameter", "Probability parameter"},
 		checks: [3]pcheck{chkFinite}, lo: 0, hi: byTrials, kern: binomialLogitKern,
-		fast: func(t *ad.Tape, k, n []int, p []ad.Var) ad.Var { return density.BinomialLogit(t, k, n, p[0]) },
+		fast: func(t *ad.Tape, k, n []int, p [3]ad.Var) ad.Var { return density.BinomialLogit(t, k, n, p[0]) },
 		rng:  func(r *rand.Rand, n int, p [3]float64) int { return binomialRand(r, n, mathx.Logistic(p[0])) }},
 	{name: "poisson", np: 1, labels: [5]string{lblY, "Rate parameter"}, checks: [3]pcheck{chkNonneg},
 		lo: 0, hi: unbounded, kern: poissonKern,
 		rng: func(r *rand.Rand, _ int, p [3]float64) int { return poissonRand(r, p[0]) }},
 	{name: "poisson_log", np: 1, labels: [5]string{lblY, "Log rate parameter"}, checks: [3]pcheck{chkNotNaN},
 		lo: 0, hi: unbounded, kern: poissonLogKern,
-		fast: func(t *ad.Tape, k, _ []int, p []ad.Var) ad.Var { return density.PoissonLog(t, k, p[0]) },
+		fast: func(t *ad.Tape, k, _ []int, p [3]ad.Var) ad.Var { return density.PoissonLog(t, k, p[0]) },
 		rng:  func(r *rand.Rand, _ int, p [3]float64) int { return poissonRand(r, math.Exp(p[0])) }},
 	{name: "neg_binomial", np: 2, labels: [5]string{"Failures variable", lblShape, lblInvSc},
 		checks: [3]pcheck{chkPositiveFinite, chkPositiveFinite}, lo: 0, hi: unbounded, kern: negBinomialKern,
@@ -64,13 +64,13 @@ var discFamilies = [...]discFamily{
 		}},
 	{name: "neg_binomial_2", np: 2, labels: [5]string{"Failures variable", lblLoc, "Precision parameter"},
 		checks: [3]pcheck{chkPositiveFinite, chkPositiveFinite}, lo: 0, hi: unbounded, kern: negBinomial2Kern,
-		fast: func(t *ad.Tape, k, _ []int, p []ad.Var) ad.Var { return density.NegBinomial2(t, k, p[0], p[1]) },
+		fast: func(t *ad.Tape, k, _ []int, p [3]ad.Var) ad.Var { return density.NegBinomial2(t, k, p[0], p[1]) },
 		rng: func(r *rand.Rand, _ int, p [3]float64) int {
 			return poissonRand(r, mkGamma([3]float64{p[1], p[1] / p[0]}).Rand(r))
 		}},
 	{name: "neg_binomial_2_log", np: 2, labels: [5]string{"Failures variable", "Log location parameter", "Precision parameter"},
 		checks: [3]pcheck{chkFinite, chkPositiveFinite}, lo: 0, hi: unbounded, kern: negBinomial2LogKern,
-		fast: func(t *ad.Tape, k, _ []int, p []ad.Var) ad.Var { return density.NegBinomial2Log(t, k, p[0], p[1]) },
+		fast: func(t *ad.Tape, k, _ []int, p [3]ad.Var) ad.Var { return density.NegBinomial2Log(t, k, p[0], p[1]) },
 		rng: func(r *rand.Rand, _ int, p [3]float64) int {
 			return poissonRand(r, mkGamma([3]float64{p[1], p[1] / math.Exp(p[0])}).Rand(r))
 		}},
@@ -82,7 +82,7 @@ var discFamilies = [...]discFamily{
 		}},
 }
 
-func b2i(b bool) int {
+func boolInt(b bool) int {
 	if b {
 		return 1
 	}
@@ -137,7 +137,7 @@ func discEval(c *Ctx, f *discFamily, name string, args []Value) (Value, error) {
 		return realV(c.T.Const(0)), nil
 	}
 	if f.fast != nil && len(ks) == n && (trials == nil || len(trials) == n) {
-		return realV(f.fast(c.T, ks, trials, vars[:f.np])), nil
+		return realV(f.fast(c.T, ks, trials, vars)), nil
 	}
 	fb := c.T.Fused()
 	var parts [3][]float64
@@ -148,7 +148,7 @@ func discEval(c *Ctx, f *discFamily, name string, args []Value) (Value, error) {
 	var p [3]float64
 	for i := range n {
 		for j := range f.np {
-			p[j] = at(vs[j], i)
+			p[j] = bcast(vs[j], i)
 		}
 		m := 0
 		if trials != nil {
@@ -353,7 +353,24 @@ func categorical(logit bool) Impl {
 			if err := checkVals(name, "log odds parameter", chkFinite, tv, true); err != nil {
 				return Value{}, err
 			}
-			return realV(density.CategoricalLogit(c.T, ys, th)), nil
+			// Σ η_{y_i} − N·logsumexp(η); ∂/∂η_j = count_j − N·softmax(η)_j.
+			lse := mathx.LogSumExp(tv)
+			fb := c.T.Fused()
+			d := fb.Partial(th)
+			lp := -float64(len(ys)) * lse
+			for _, y := range ys {
+				lp += tv[y-1]
+				if d != nil {
+					d[y-1]++
+				}
+			}
+			if d != nil {
+				nf := float64(len(ys))
+				for j, e := range tv {
+					d[j] -= nf * math.Exp(e-lse)
+				}
+			}
+			return realV(fb.Done(lp)), nil
 		}
 		if err := checkSimplex(name, "Probabilities parameter", tv); err != nil {
 			return Value{}, err
@@ -437,7 +454,7 @@ func glmDesign(c *Ctx, name string, ny int, x, alpha, beta Value) (int, int, err
 // linPred writes η_i = α_i + x_i·β into eta.
 func linPred(eta, xv, av, bv []float64, n, k int) {
 	for i := range n {
-		s := at(av, i)
+		s := bcast(av, i)
 		row := xv[i*k : (i+1)*k]
 		for j, b := range bv {
 			s += row[j] * b
@@ -501,8 +518,8 @@ func normalIDGLM(c *Ctx, args []Value) (Value, error) {
 	dy := fb.Partial(yv0)
 	lp := -float64(n) * mathx.LogSqrt2Pi
 	for i := range n {
-		s := at(ss, i)
-		z := (at(yy, i) - eta[i]) / s
+		s := bcast(ss, i)
+		z := (bcast(yy, i) - eta[i]) / s
 		lp -= 0.5*z*z + math.Log(s)
 		g[i] = z / s
 		if ds != nil {

@@ -88,7 +88,7 @@ func distSigs() []Sig {
 	both("dirichlet", dirichlet, ex(tArrVector), ex(tArrVector))
 	both("lkj_corr_cholesky", lkjCorrCholesky, aMatrix, aReal)
 	both("lkj_corr", lkjCorr, aMatrix, aReal)
-	return s
+	return append(s, extraDistSigs()...)
 }
 
 // The kinds of a univariate continuous function.
@@ -204,7 +204,7 @@ type contFamily struct {
 	labels [4]string
 	checks [4]pcheck
 	kern   func(x float64, p [3]float64, kind int) (float64, float64, dist.Partials)
-	fast   func(t *ad.Tape, y ad.Var, ps []ad.Var) ad.Var
+	fast   func(t *ad.Tape, y ad.Var, ps [3]ad.Var) ad.Var
 	rng    func(r *rand.Rand, p [3]float64) float64
 	noCDF  bool
 	// support reports whether x lies in the support (outside: log density −∞, for the
@@ -262,43 +262,43 @@ const (
 var contFamilies = [...]contFamily{
 	{name: "normal", np: 2, labels: [4]string{lblY, lblLoc, lblScale}, checks: [4]pcheck{chkNotNaN, chkFinite, chkPositive},
 		kern: kernOf(mkNormal), rng: rngOf(mkNormal),
-		fast: func(t *ad.Tape, y ad.Var, p []ad.Var) ad.Var { return density.Normal(t, y, p[0], p[1]) }},
+		fast: func(t *ad.Tape, y ad.Var, p [3]ad.Var) ad.Var { return density.Normal(t, y, p[0], p[1]) }},
 	{name: "std_normal", np: 0, labels: [4]string{lblY}, checks: [4]pcheck{chkNotNaN},
 		kern: kernOf(mkStdNormal), rng: rngOf(mkStdNormal),
-		fast: func(t *ad.Tape, y ad.Var, p []ad.Var) ad.Var { return density.Normal(t, y, t.Const(0), t.Const(1)) }},
+		fast: func(t *ad.Tape, y ad.Var, p [3]ad.Var) ad.Var { return density.Normal(t, y, t.Const(0), t.Const(1)) }},
 	{name: "student_t", np: 3, labels: [4]string{lblY, lblDoF, lblLoc, lblScale},
 		checks: [4]pcheck{chkNotNaN, chkPositiveFinite, chkFinite, chkPositiveFinite},
 		kern:   kernOf(mkStudentT), rng: rngOf(mkStudentT),
-		fast: func(t *ad.Tape, y ad.Var, p []ad.Var) ad.Var { return density.StudentT(t, y, p[0], p[1], p[2]) }},
+		fast: func(t *ad.Tape, y ad.Var, p [3]ad.Var) ad.Var { return density.StudentT(t, y, p[0], p[1], p[2]) }},
 	{name: "cauchy", np: 2, labels: [4]string{lblY, lblLoc, lblScale}, checks: [4]pcheck{chkNotNaN, chkFinite, chkPositiveFinite},
 		kern: kernOf(mkCauchy), rng: rngOf(mkCauchy),
-		fast: func(t *ad.Tape, y ad.Var, p []ad.Var) ad.Var { return density.Cauchy(t, y, p[0], p[1]) }},
+		fast: func(t *ad.Tape, y ad.Var, p [3]ad.Var) ad.Var { return density.Cauchy(t, y, p[0], p[1]) }},
 	{name: "double_exponential", np: 2, labels: [4]string{lblY, lblLoc, lblScale}, checks: [4]pcheck{chkFinite, chkFinite, chkPositiveFinite},
 		kern: kernOf(mkLaplace), rng: rngOf(mkLaplace),
-		fast: func(t *ad.Tape, y ad.Var, p []ad.Var) ad.Var { return density.Laplace(t, y, p[0], p[1]) }},
+		fast: func(t *ad.Tape, y ad.Var, p [3]ad.Var) ad.Var { return density.Laplace(t, y, p[0], p[1]) }},
 	{name: "logistic", np: 2, labels: [4]string{lblY, lblLoc, lblScale}, checks: [4]pcheck{chkFinite, chkFinite, chkPositiveFinite},
 		kern: kernOf(mkLogistic), rng: rngOf(mkLogistic),
-		fast: func(t *ad.Tape, y ad.Var, p []ad.Var) ad.Var { return density.Logistic(t, y, p[0], p[1]) }},
+		fast: func(t *ad.Tape, y ad.Var, p [3]ad.Var) ad.Var { return density.Logistic(t, y, p[0], p[1]) }},
 	{name: "lognormal", np: 2, labels: [4]string{lblY, lblLoc, lblScale}, checks: [4]pcheck{chkNonneg, chkFinite, chkPositiveFinite},
 		kern: kernOf(mkLogNormal), rng: rngOf(mkLogNormal),
-		fast: func(t *ad.Tape, y ad.Var, p []ad.Var) ad.Var { return density.LogNormal(t, y, p[0], p[1]) }},
+		fast: func(t *ad.Tape, y ad.Var, p [3]ad.Var) ad.Var { return density.LogNormal(t, y, p[0], p[1]) }},
 	{name: "exponential", np: 1, labels: [4]string{lblY, lblInvSc}, checks: [4]pcheck{chkNonneg, chkPositiveFinite},
 		kern: kernOf(mkExp), rng: rngOf(mkExp),
-		fast: func(t *ad.Tape, y ad.Var, p []ad.Var) ad.Var { return density.Exponential(t, y, p[0]) }},
+		fast: func(t *ad.Tape, y ad.Var, p [3]ad.Var) ad.Var { return density.Exponential(t, y, p[0]) }},
 	{name: "gamma", np: 2, labels: [4]string{lblY, lblShape, lblInvSc}, checks: [4]pcheck{chkNotNaN, chkPositiveFinite, chkPositiveFinite},
 		kern: kernOf(mkGamma), rng: rngOf(mkGamma),
-		fast: func(t *ad.Tape, y ad.Var, p []ad.Var) ad.Var { return density.Gamma(t, y, p[0], p[1]) }},
+		fast: func(t *ad.Tape, y ad.Var, p [3]ad.Var) ad.Var { return density.Gamma(t, y, p[0], p[1]) }},
 	{name: "inv_gamma", np: 2, labels: [4]string{lblY, lblShape, lblScale}, checks: [4]pcheck{chkNotNaN, chkPositiveFinite, chkPositiveFinite},
 		kern: kernOf(mkInvGamma), rng: rngOf(mkInvGamma),
-		fast: func(t *ad.Tape, y ad.Var, p []ad.Var) ad.Var { return density.InverseGamma(t, y, p[0], p[1]) }},
+		fast: func(t *ad.Tape, y ad.Var, p [3]ad.Var) ad.Var { return density.InverseGamma(t, y, p[0], p[1]) }},
 	{name: "beta", np: 2, labels: [4]string{lblY, "First shape parameter", "Second shape parameter"},
 		checks: [4]pcheck{chkUnit, chkPositiveFinite, chkPositiveFinite},
 		kern:   kernOf(mkBeta), rng: rngOf(mkBeta),
-		fast: func(t *ad.Tape, y ad.Var, p []ad.Var) ad.Var { return density.Beta(t, y, p[0], p[1]) }},
+		fast: func(t *ad.Tape, y ad.Var, p [3]ad.Var) ad.Var { return density.Beta(t, y, p[0], p[1]) }},
 	{name: "uniform", np: 2, labels: [4]string{lblY, "Lower bound parameter", "Upper bound parameter"},
 		checks: [4]pcheck{chkNotNaN, chkFinite, chkFinite},
 		kern:   kernOf(mkUniform), rng: rngOf(mkUniform),
-		fast: func(t *ad.Tape, y ad.Var, p []ad.Var) ad.Var { return density.Uniform(t, y, p[0], p[1]) }},
+		fast: func(t *ad.Tape, y ad.Var, p [3]ad.Var) ad.Var { return density.Uniform(t, y, p[0], p[1]) }},
 	{name: "weibull", np: 2, labels: [4]string{lblY, lblShape, lblScale}, checks: [4]pcheck{chkFinite, chkPositiveFinite, chkPositiveFinite},
 		kern: weibullKern, rng: weibullRand},
 	{name: "chi_square", np: 1, labels: [4]string{lblY, lblDoF}, checks: [4]pcheck{chkNonneg, chkPositiveFinite},
@@ -346,7 +346,7 @@ func contEval(c *Ctx, f *contFamily, name string, kind int, args []Value) (Value
 	}
 	if f.name == "uniform" {
 		for i := range n {
-			if lo, hi := at(vs[1], i), at(vs[2], i); !(hi > lo) {
+			if lo, hi := bcast(vs[1], i), bcast(vs[2], i); !(hi > lo) {
 				return Value{}, errf(name, "Upper bound parameter is %s, but must be greater than %s", fmtReal(hi), fmtReal(lo))
 			}
 		}
@@ -355,7 +355,7 @@ func contEval(c *Ctx, f *contFamily, name string, kind int, args []Value) (Value
 		return realV(c.T.Const(0)), nil
 	}
 	if kind == kLpdf && f.fast != nil {
-		return realV(f.fast(c.T, vars[0], vars[1:np+1])), nil
+		return realV(f.fast(c.T, vars[0], [3]ad.Var(vars[1:4]))), nil
 	}
 	fb := c.T.Fused()
 	var parts [4][]float64
@@ -370,9 +370,9 @@ func contEval(c *Ctx, f *contFamily, name string, kind int, args []Value) (Value
 	var p [3]float64
 	for i := range n {
 		for j := range np {
-			p[j] = at(vs[j+1], i)
+			p[j] = bcast(vs[j+1], i)
 		}
-		x := at(vs[0], i)
+		x := bcast(vs[0], i)
 		v, dx, dp := f.kern(x, p, k)
 		lp += v
 		if d := parts[0]; d != nil {

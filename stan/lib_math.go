@@ -272,7 +272,7 @@ func minMaxInt(isMax bool) Impl {
 func binaryFn(name string, f func(x, y float64) (float64, float64, float64)) Impl {
 	return func(c *Ctx, args []Value) (Value, error) {
 		a, b := args[0], args[1]
-		if isContainer(a) && isContainer(b) && !sameDims(a.Dims, b.Dims) {
+		if isContainer(a) && isContainer(b) && !dimsEqual(a.Dims, b.Dims) {
 			return Value{}, errf(name, "size of first argument (%s) and second argument (%s) must match", dimStr(a.Dims), dimStr(b.Dims))
 		}
 		x, y := realVar(c, a), realVar(c, b)
@@ -285,7 +285,7 @@ func binaryFn(name string, f func(x, y float64) (float64, float64, float64)) Imp
 		out, aux := node.Value(), node.Aux()
 		xv, yv := c.T.Value(x), c.T.Value(y)
 		for i := range n {
-			out[i], aux[i], aux[n+i] = f(at(xv, i), at(yv, i))
+			out[i], aux[i], aux[n+i] = f(bcast(xv, i), bcast(yv, i))
 		}
 		v := node.Var()
 		if res.Type.Base == Matrix && res.Type.Array == 0 {
@@ -295,8 +295,8 @@ func binaryFn(name string, f func(x, y float64) (float64, float64, float64)) Imp
 	}
 }
 
-// at is x[i] with a length-1 x broadcast.
-func at(x []float64, i int) float64 {
+// bcast is x[i] with a length-1 x broadcast.
+func bcast(x []float64, i int) float64 {
 	if len(x) == 1 {
 		return x[0]
 	}

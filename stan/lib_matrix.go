@@ -497,7 +497,7 @@ func appendCol(c *Ctx, args []Value) (Value, error) {
 
 func appendArray(c *Ctx, args []Value) (Value, error) {
 	a, b := args[0], args[1]
-	if a.Type.Array == 0 || a.Type.Array != b.Type.Array || !sameDims(a.Dims[1:], b.Dims[1:]) {
+	if a.Type.Array == 0 || a.Type.Array != b.Type.Array || !dimsEqual(a.Dims[1:], b.Dims[1:]) {
 		return Value{}, errf("append_array", "arguments must be arrays of the same type and element sizes (%s %s and %s %s)", a.Type, dimStr(a.Dims), b.Type, dimStr(b.Dims))
 	}
 	dims := arrDims(a.Dims[0]+b.Dims[0], a.Dims[1:])
@@ -537,7 +537,7 @@ func sliceFn(name string) Impl {
 }
 
 // gatherBlock returns the rows i0..i0+nr−1, cols j0..j0+nc−1 (0-based) of a row-major r×k
-// matrix node.
+// matrix node: a view when the block is contiguous, else one Custom node (no index slice).
 func gatherBlock(c *Ctx, m ad.Var, k, i0, j0, nr, nc int) ad.Var {
 	if nc == k {
 		return c.T.Slice(m, i0*k, (i0+nr)*k)
@@ -545,13 +545,32 @@ func gatherBlock(c *Ctx, m ad.Var, k, i0, j0, nr, nc int) ad.Var {
 	if nr == 1 {
 		return c.T.Slice(m, i0*k+j0, i0*k+j0+nc)
 	}
-	idx := make([]int, nr*nc)
+	node := c.T.Custom(blockBack{}, nr*nc, 4, m)
+	aux := node.Aux()
+	aux[0], aux[1], aux[2], aux[3] = float64(k), float64(i0), float64(j0), float64(nc)
+	mv, out := c.T.Value(m), node.Value()
 	for i := range nr {
-		for j := range nc {
-			idx[i*nc+j] = (i0+i)*k + j0 + j
+		copy(out[i*nc:(i+1)*nc], mv[(i0+i)*k+j0:(i0+i)*k+j0+nc])
+	}
+	return node.Var()
+}
+
+// blockBack scatters the adjoint of a block back into its matrix; aux = (k, i0, j0, nc).
+type blockBack struct{}
+
+func (blockBack) Backward(c ad.Custom) {
+	ga := c.Tape().Grad(c.Arg(0))
+	if ga == nil {
+		return
+	}
+	aux, g := c.Aux(), c.Grad()
+	k, i0, j0, nc := int(aux[0]), int(aux[1]), int(aux[2]), int(aux[3])
+	for i := range len(g) / nc {
+		row := ga[(i0+i)*k+j0 : (i0+i)*k+j0+nc]
+		for j, gj := range g[i*nc : (i+1)*nc] {
+			row[j] += gj
 		}
 	}
-	return c.T.Gather(m, idx)
 }
 
 func checkBlock(name string, r, k, i0, j0, nr, nc int) error {
@@ -1453,5 +1472,171 @@ func (gpBack) Backward(c ad.Custom) {
 	}
 }
 
-var eigenvaluesSym = todo("eigenvalues_sym")
-var eigenvectorsSym = todo("eigenvectors_sym")
+// --- symmetric eigendecomposition ----------------------------------------------------------
+
+// jacobiEigen writes the eigenvalues of the symmetric n×n matrix a (ascending) into lam and
+// the matching unit eigenvectors as the columns of q (row-major), by the cyclic Jacobi method
+// (Golub & Van Loan 2013, §8.5.2) on the work copy w: accurate to working precision for the
+// small matrices of the corpus; cost O(n³) per sweep, a handful of sweeps.
+func jacobiEigen(a []float64, n int, lam, q, w []float64) {
+	copy(w, a)
+	for i := range q {
+		q[i] = 0
+	}
+	for i := range n {
+		q[i*n+i] = 1
+	}
+	for sweep := 0; sweep < 100; sweep++ {
+		off, tot := 0.0, 0.0
+		for i := range n {
+			for j := range n {
+				if i != j {
+					off += w[i*n+j] * w[i*n+j]
+				}
+				tot += w[i*n+j] * w[i*n+j]
+			}
+		}
+		if off <= 1e-30*tot || off == 0 {
+			break
+		}
+		for p := 0; p < n-1; p++ {
+			for r := p + 1; r < n; r++ {
+				apr := w[p*n+r]
+				if apr == 0 {
+					continue
+				}
+				theta := (w[r*n+r] - w[p*n+p]) / (2 * apr)
+				t := 1 / (math.Abs(theta) + math.Sqrt(theta*theta+1))
+				if theta < 0 {
+					t = -t
+				}
+				c := 1 / math.Sqrt(t*t+1)
+				s := t * c
+				for k := range n { // columns p, r of W
+					wkp, wkr := w[k*n+p], w[k*n+r]
+					w[k*n+p], w[k*n+r] = c*wkp-s*wkr, s*wkp+c*wkr
+				}
+				for k := range n { // rows p, r of W
+					wpk, wrk := w[p*n+k], w[r*n+k]
+					w[p*n+k], w[r*n+k] = c*wpk-s*wrk, s*wpk+c*wrk
+				}
+				for k := range n {
+					qkp, qkr := q[k*n+p], q[k*n+r]
+					q[k*n+p], q[k*n+r] = c*qkp-s*qkr, s*qkp+c*qkr
+				}
+			}
+		}
+	}
+	for i := range n {
+		lam[i] = w[i*n+i]
+	}
+	// Sort ascending (selection sort, permuting the columns of q).
+	for i := range n {
+		m := i
+		for j := i + 1; j < n; j++ {
+			if lam[j] < lam[m] {
+				m = j
+			}
+		}
+		if m != i {
+			lam[i], lam[m] = lam[m], lam[i]
+			for k := range n {
+				q[k*n+i], q[k*n+m] = q[k*n+m], q[k*n+i]
+			}
+		}
+	}
+}
+
+// eigenSym runs the decomposition of a symmetric matrix argument.
+func eigenSym(c *Ctx, name string, v Value, vectors bool) (Value, error) {
+	m, r, k := matOf(c, v)
+	if err := checkSymmetric(c, name, m, r, k); err != nil {
+		return Value{}, err
+	}
+	n := r
+	if vectors {
+		node := c.T.Custom(eigvecBack{}, n*n, n, m)
+		jacobiEigen(c.T.Value(m), n, node.Aux(), node.Value(), c.T.Scratch(n*n))
+		return matV(c, node.Var(), n, n), nil
+	}
+	node := c.T.Custom(eigvalBack{}, n, n*n, m)
+	jacobiEigen(c.T.Value(m), n, node.Value(), node.Aux(), c.T.Scratch(n*n))
+	return vecV(c, Vector, node.Var()), nil
+}
+
+func eigenvaluesSym(c *Ctx, args []Value) (Value, error) {
+	return eigenSym(c, "eigenvalues_sym", args[0], false)
+}
+
+func eigenvectorsSym(c *Ctx, args []Value) (Value, error) {
+	return eigenSym(c, "eigenvectors_sym", args[0], true)
+}
+
+// eigBackward adds sym(Q (diag(λ̄) + F ∘ (Qᵀ Q̄)) Qᵀ) to ā, with F_ij = 1/(λ_j − λ_i) off the
+// diagonal (Giles 2008, "An extended collection of matrix derivative results for forward and
+// reverse mode AD", §3.1); the symmetric part because A is symmetric. lbar or qbar may be nil.
+func eigBackward(t *ad.Tape, ga, lam, q, lbar, qbar []float64) {
+	n := len(lam)
+	inner := t.Scratch(n * n)
+	if qbar != nil {
+		for i := range n {
+			for j := range n {
+				if i == j {
+					continue
+				}
+				s := 0.0
+				for k := range n {
+					s += q[k*n+i] * qbar[k*n+j]
+				}
+				if d := lam[j] - lam[i]; d != 0 {
+					inner[i*n+j] = s / d
+				}
+			}
+		}
+	}
+	if lbar != nil {
+		for i := range n {
+			inner[i*n+i] += lbar[i]
+		}
+	}
+	tmp := t.Scratch(n * n) // Q·inner
+	for i := range n {
+		for j := range n {
+			s := 0.0
+			for k := range n {
+				s += q[i*n+k] * inner[k*n+j]
+			}
+			tmp[i*n+j] = s
+		}
+	}
+	for i := range n {
+		for j := range n {
+			s1, s2 := 0.0, 0.0
+			for k := range n {
+				s1 += tmp[i*n+k] * q[j*n+k]
+				s2 += tmp[j*n+k] * q[i*n+k]
+			}
+			ga[i*n+j] += 0.5 * (s1 + s2)
+		}
+	}
+}
+
+// eigvalBack: the node's value is λ, aux is Q.
+type eigvalBack struct{}
+
+func (eigvalBack) Backward(c ad.Custom) {
+	t := c.Tape()
+	if ga := t.Grad(c.Arg(0)); ga != nil {
+		eigBackward(t, ga, c.Value(), c.Aux(), c.Grad(), nil)
+	}
+}
+
+// eigvecBack: the node's value is Q, aux is λ.
+type eigvecBack struct{}
+
+func (eigvecBack) Backward(c ad.Custom) {
+	t := c.Tape()
+	if ga := t.Grad(c.Arg(0)); ga != nil {
+		eigBackward(t, ga, c.Aux(), c.Value(), nil, c.Grad())
+	}
+}

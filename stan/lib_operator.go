@@ -123,7 +123,7 @@ func arith(name string, f func(t *ad.Tape, a, b ad.Var) ad.Var, i func(a, b int)
 		if f == nil {
 			return Value{}, errf(name, "arguments must be int")
 		}
-		if isContainer(a) && isContainer(b) && !sameDims(a.Dims, b.Dims) {
+		if isContainer(a) && isContainer(b) && !dimsEqual(a.Dims, b.Dims) {
 			return Value{}, errf(name, "size of first argument (%s) and second argument (%s) must match", dimStr(a.Dims), dimStr(b.Dims))
 		}
 		x := f(c.T, realVar(c, a), realVar(c, b))
@@ -135,8 +135,8 @@ func arith(name string, f func(t *ad.Tape, a, b ad.Var) ad.Var, i func(a, b int)
 	}
 }
 
-// sameDims reports equal dims.
-func sameDims(a, b []int) bool {
+// dimsEqual reports equal dims.
+func dimsEqual(a, b []int) bool {
 	if len(a) != len(b) {
 		return false
 	}

@@ -96,7 +96,7 @@ func contRng(f *contFamily) Impl {
 		var p [3]float64
 		for i := range n {
 			for j := range f.np {
-				p[j] = at(vs[j], i)
+				p[j] = bcast(vs[j], i)
 			}
 			if f.name == "uniform" && !(p[1] > p[0]) {
 				return Value{}, errf(name, "Upper bound parameter is %s, but must be greater than %s", fmtReal(p[1]), fmtReal(p[0]))
@@ -139,7 +139,7 @@ func discRng(f *discFamily) Impl {
 		var p [3]float64
 		for i := range n {
 			for j := range f.np {
-				p[j] = at(vs[j], i)
+				p[j] = bcast(vs[j], i)
 			}
 			m := 0
 			if trials != nil {

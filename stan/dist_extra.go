@@ -1,0 +1,169 @@
+package stan
+
+import (
+	"math"
+
+	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/internal/mathx"
+)
+
+// extraDistSigs are distributions the posteriordb programs do not use but Stan users expect:
+// ordered_logistic, multi_normal_prec, hypergeometric.
+func extraDistSigs() []Sig {
+	var s []Sig
+	both := func(name string, fn Impl, args ...Arg) {
+		s = append(s, sig(name+"_lpmf", TReal, fn, args...), sig(name+"_lupmf", TReal, fn, args...))
+	}
+	both("ordered_logistic", orderedLogistic, aInt, aReal, aVector)
+	both("ordered_logistic", orderedLogistic, ex(tArrInt), aVector, aVector)
+	both("ordered_logistic", orderedLogistic, ex(tArrInt), aVector, ex(tArrVector))
+	both("hypergeometric", hypergeometric, aInt, aInt, aInt, aInt)
+	for _, y := range []Type{TVector, tArrVector} {
+		for _, mu := range []Type{TVector, tArrVector} {
+			s = append(s, sig("multi_normal_prec_lpdf", TReal, multiNormalPrec, ex(y), ex(mu), aMatrix),
+				sig("multi_normal_prec_lupdf", TReal, multiNormalPrec, ex(y), ex(mu), aMatrix))
+		}
+	}
+	return s
+}
+
+// orderedLogistic is Stan's ordered_logistic(k | η, c) with K = size(c) + 1 categories:
+// log p = log(σ(η − c_{k−1}) − σ(η − c_k)) with c_0 = −∞ and c_K = +∞, as one fused node.
+func orderedLogistic(c *Ctx, args []Value) (Value, error) {
+	const name = "ordered_logistic_lpmf"
+	ks := args[0].Ints
+	eta, cut := realVar(c, args[1]), args[2]
+	ev := c.T.Value(eta)
+	n := len(ks)
+	if isContainer(args[1]) && len(ev) != n {
+		return Value{}, errf(name, "size of Integers (%d) and size of Linear predictor (%d) must match in size", n, len(ev))
+	}
+	k1 := cut.Dims[len(cut.Dims)-1] // K − 1
+	ncut := 1
+	if cut.Type.Array > 0 {
+		ncut = cut.Dims[0]
+		if ncut != n {
+			return Value{}, errf(name, "size of Integers (%d) and size of Cut-points array (%d) must match in size", n, ncut)
+		}
+	}
+	cv := c.T.Value(cut.Var)
+	if err := checkInts(name, "Random variable", ks, 1, k1+1, isContainer(args[0])); err != nil {
+		return Value{}, err
+	}
+	if err := checkVals(name, "Location parameter", chkFinite, ev, isContainer(args[1])); err != nil {
+		return Value{}, err
+	}
+	for j := range ncut {
+		cj := cv[j*k1 : (j+1)*k1]
+		for i := 1; i < k1; i++ {
+			if !(cj[i] > cj[i-1]) {
+				return Value{}, errf(name, "Cut-points is not a valid ordered vector. The element at %d is %s, but should be greater than the previous element, %s", i+1, fmtReal(cj[i]), fmtReal(cj[i-1]))
+			}
+		}
+		if err := checkVals(name, "Cut-points", chkFinite, cj, true); err != nil {
+			return Value{}, err
+		}
+	}
+	fb := c.T.Fused()
+	de, dc := fb.Partial(eta), fb.Partial(cut.Var)
+	lp := 0.0
+	for i, k := range ks {
+		e := bcast(ev, i)
+		off := 0
+		if ncut > 1 {
+			off = i * k1
+		}
+		cj := cv[off : off+k1]
+		switch {
+		case k == 1:
+			// log σ(c₁ − η); ∂/∂η = −σ(η − c₁), ∂/∂c₁ = σ(η − c₁).
+			lp += mathx.LogLogistic(cj[0] - e)
+			g := mathx.Logistic(e - cj[0])
+			if de != nil {
+				de[idx(de, i)] -= g
+			}
+			if dc != nil {
+				dc[off] += g
+			}
+		case k == k1+1:
+			// log σ(η − c_{K−1}); ∂/∂η = σ(c_{K−1} − η).
+			lp += mathx.LogLogistic(e - cj[k1-1])
+			g := mathx.Logistic(cj[k1-1] - e)
+			if de != nil {
+				de[idx(de, i)] += g
+			}
+			if dc != nil {
+				dc[off+k1-1] -= g
+			}
+		default:
+			a, b := e-cj[k-2], e-cj[k-1] // a > b
+			la, lb := mathx.LogLogistic(a), mathx.LogLogistic(b)
+			l := la + mathx.Log1mExp(lb-la)
+			lp += l
+			p := math.Exp(l)
+			sa, sb := mathx.Logistic(a), mathx.Logistic(b)
+			da, db := sa*(1-sa)/p, sb*(1-sb)/p // ∂l/∂a and −∂l/∂b
+			if de != nil {
+				de[idx(de, i)] += da - db
+			}
+			if dc != nil {
+				dc[off+k-2] -= da
+				dc[off+k-1] += db
+			}
+		}
+	}
+	return realV(fb.Done(lp)), nil
+}
+
+// hypergeometric is log C(a, n) + log C(b, N − n) − log C(a + b, N), a constant.
+func hypergeometric(c *Ctx, args []Value) (Value, error) {
+	const name = "hypergeometric_lpmf"
+	n, nn, a, b := intOf(args[0]), intOf(args[1]), intOf(args[2]), intOf(args[3])
+	if nn > a+b || n < max(0, nn-b) || n > min(a, nn) {
+		return Value{}, errf(name, "Successes variable is %d, but must be in the interval [%d, %d]", n, max(0, nn-b), min(a, nn))
+	}
+	f := func(x int) float64 { return float64(x) }
+	v := mathx.LogBinomial(f(a), f(n)) + mathx.LogBinomial(f(b), f(nn-n)) - mathx.LogBinomial(f(a+b), f(nn))
+	return realV(c.T.Const(v)), nil
+}
+
+// multiNormalPrec is Σ_i [−K/2 log 2π + ½ log|Ω| − ½ (y_i − μ_i)ᵀ Ω (y_i − μ_i)].
+func multiNormalPrec(c *Ctx, args []Value) (Value, error) {
+	const name = "multi_normal_prec_lpdf"
+	y, mu := args[0], args[1]
+	om, r, k := matOf(c, args[2])
+	if err := checkSymmetric(c, name, om, r, k); err != nil {
+		return Value{}, err
+	}
+	ky, km := y.Dims[len(y.Dims)-1], mu.Dims[len(mu.Dims)-1]
+	if ky != k || km != k {
+		return Value{}, errf(name, "size of random variable (%d), size of location parameter (%d) and rows of precision parameter (%d) must match in size", ky, km, k)
+	}
+	ny, nm := y.Len()/k, mu.Len()/k
+	if ny != nm && ny != 1 && nm != 1 {
+		return Value{}, errf(name, "size of random variable (%d) and size of location parameter (%d) must match in size", ny, nm)
+	}
+	n := max(ny, nm)
+	t := c.T
+	var q ad.Var
+	for i := range n {
+		yi, mi := y.Var, mu.Var
+		if ny > 1 {
+			yi = t.Slice(y.Var, i*k, (i+1)*k)
+		}
+		if nm > 1 {
+			mi = t.Slice(mu.Var, i*k, (i+1)*k)
+		}
+		d := t.Sub(yi, mi)
+		qi := t.Dot(d, t.MatVec(om, d))
+		if i == 0 {
+			q = qi
+		} else {
+			q = t.Add(q, qi)
+		}
+	}
+	ld := t.LogDet(om)
+	fn := float64(n)
+	lp := t.AddC(t.Sub(t.MulC(ld, 0.5*fn), t.MulC(q, 0.5)), -fn*float64(k)*mathx.LogSqrt2Pi)
+	return realV(lp), nil
+}
