@@ -154,7 +154,8 @@ type VarDecl struct {
 	Init  Expr
 	Kind  DeclKind
 	Block BlockKind // the block it is declared in (FunctionsBlock for parameters and locals of functions)
-	// DataOnly is the `data` qualifier of a function parameter.
+	// DataOnly is the `data` qualifier of a function parameter; for a foreach loop's
+	// variable, Check sets it when the container is data.
 	DataOnly bool
 	// OldSyntax marks a declaration in the pre-2.33 form `real x[N];`.
 	OldSyntax bool

@@ -8,11 +8,13 @@ import (
 // Check type-checks the program against the built-in table tb (Builtins()) and its own
 // functions: scopes and block rules (what each block may assign, where _rng and _lp functions,
 // target and ~ may appear), the type of every expression (int promoted to real where a real is
-// expected), the resolution of every call and operator to the first signature that accepts
-// its argument types, constraint and size types. It fills the tree's checked fields (see
-// ast.go) and returns an Errors listing every type error found (nil if none); warnings are
-// appended to p.Warnings. Check never panics; it is linear in the size of the program times
-// the number of signatures per name.
+// expected), the resolution of every call and operator (user-defined functions first, then
+// the built-ins: the first signature that accepts the argument types without promotion, else
+// the first that accepts them with int → real promotion), constraint and size types. It
+// fills the tree's checked fields (see ast.go) and returns an Errors listing every type error
+// found (nil if none); warnings (int division, a ~ that may need a Jacobian, deprecated
+// forms) are appended to p.Warnings. tb nil means Builtins(). Check never panics; its cost is
+// linear in the size of the program times the number of signatures per name.
 func (p *Program) Check(tb *Table) error {
 	if tb == nil {
 		tb = Builtins()
@@ -272,6 +274,7 @@ func (c *checker) stmt(s Stmt) {
 		}
 		c.push()
 		s.Var.Type = el
+		s.Var.DataOnly = t != nil && s.Over.Info().Data
 		c.declare(s.Var)
 		c.loop(s.Body)
 		c.pop()
@@ -544,15 +547,160 @@ func (c *checker) tilde(s *Tilde) {
 	}
 	if s.Fun == nil && s.Sig == nil {
 		if !found {
-			c.errorf(s.Pos, "Ill-typed arguments to '~' statement. No distribution '%s' was found.", s.Dist)
+			var dists []string
+			for _, n := range append(c.tb.Names(), c.visibleNames()...) {
+				for _, suf := range []string{"_lpdf", "_lpmf"} {
+					if strings.HasSuffix(n, suf) {
+						dists = append(dists, strings.TrimSuffix(n, suf))
+					}
+				}
+			}
+			c.errorf(s.Pos, "Ill-typed arguments to '~' statement. No distribution '%s' was found.%s", s.Dist, didYouMean(s.Dist, dists))
 		} else {
-			c.errorf(s.Pos, "Ill-typed arguments to '~' statement. No distribution '%s' was found with the correct signature: found argument types %s.", s.Dist, typeList(types))
+			avail := ""
+			for _, suf := range []string{"_lpdf", "_lpmf"} {
+				if fs := c.funs[s.Dist+suf]; len(fs) > 0 {
+					avail += userSigList(fs)
+				}
+				if len(c.tb.Lookup(s.Dist+suf)) > 0 {
+					avail += c.sigList(s.Dist + suf)
+				}
+			}
+			c.errorf(s.Pos, "Ill-typed arguments to '~' statement. No distribution '%s' was found with the correct signature: found argument types %s.\nAvailable signatures for %s(y | ...):%s", s.Dist, typeList(types), s.Dist, avail)
 		}
 		return
 	}
 	if s.Trunc != nil {
 		c.truncation(s, types, exprs)
 	}
+	if nonlinear(s.LHS) {
+		c.d.warn(s.LHS.Position(), "Left-hand side of sampling statement (~) may contain a non-linear transform of a parameter or local variable. If it does, you need to include a target += statement with the log absolute determinant of the Jacobian of the transform.")
+	}
+}
+
+// nonlinear reports whether e applies a function or a power to something that is not data:
+// the case in which a ~ statement needs a Jacobian adjustment (stanc3 warns likewise).
+func nonlinear(e Expr) bool {
+	if e.Info().Data {
+		return false
+	}
+	switch e := e.(type) {
+	case *Call:
+		if !reshaping[e.Name] {
+			return true
+		}
+		for _, a := range e.Args {
+			if nonlinear(a) {
+				return true
+			}
+		}
+		return false
+	case *Binary:
+		if e.Op == "^" || e.Op == ".^" || ((e.Op == "/" || e.Op == "./") && !e.R.Info().Data) || ((e.Op == "*" || e.Op == ".*") && !e.L.Info().Data && !e.R.Info().Data) {
+			return true
+		}
+		return nonlinear(e.L) || nonlinear(e.R)
+	case *Unary:
+		return nonlinear(e.X)
+	case *Paren:
+		return nonlinear(e.X)
+	case *Ternary:
+		return nonlinear(e.Then) || nonlinear(e.Else)
+	case *IndexExpr:
+		return nonlinear(e.X)
+	case *ArrayExpr:
+		for _, x := range e.Elems {
+			if nonlinear(x) {
+				return true
+			}
+		}
+	case *RowVectorExpr:
+		for _, x := range e.Elems {
+			if nonlinear(x) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// reshaping are the built-ins that only select or rearrange elements (no Jacobian).
+var reshaping = map[string]bool{
+	"to_vector": true, "to_row_vector": true, "to_matrix": true, "to_array_1d": true,
+	"to_array_2d": true, "col": true, "row": true, "segment": true, "head": true, "tail": true,
+	"block": true, "sub_col": true, "sub_row": true, "append_row": true, "append_col": true,
+	"rep_array": true, "rep_vector": true, "rep_row_vector": true, "rep_matrix": true,
+}
+
+// visibleNames lists the variables in scope and the user functions.
+func (c *checker) visibleNames() []string {
+	var out []string
+	for s := c.sc; s != nil; s = s.parent {
+		for n := range s.vars {
+			out = append(out, n)
+		}
+	}
+	for n := range c.funs {
+		out = append(out, n)
+	}
+	return out
+}
+
+// didYouMean returns " Did you mean 'x'?" for the candidate closest to name within edit
+// distance 2 (ties broken alphabetically), or "".
+func didYouMean(name string, candidates []string) string {
+	best, bestD := "", 3
+	for _, cand := range candidates {
+		if cand == name || abs(len(cand)-len(name)) > 2 {
+			continue
+		}
+		d := editDistance(name, cand)
+		if d < bestD || (d == bestD && cand < best) {
+			best, bestD = cand, d
+		}
+	}
+	if bestD > 2 {
+		return ""
+	}
+	return " Did you mean '" + best + "'?"
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// editDistance is the optimal-string-alignment distance between a and b (insertions,
+// deletions, substitutions and transpositions of adjacent characters cost 1), capped at 3:
+// only distances up to 2 matter to didYouMean. Cost O(len(a)·len(b)).
+func editDistance(a, b string) int {
+	const capD = 3
+	if len(a) > 64 || len(b) > 64 {
+		return capD
+	}
+	pp := make([]int, len(b)+1) // row i-2
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], pp[j-2]+1)
+			}
+		}
+		pp, prev, cur = prev, cur, pp
+	}
+	return min(prev[len(b)], capD)
 }
 
 // truncation resolves the CDFs a T[L, U] needs on (bound, distribution arguments).
@@ -647,7 +795,7 @@ func (c *checker) expr1(e Expr) (Type, bool) {
 			e.Data = true
 			return Type{Base: Func}, true
 		}
-		c.errorf(e.Pos, "Identifier '%s' not in scope.", e.Name)
+		c.errorf(e.Pos, "Identifier '%s' not in scope.%s", e.Name, didYouMean(e.Name, c.visibleNames()))
 		return Type{}, false
 	case *TargetExpr:
 		if !c.inModelLike() {
@@ -741,7 +889,7 @@ func isDataDecl(d *VarDecl) bool {
 	case ParamVar:
 		return d.DataOnly || d.Type.Base == Int
 	case LoopVar:
-		return d.Type.Base == Int
+		return d.DataOnly || d.Type.Base == Int
 	}
 	if d.Type.Base == Int {
 		return true
@@ -882,6 +1030,13 @@ func (c *checker) unary(e *Unary) (Type, bool) {
 
 // call checks a function call; stmt says it is a statement (a void function is expected).
 func (c *checker) call(e *Call, stmt bool) (Type, bool) {
+	if len(c.funs[e.Name]) == 0 && len(c.tb.Lookup(e.Name)) == 0 {
+		if nn := c.oldDensityName(e.Name); nn != "" {
+			c.d.warn(e.Pos, fmt.Sprintf("%s is the pre-2.10 name of %s(y | ...), removed in Stan 2.33; use %s.", e.Name, nn, nn))
+			e.Name = nn
+			e.Bar = len(e.Args) > 1 // the old names took the variate with a comma
+		}
+	}
 	types := make([]Type, 0, len(e.Args))
 	ok := true
 	e.Data = true
@@ -904,7 +1059,11 @@ func (c *checker) call(e *Call, stmt bool) (Type, bool) {
 		c.errorf(e.Pos, "Only functions with names ending in _lpdf, _lupdf, _lpmf, _lupmf, _cdf, _lcdf, _lccdf can make use of conditional notation.")
 	}
 	if !e.Bar && isDensity && len(e.Args) > 1 {
-		c.d.warn(e.Pos, fmt.Sprintf("Probability functions with suffixes _lpdf, _lupdf, _lpmf, _lupmf, _cdf, _lcdf and _lccdf require a vertical bar (|) between the first two arguments: write %s(%s | ...).", e.Name, "y"))
+		if strings.HasSuffix(e.Name, "_cdf") { // Stan before 2.27 wrote foo_cdf(y, theta)
+			c.d.warn(e.Pos, fmt.Sprintf("Use of the _cdf suffix without a vertical bar (|) between its first two arguments is deprecated; write %s(y | ...).", e.Name))
+		} else {
+			c.errorf(e.Pos, "Probability functions with suffixes _lpdf, _lupdf, _lpmf, _lupmf, _cdf, _lcdf and _lccdf, require a vertical bar (|) between the first two arguments.")
+		}
 	}
 	c.suffixContext(e, suf)
 	if !ok {
@@ -932,7 +1091,11 @@ func (c *checker) call(e *Call, stmt bool) (Type, bool) {
 		if c.lookup(e.Name) != nil {
 			c.errorf(e.Pos, "A returning function was expected but a non-function value '%s' was supplied.", e.Name)
 		} else {
-			c.errorf(e.Pos, "A returning function was expected but an undeclared identifier '%s' was supplied.", e.Name)
+			names := c.tb.Names()
+			for n := range c.funs {
+				names = append(names, n)
+			}
+			c.errorf(e.Pos, "A returning function was expected but an undeclared identifier '%s' was supplied.%s", e.Name, didYouMean(e.Name, names))
 		}
 		return Type{}, false
 	}
@@ -943,6 +1106,19 @@ func (c *checker) call(e *Call, stmt bool) (Type, bool) {
 	}
 	e.Sig = sig
 	return c.callResult(e, ret, stmt)
+}
+
+// oldDensityName maps the pre-2.10 density names foo_log, foo_cdf_log and foo_ccdf_log to
+// foo_lpdf or foo_lpmf, foo_lcdf and foo_lccdf when the new name exists ("" otherwise).
+func (c *checker) oldDensityName(name string) string {
+	for _, m := range []struct{ old, new string }{{"_ccdf_log", "_lccdf"}, {"_cdf_log", "_lcdf"}, {"_log", "_lpdf"}, {"_log", "_lpmf"}} {
+		if base, ok := strings.CutSuffix(name, m.old); ok && base != "" {
+			if nn := base + m.new; len(c.tb.Lookup(nn)) > 0 || len(c.funs[nn]) > 0 {
+				return nn
+			}
+		}
+	}
+	return ""
 }
 
 func (c *checker) callResult(e *Call, ret Type, stmt bool) (Type, bool) {

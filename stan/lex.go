@@ -24,6 +24,7 @@ type token struct {
 	off  int // byte offset in the source
 	// spaceBefore reports white space or a comment right before the token.
 	spaceBefore bool
+	end         Pos // the position just past the token
 }
 
 // puncts are the operator and punctuation tokens, longest first within each starting
@@ -43,7 +44,7 @@ type lexer struct {
 	off       int
 	line, col int
 	errs      *diag
-	// hashComment is set once a '#' comment was seen (warned about once).
+	// hashWarned is set once a '#' comment was seen (warned about once per file).
 	hashWarned bool
 }
 
@@ -86,7 +87,9 @@ func (lx *lexer) skipSpace() bool {
 				lx.advance(1)
 			}
 		case c == '#':
-			if !lx.hashWarned {
+			if rest := lx.src[lx.off:]; len(rest) >= 8 && string(rest[:8]) == "#include" {
+				lx.errs.add(lx.pos(), "#include is not supported: put the included file's text in the program.")
+			} else if !lx.hashWarned {
 				lx.hashWarned = true
 				lx.errs.warn(lx.pos(), "Comments beginning with # are deprecated; use // instead.")
 			}
@@ -118,8 +121,14 @@ func (lx *lexer) skipSpace() bool {
 func isLetter(c byte) bool { return c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') }
 func isDigit(c byte) bool  { return '0' <= c && c <= '9' }
 
-// next returns the next token.
+// next returns the next token, with the position just past its end.
 func (lx *lexer) next() token {
+	t := lx.next1()
+	t.end = lx.pos()
+	return t
+}
+
+func (lx *lexer) next1() token {
 	for {
 		sp := lx.skipSpace()
 		p := lx.pos()
@@ -180,7 +189,7 @@ func (lx *lexer) number(p Pos, sp bool) token {
 		n++
 	}
 	real := false
-	if lx.peekByte(n) == '.' && !(lx.peekByte(n+1) == '*' || lx.peekByte(n+1) == '/' || lx.peekByte(n+1) == '^') {
+	if lx.peekByte(n) == '.' { // longest match, as stanc3: 2.*x is 2. * x
 		real = true
 		n++
 		for isDigit(lx.peekByte(n)) {

@@ -33,7 +33,9 @@ type parser struct {
 	d    *diag
 	tok  token
 	peek []token // tokens read ahead of tok
-	prog *Program
+	// prevEnd is the position just past the last token consumed.
+	prevEnd Pos
+	prog    *Program
 	// depth bounds the recursion on nested expressions and statements (hostile inputs).
 	depth int
 }
@@ -44,6 +46,7 @@ type bailout struct{}
 const maxDepth = 500
 
 func (p *parser) advance() {
+	p.prevEnd = p.tok.end
 	if len(p.peek) > 0 {
 		p.tok = p.peek[0]
 		p.peek = p.peek[1:]
@@ -71,6 +74,15 @@ func (p *parser) fail(msg string) {
 	p.failAt(p.tok.pos, msg)
 }
 
+// failMissing reports a missing token: at the end of the previous token when the current
+// one is on a later line (a forgotten ";" is reported where it belongs, not on the next line).
+func (p *parser) failMissing(msg string) {
+	if p.prevEnd.Line > 0 && p.tok.pos.Line > p.prevEnd.Line {
+		p.failAt(p.prevEnd, msg)
+	}
+	p.fail(msg)
+}
+
 func (p *parser) failAt(pos Pos, msg string) {
 	p.d.add(pos, msg)
 	panic(bailout{})
@@ -94,7 +106,7 @@ func (p *parser) expect(text, context string) token {
 		if context != "" {
 			msg += " " + context
 		}
-		p.fail(msg + fmt.Sprintf(" but found %s.", p.describe()))
+		p.failMissing(msg + fmt.Sprintf(" but found %s.", p.describe()))
 	}
 	t := p.tok
 	p.advance()
@@ -196,7 +208,9 @@ func (p *parser) program() {
 			if !found {
 				p.fail(fmt.Sprintf("Expected \"functions {\", \"data {\", \"transformed data {\", \"parameters {\", \"transformed parameters {\", \"model {\" or \"generated quantities {\" but found %s.", p.describe()))
 			}
-			if int(kind) <= last {
+			if int(kind) == last {
+				p.d.add(start.pos, fmt.Sprintf("The %s block appears twice; each block may appear at most once.", kind))
+			} else if int(kind) < last {
 				p.d.add(start.pos, fmt.Sprintf("Block %q must come after the %q block; the order is functions, data, transformed data, parameters, transformed parameters, model, generated quantities, each at most once.", kind.String(), BlockKind(last).String()))
 			}
 			if int(kind) > last {
@@ -257,7 +271,11 @@ func (p *parser) blockBody(b *Block) {
 		}
 		p.recoverTo(func() {
 			if p.isDeclStart() {
-				b.Stmts = append(b.Stmts, p.varDecl(b.Kind, GlobalVar)...)
+				kind := GlobalVar
+				if b.Kind == ModelBlock {
+					kind = LocalVar // the model block's variables are local to it
+				}
+				b.Stmts = append(b.Stmts, p.varDecl(b.Kind, kind)...)
 				return
 			}
 			if b.Kind == DataBlock || b.Kind == ParametersBlock {
@@ -428,6 +446,7 @@ func (p *parser) isDeclStart() bool {
 // varDecl parses a variable declaration (possibly of several names: `real a, b = 1;`).
 func (p *parser) varDecl(block BlockKind, kind DeclKind) []Stmt {
 	start := p.tok.pos
+	startOff := p.tok.off
 	var dims []Expr
 	if p.is("array") {
 		p.advance()
@@ -479,6 +498,7 @@ func (p *parser) varDecl(block BlockKind, kind DeclKind) []Stmt {
 			p.failAt(start, fmt.Sprintf("A %s declaration takes %d size(s) in brackets; found %d.", kw, want, len(sizes)))
 		}
 	}
+	typeText := strings.TrimSpace(string(p.lx.src[startOff:p.tok.off]))
 	var out []Stmt
 	for {
 		if p.tok.kind != tIdent {
@@ -493,11 +513,13 @@ func (p *parser) varDecl(block BlockKind, kind DeclKind) []Stmt {
 			if len(dims) > 0 {
 				p.fail("An array declaration may not have both \"array[...]\" and sizes after the name.")
 			}
+			lb := p.tok.off
 			p.advance()
 			d.Dims = p.exprList("]", "array dimensions")
+			dimsText := strings.Join(strings.Fields(string(p.lx.src[lb+1:p.tok.off])), " ")
 			p.advance()
 			d.OldSyntax = true
-			p.d.warn(pos, fmt.Sprintf("Declaration of arrays by placing brackets after a variable name is deprecated; write array[...] %s %s instead.", base, d.Name))
+			p.d.warn(pos, fmt.Sprintf("Declaration of arrays by placing brackets after a variable name is deprecated and removed in Stan 2.33; write array[%s] %s %s instead.", dimsText, typeText, d.Name))
 		}
 		d.Type.Array = len(d.Dims)
 		if p.isPunct("=") {
@@ -511,7 +533,7 @@ func (p *parser) varDecl(block BlockKind, kind DeclKind) []Stmt {
 		p.advance()
 	}
 	if !p.isPunct(";") {
-		p.fail(fmt.Sprintf("Expected \";\" after variable declaration but found %s.", p.describe()))
+		p.failMissing(fmt.Sprintf("Expected \";\" after variable declaration but found %s.", p.describe()))
 	}
 	p.advance()
 	return out
@@ -886,6 +908,8 @@ func (p *parser) binary(level int) Expr {
 		return p.unary()
 	}
 	l := p.binary(level + 1)
+	chain := 0 // a long chain a + b + c … nests the tree as deeply as parentheses would
+	defer func() { p.depth -= chain }()
 	for p.tok.kind == tPunct {
 		op := ""
 		for _, o := range binOps[level] {
@@ -897,6 +921,8 @@ func (p *parser) binary(level int) Expr {
 			break
 		}
 		p.advance()
+		p.enter()
+		chain++
 		r := p.binary(level + 1)
 		l = &Binary{ExprInfo: ExprInfo{Pos: l.Position()}, Op: op, Name: opNames[op], L: l, R: r}
 	}
@@ -929,7 +955,11 @@ func (p *parser) unary() Expr {
 
 func (p *parser) postfix() Expr {
 	x := p.primary()
+	chain := 0
+	defer func() { p.depth -= chain }()
 	for p.tok.kind == tPunct {
+		p.enter()
+		chain++
 		switch p.tok.text {
 		case "[":
 			x = p.indexing(x)
