@@ -165,12 +165,6 @@ func (c *compiler) expr(e Expr) (evalFn, error) {
 	return nil, c.unsupported(e, fmt.Sprintf("expression %T", e))
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
 
 // truth is Stan's truth of a scalar condition (nonzero).
 func truth(t *ad.Tape, v Value) bool {
@@ -295,17 +289,6 @@ func stack(t *ad.Tape, ty Type, vs []Value) (Value, error) {
 	return Value{Type: ty, Dims: dims, Var: t.Concat(xs...)}, nil
 }
 
-func dimsEqual(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
 
 // rowVectorExpr compiles [a, b, …]: a row vector of scalars or a matrix of row vectors.
 func (c *compiler) rowVectorExpr(e *RowVectorExpr) (evalFn, error) {
