@@ -165,7 +165,6 @@ func (c *compiler) expr(e Expr) (evalFn, error) {
 	return nil, c.unsupported(e, fmt.Sprintf("expression %T", e))
 }
 
-
 // truth is Stan's truth of a scalar condition (nonzero).
 func truth(t *ad.Tape, v Value) bool {
 	if v.Type.Base == Int {
@@ -288,7 +287,6 @@ func stack(t *ad.Tape, ty Type, vs []Value) (Value, error) {
 	}
 	return Value{Type: ty, Dims: dims, Var: t.Concat(xs...)}, nil
 }
-
 
 // rowVectorExpr compiles [a, b, …]: a row vector of scalars or a matrix of row vectors.
 func (c *compiler) rowVectorExpr(e *RowVectorExpr) (evalFn, error) {
