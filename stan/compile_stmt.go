@@ -584,8 +584,20 @@ func (c *compiler) forLoop(s *For) (execFn, error) {
 		if err != nil {
 			return ctlNext, err
 		}
-		for i := a.Ints[0]; i <= b.Ints[0]; i++ {
-			f.cells[slot] = cell{v: Value{Type: TInt, Ints: []int{i}}}
+		lo, hi := a.Ints[0], b.Ints[0]
+		if hi < lo {
+			return ctlNext, nil
+		}
+		// The loop variable's values share backing arrays of up to 4096 ints (one allocation
+		// per 4096 iterations rather than one per iteration).
+		var ks []int
+		for i := lo; i <= hi; i++ {
+			if len(ks) == 0 {
+				ks = make([]int, min(4096, hi-i+1))
+			}
+			ks[0] = i
+			f.cells[slot] = cell{v: Value{Type: TInt, Ints: ks[0:1:1]}}
+			ks = ks[1:]
 			k, err := body(f)
 			if err != nil || k == ctlReturn {
 				return k, err
