@@ -180,3 +180,29 @@ model {
 		t.Errorf("lp difference %.15g, want %.15g", got2-got, want2-want)
 	}
 }
+
+// TestCompileGeneratedRNG checks that generated quantities' _rng draws are a deterministic
+// function of the draw (model.Derive's contract) and differ between draws.
+func TestCompileGeneratedRNG(t *testing.T) {
+	src := `parameters { real mu; } model { mu ~ normal(0, 1); }
+generated quantities { real yrep = normal_rng(mu, 1); array[2] int k = {1, 2}; }`
+	m, err := Compile("g.stan", []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(m.Columns(), ","); got != "mu,yrep,k[1],k[2]" {
+		t.Fatalf("columns %s", got)
+	}
+	a := m.Row(nil, []float64{0.5})
+	b := m.Row(nil, []float64{0.5})
+	c := m.Row(nil, []float64{0.6})
+	if a[1] != b[1] {
+		t.Errorf("yrep %g then %g at the same draw", a[1], b[1])
+	}
+	if a[1] == c[1] || math.IsNaN(a[1]) {
+		t.Errorf("yrep %g at mu=0.5 and %g at mu=0.6", a[1], c[1])
+	}
+	if a[2] != 1 || a[3] != 2 {
+		t.Errorf("k = %v", a[2:])
+	}
+}
