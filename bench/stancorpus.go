@@ -90,8 +90,8 @@ func (r *StanCorpusReport) Markdown(w io.Writer, h resultmd.Header) error {
 	fmt.Fprintf(&b, "| stage | posteriors (of %d) |\n|---|---|\n", n)
 	fmt.Fprintf(&b, "| parses | %d |\n| type-checks | %d |\n| compiles and loads data | %d |\n| with an rstan reference | %d |\n| lp matches | %d |\n| gradient matches | %d |\n| all (lp, gradient, values) | %d |\n\n",
 		parsed, checked, loaded, ref, lp, grad, pass)
-	b.WriteString("| posterior | dim | parses | checks | data | lp | grad | values | max rel. lp err | max rel. grad err | first failure |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| posterior | dim | parses | checks | data | lp | grad | values | max rel. lp err | max rel. grad err | seconds | first failure |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, x := range r.Results {
 		msg := x.Err
 		if x.Skip != "" {
@@ -108,8 +108,8 @@ func (r *StanCorpusReport) Markdown(w io.Writer, h resultmd.Header) error {
 			return fmt.Sprintf("%.1e", v)
 		}
 		checkedRef := x.Loaded && x.Skip == ""
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", x.Posterior, x.Dim, yn(x.Parsed), yn(x.Checked), yn(x.Loaded),
-			yn(checkedRef && x.LP), yn(checkedRef && x.Grad), yn(checkedRef && x.Values), e(x.MaxLP), e(x.MaxGrad), msg)
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %.2f | %s |\n", x.Posterior, x.Dim, yn(x.Parsed), yn(x.Checked), yn(x.Loaded),
+			yn(checkedRef && x.LP), yn(checkedRef && x.Grad), yn(checkedRef && x.Values), e(x.MaxLP), e(x.MaxGrad), x.Seconds, msg)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

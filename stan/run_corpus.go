@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/vigo-bayes/vigo/ad"
 	"github.com/vigo-bayes/vigo/model"
@@ -39,6 +40,8 @@ type CorpusResult struct {
 	// MaxLP and MaxGrad are the largest relative errors seen (NaN when not computed).
 	MaxLP, MaxGrad float64
 	Dim            int
+	// Seconds is the wall time of the whole check (compile and 10 points).
+	Seconds float64
 }
 
 // Pass reports whether every stage passed.
@@ -111,6 +114,13 @@ func relErr(a, b float64) float64 {
 // CheckPosterior compiles posterior name of the posteriordb-full snapshot at root (its
 // posteriors/, models/, data/ and rstan-logprob/ folders) and compares it with rstan.
 func CheckPosterior(root, name string) CorpusResult {
+	start := time.Now()
+	r := checkPosterior(root, name)
+	r.Seconds = time.Since(start).Seconds()
+	return r
+}
+
+func checkPosterior(root, name string) CorpusResult {
 	r := CorpusResult{Posterior: name, MaxLP: math.NaN(), MaxGrad: math.NaN()}
 	var info struct {
 		Model string `json:"model_name"`
@@ -219,6 +229,9 @@ func CheckPosterior(root, name string) CorpusResult {
 					msg = ": " + firstLine(e)
 				}
 				fail(&r.LP, "point %d: lp %g where rstan gave %g%s", i+1, got, want, msg)
+				if k == 0 {
+					r.Grad = false // not comparable
+				}
 				continue
 			}
 			if base[k] == nil {
