@@ -120,8 +120,15 @@ type global struct {
 	x    []float64 // real data, row-major
 }
 
-// Program is a Stan program compiled with its data: the closures of its blocks and the data
-// they read. Model returns the model.Model.
+// compiled is a Stan program compiled with its data: the closures of its blocks and the data
+// they read; model returns the model.Model.
+//
+// The translation happens once: every expression and statement becomes a closure over the
+// slots of a frame (one per evaluation, one per user-function call), built-ins are called
+// through their resolved Sig.Fn, and nothing walks the syntax tree per evaluation. Data and
+// transformed data are evaluated here, once, and enter each evaluation as constant nodes
+// (Tape.ConstRef, no copy). A real container written element by element (x[i] = …) keeps its
+// elements as scalar nodes and is joined with one Concat when read whole.
 type compiled struct {
 	c      *compiler
 	file   string
@@ -155,7 +162,11 @@ func Compile(file string, src []byte, data *model.Data) (*model.Model, error) {
 	return CompileProgram(prog, data)
 }
 
-// CompileProgram compiles a checked program with its data.
+// CompileProgram compiles a program that passed Check with its data (see Compile). Errors:
+// data that do not match the data block ("data: variable \"y\": …", "data: variable
+// \"sigma[3]\": -1, want >= 0"), a transformed-data error, sizes or bounds of parameters
+// that are not data, and constructs the compiler does not support ("unsupported construct:
+// …", with the position).
 func CompileProgram(prog *Program, data *model.Data) (*model.Model, error) {
 	cp, err := compileProgram(prog, data)
 	if err != nil {
