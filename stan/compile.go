@@ -86,16 +86,9 @@ func (uf *userFunc) invoke(st *state, args []Value) (Value, error) {
 // callByName is Ctx.Call for state st.
 func (c *compiler) callByName(st *state) func(t *ad.Tape, name string, args []Value) (Value, error) {
 	return func(t *ad.Tape, name string, args []Value) (Value, error) {
+		// Every defined function was compiled before the first evaluation; byName is read-only
+		// here (evaluations run concurrently).
 		uf, ok := c.byName[name]
-		if !ok {
-			for _, fd := range c.prog.Functions {
-				if fd.Name == name {
-					uf = c.userFunc(fd)
-					ok = true
-					break
-				}
-			}
-		}
 		if !ok {
 			return Value{}, fmt.Errorf("no user-defined function %q", name)
 		}
