@@ -8,7 +8,7 @@ import (
 )
 
 // extraDistSigs are distributions the posteriordb programs do not use but Stan users expect:
-// ordered_logistic, multi_normal_prec, hypergeometric.
+// ordered_logistic, multi_normal_prec, hypergeometric, wishart, inv_wishart.
 func extraDistSigs() []Sig {
 	var s []Sig
 	both := func(name string, fn Impl, args ...Arg) {
@@ -24,7 +24,7 @@ func extraDistSigs() []Sig {
 				sig("multi_normal_prec_lupdf", TReal, multiNormalPrec, ex(y), ex(mu), aMatrix))
 		}
 	}
-	return s
+	return append(s, wishartSigs()...)
 }
 
 // orderedLogistic is Stan's ordered_logistic(k | η, c) with K = size(c) + 1 categories:
@@ -166,4 +166,97 @@ func multiNormalPrec(c *Ctx, args []Value) (Value, error) {
 	fn := float64(n)
 	lp := t.AddC(t.Sub(t.MulC(ld, 0.5*fn), t.MulC(q, 0.5)), -fn*float64(k)*mathx.LogSqrt2Pi)
 	return realV(lp), nil
+}
+
+// wishartSigs are wishart and inv_wishart.
+func wishartSigs() []Sig {
+	var s []Sig
+	for _, name := range []string{"wishart", "inv_wishart"} {
+		fn := wishart(name == "inv_wishart")
+		s = append(s, sig(name+"_lpdf", TReal, fn, aMatrix, aReal, aMatrix),
+			sig(name+"_lupdf", TReal, fn, aMatrix, aReal, aMatrix))
+	}
+	return s
+}
+
+// lmgammaHalf is log Γ_K(ν/2) = K(K−1)/4 log π + Σ_{j=1}^{K} lnΓ(ν/2 + (1−j)/2), with
+// ∂/∂ν = ½ Σ ψ(ν/2 + (1−j)/2).
+func lmgammaHalf(t *ad.Tape, nu ad.Var, k int) ad.Var {
+	a := t.Float(nu) / 2
+	v := float64(k*(k-1)) / 4 * math.Log(math.Pi)
+	d := 0.0
+	for j := 1; j <= k; j++ {
+		x := a + float64(1-j)/2
+		v += mathx.Lgamma(x)
+		d += mathx.Digamma(x) / 2
+	}
+	fb := t.Fused()
+	if p := fb.Partial(nu); p != nil {
+		p[0] = d
+	}
+	return fb.Done(v)
+}
+
+// wishart is Stan's wishart(W | ν, S):
+//
+//	log p = (ν−K−1)/2 log|W| − ½ tr(S⁻¹W) − νK/2 log 2 − ν/2 log|S| − log Γ_K(ν/2),
+//
+// or inv_wishart(W | ν, S):
+//
+//	log p = ν/2 log|S| − νK/2 log 2 − log Γ_K(ν/2) − (ν+K+1)/2 log|W| − ½ tr(S W⁻¹),
+//
+// on the tape from log-determinants, one inverse and a trace.
+func wishart(inv bool) Impl {
+	name := "wishart_lpdf"
+	if inv {
+		name = "inv_wishart_lpdf"
+	}
+	return func(c *Ctx, args []Value) (Value, error) {
+		t := c.T
+		w, r, k := matOf(c, args[0])
+		sm, rs, ks := matOf(c, args[2])
+		if r != k || rs != ks || r != rs {
+			return Value{}, errf(name, "random variable (%d×%d) and scale matrix (%d×%d) must be square of the same size", r, k, rs, ks)
+		}
+		if err := checkSymmetric(c, name, w, r, k); err != nil {
+			return Value{}, err
+		}
+		if err := checkSymmetric(c, name, sm, rs, ks); err != nil {
+			return Value{}, err
+		}
+		nu := realVar(c, args[1])
+		if v := t.Float(nu); !(v > float64(k-1)) {
+			return Value{}, errf(name, "Degrees of freedom parameter is %s, but must be greater than %d", fmtReal(v), k-1)
+		}
+		for _, m := range []ad.Var{w, sm} {
+			l := t.Cholesky(m)
+			for _, x := range t.Value(l) {
+				if math.IsNaN(x) {
+					return Value{}, errf(name, "matrix is not positive definite")
+				}
+			}
+		}
+		fk := float64(k)
+		ldW, ldS := t.LogDet(w), t.LogDet(sm)
+		var tr, lp ad.Var
+		if inv {
+			wi, err := inverse(c, []Value{{Type: TMatrix, Dims: []int{k, k}, Var: w}})
+			if err != nil {
+				return Value{}, errf(name, "%v", err)
+			}
+			tr = t.Dot(sm, t.Transpose(wi.Var))
+			// ν/2 (log|S| − K log 2) − (ν+K+1)/2 log|W|
+			lp = t.Sub(t.Mul(t.MulC(nu, 0.5), t.AddC(ldS, -fk*math.Ln2)), t.Mul(t.MulC(t.AddC(nu, fk+1), 0.5), ldW))
+		} else {
+			si, err := inverse(c, []Value{{Type: TMatrix, Dims: []int{k, k}, Var: sm}})
+			if err != nil {
+				return Value{}, errf(name, "%v", err)
+			}
+			tr = t.Dot(si.Var, t.Transpose(w))
+			// (ν−K−1)/2 log|W| − ν/2 (log|S| + K log 2)
+			lp = t.Sub(t.Mul(t.MulC(t.AddC(nu, -fk-1), 0.5), ldW), t.Mul(t.MulC(nu, 0.5), t.AddC(ldS, fk*math.Ln2)))
+		}
+		lp = t.Sub(t.Sub(lp, t.MulC(tr, 0.5)), lmgammaHalf(t, nu, k))
+		return realV(lp), nil
+	}
 }

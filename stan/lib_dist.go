@@ -207,9 +207,6 @@ type contFamily struct {
 	fast   func(t *ad.Tape, y ad.Var, ps [3]ad.Var) ad.Var
 	rng    func(r *rand.Rand, p [3]float64) float64
 	noCDF  bool
-	// support reports whether x lies in the support (outside: log density −∞, for the
-	// families whose kernels do not handle it).
-	support func(x float64, p [3]float64) bool
 }
 
 // kernOf builds a kernel from a dist constructor.
@@ -309,16 +306,6 @@ var contFamilies = [...]contFamily{
 		kern: scaledInvChiSquareKern, rng: func(r *rand.Rand, p [3]float64) float64 {
 			return mkInvGamma([3]float64{p[0] / 2, p[0] * p[1] * p[1] / 2}).Rand(r)
 		}},
-}
-
-// familyByName returns the continuous family called name, or nil.
-func familyByName(name string) *contFamily {
-	for i := range contFamilies {
-		if contFamilies[i].name == name {
-			return &contFamilies[i]
-		}
-	}
-	return nil
 }
 
 // contImpl is the Impl of f's function of the given kind.

@@ -115,6 +115,10 @@ func TestDistGradients(t *testing.T) {
 	checkGradCase(t, gradCase{"multi_normal_prec_lpdf", mv, func(b vb) []Value {
 		return []Value{b.vec(0, 2), b.vec(2, 4), b.sym(4, 2)}
 	}})
+	wx := []float64{2, 0.3, 0.3, 1.5, 4.5, 1.2, 0.2, 0.2, 0.8}
+	for _, name := range []string{"wishart_lpdf", "inv_wishart_lpdf"} {
+		checkGradCase(t, gradCase{name, wx, func(b vb) []Value { return []Value{b.sym(0, 2), b.real(4), b.sym(5, 2)} }})
+	}
 	checkGradCase(t, gradCase{"log_mix", []float64{0.2, 0.8, -1, -3}, func(b vb) []Value {
 		return []Value{b.vec(0, 2), b.arr(2, 4)}
 	}})
@@ -179,6 +183,21 @@ func TestDistValues(t *testing.T) {
 		return []Value{cv(c, 0.3, -0.2), cv(c, 0, 1), Value{Type: TMatrix, Dims: []int{2, 2}, Var: c.T.AsMatrix(c.T.Const(0.25, 0, 0, 1.0/9), 2, 2)}}
 	})
 	near("multi_normal_prec_lpdf", got, dist.Normal{Mu: 0, Sigma: 2}.LogProb(0.3)+dist.Normal{Mu: 1, Sigma: 3}.LogProb(-0.2))
+	// K = 1: wishart(w | ν, s) = Gamma(w | ν/2, rate 1/(2s)); inv_wishart(w | ν, s) =
+	// InvGamma(w | ν/2, scale s/2) (Stan Functions Reference, Wishart and inverse Wishart).
+	one := func(c *Ctx, x float64) Value {
+		return Value{Type: TMatrix, Dims: []int{1, 1}, Var: c.T.AsMatrix(c.T.Const(x), 1, 1)}
+	}
+	got = eval(t, "wishart_lpdf", func(c *Ctx) []Value { return []Value{one(c, 1.7), cr(c, 3.5), one(c, 0.6)} })
+	near("wishart_lpdf", got, dist.Gamma{Shape: 1.75, Rate: 1 / 1.2}.LogProb(1.7))
+	got = eval(t, "inv_wishart_lpdf", func(c *Ctx) []Value { return []Value{one(c, 1.7), cr(c, 3.5), one(c, 0.6)} })
+	near("inv_wishart_lpdf", got, dist.InverseGamma{Shape: 1.75, Scale: 0.3}.LogProb(1.7))
+	// K = 2, W = S = I, ν = 3: log p = −1 − 3 log 2 − (½ log π + lnΓ(3/2) + lnΓ(1)).
+	id2 := func(c *Ctx) Value {
+		return Value{Type: TMatrix, Dims: []int{2, 2}, Var: c.T.AsMatrix(c.T.Const(1, 0, 0, 1), 2, 2)}
+	}
+	got = eval(t, "wishart_lpdf", func(c *Ctx) []Value { return []Value{id2(c), cr(c, 3), id2(c)} })
+	near("wishart_lpdf (K=2)", got, -1-3*math.Ln2-(0.5*math.Log(math.Pi)+mathx.Lgamma(1.5)))
 	// categorical_logit(3 | η) = η₃ − log Σ e^η (1-based outcomes).
 	got = eval(t, "categorical_logit_lpmf", func(c *Ctx) []Value { return []Value{intV(3), cv(c, 1, 2, 3.5)} })
 	near("categorical_logit_lpmf", got, 3.5-math.Log(math.E+math.Exp(2)+math.Exp(3.5)))
@@ -314,7 +333,8 @@ func TestODE(t *testing.T) {
 			{Type: tArrReal, Dims: []int{1}, Var: tp.Slice(x, 0, 1)}, cr(c, 0),
 			{Type: tArrReal, Dims: []int{3}, Var: tp.Const(ts...)},
 			{Type: tArrReal, Dims: []int{1}, Var: tp.Slice(x, 1, 2)},
-			{Type: tArrReal, Dims: []int{0}, Var: tp.Const()}, intsV(nil, 0)}
+			{Type: tArrReal, Dims: []int{0}, Var: tp.Const()}, intsV(nil, 0),
+			cr(c, 1e-10), cr(c, 1e-10), cr(c, 1e6)} // tight tolerances: the error is ≈ 1e-10
 		out, err := call(c, name, args...)
 		if err != nil {
 			t.Fatal(err)
@@ -335,13 +355,35 @@ func TestODE(t *testing.T) {
 			}
 		}
 	}
-	// New interface: ode_bdf(f, y0, t0, ts, k).
+	// At Stan's default tolerances (1e-6) the error is of that order, and dense output between
+	// steps keeps it there (the outputs fall inside steps).
+	{
+		tp := &ad.Tape{}
+		c := &Ctx{T: tp, Call: testCall}
+		dense := []float64{0.1, 0.37, 0.5, 1.23, 2, 3.71, 9.5}
+		out, err := call(c, "integrate_ode_rk45", Value{Type: Type{Base: Func}, Name: "decay"},
+			Value{Type: tArrReal, Dims: []int{1}, Var: tp.Const(1.7)}, cr(c, 0),
+			Value{Type: tArrReal, Dims: []int{len(dense)}, Var: tp.Const(dense...)},
+			Value{Type: tArrReal, Dims: []int{1}, Var: tp.Const(0.8)},
+			Value{Type: tArrReal, Dims: []int{0}, Var: tp.Const()}, intsV(nil, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, tk := range dense {
+			want := 1.7 * math.Exp(-0.8*tk)
+			if got := tp.Value(out.Var)[k]; math.Abs(got-want) > 1e-5*want+1e-6 {
+				t.Errorf("default tolerances: y(%v) = %.10g, want %.10g", tk, got, want)
+			}
+		}
+	}
+	// New interface: ode_bdf_tol(f, y0, t0, ts, rtol, atol, steps, k).
 	tp := &ad.Tape{}
 	c := &Ctx{T: tp, Call: testCall}
 	x := tp.Input([]float64{1.7, 0.8})
-	out, err := call(c, "ode_bdf", Value{Type: Type{Base: Func}, Name: "decay_new"},
+	out, err := call(c, "ode_bdf_tol", Value{Type: Type{Base: Func}, Name: "decay_new"},
 		Value{Type: TVector, Dims: []int{1}, Var: tp.Slice(x, 0, 1)}, cr(c, 0),
-		Value{Type: tArrReal, Dims: []int{3}, Var: tp.Const(ts...)}, realV(tp.Index(x, 1)))
+		Value{Type: tArrReal, Dims: []int{3}, Var: tp.Const(ts...)}, cr(c, 1e-10), cr(c, 1e-10), intV(1000000),
+		realV(tp.Index(x, 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,5 +407,29 @@ func TestODE(t *testing.T) {
 		Value{Type: tArrReal, Dims: []int{0}, Var: tp.Const()}, intsV(nil, 0))
 	if err == nil {
 		t.Error("unsorted output times: no error")
+	}
+}
+
+// TestDopriDenseOrder checks the continuous extension of the Dormand–Prince step: on
+// y' = t^q from y(0) = 0 with h = 1 it must be exact for q ≤ 3 (a fourth-order interpolant,
+// Hairer et al. §II.6), i.e. Σ_i w_i(θ) c_i^q = θ^{q+1}/(q+1), and not for q = 4.
+func TestDopriDenseOrder(t *testing.T) {
+	for _, th := range []float64{0.13, 0.5, 0.77, 1} {
+		for q := 0; q <= 4; q++ {
+			var ks [7][]float64
+			for i := range ks {
+				ks[i] = []float64{math.Pow(dpC[i], float64(q))}
+			}
+			out := []float64{0}
+			dopriDense(out, []float64{0}, ks[0], ks[2], ks[3], ks[4], ks[5], ks[6], 0, 1, th)
+			want := math.Pow(th, float64(q+1)) / float64(q+1)
+			exact := math.Abs(out[0]-want) < 1e-15
+			if q <= 3 && !exact {
+				t.Errorf("θ=%v, q=%d: %.17g, want %.17g", th, q, out[0], want)
+			}
+			if q == 4 && th < 1 && exact {
+				t.Errorf("θ=%v: exact for q = 4, the weights are not the DOPRI5 ones", th)
+			}
+		}
 	}
 }

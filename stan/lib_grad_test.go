@@ -30,16 +30,19 @@ func argMatches(a Arg, v Value) bool {
 
 // call evaluates built-in name on args with the first matching signature.
 func call(c *Ctx, name string, args ...Value) (Value, error) {
-	for _, s := range libTable.Lookup(name) {
-		if len(s.Args) != len(args) {
-			continue
-		}
-		ok := true
-		for i, a := range s.Args {
-			ok = ok && argMatches(a, args[i])
-		}
-		if ok {
-			return s.Fn(c, args)
+	// First a signature without promotion, then any.
+	for pass := range 2 {
+		for _, s := range libTable.Lookup(name) {
+			if len(s.Args) != len(args) {
+				continue
+			}
+			ok := true
+			for i, a := range s.Args {
+				ok = ok && argMatches(a, args[i]) && (pass == 1 || a.Class != Exact || a.Type == args[i].Type)
+			}
+			if ok {
+				return s.Fn(c, args)
+			}
 		}
 	}
 	return Value{}, fmt.Errorf("no signature of %s matches", name)
@@ -374,3 +377,101 @@ func TestOperatorErrors(t *testing.T) {
 
 // libTable is the built-in table of the tests (built once; read-only).
 var libTable = Builtins()
+
+// TestIntAndShapeFunctions checks integer-valued and shape built-ins against values worked by
+// hand from the Stan Functions Reference's definitions.
+func TestIntAndShapeFunctions(t *testing.T) {
+	tp := &ad.Tape{}
+	c := &Ctx{T: tp}
+	b := vb{c, tp.Input([]float64{3, 1, 2, 5, 4, 6})}
+	m := b.mat(0, 2, 3)
+	arrVec := Value{Type: tArrVector, Dims: []int{3, 2}, Var: b.x}
+	for _, tc := range []struct {
+		name string
+		args []Value
+		want []int
+	}{
+		{"size", []Value{m}, []int{6}},
+		{"size", []Value{arrVec}, []int{3}},
+		{"num_elements", []Value{arrVec}, []int{6}},
+		{"dims", []Value{arrVec}, []int{3, 2}},
+		{"rows", []Value{m}, []int{2}},
+		{"cols", []Value{b.rowvec(0, 4)}, []int{4}},
+		{"rank", []Value{b.vec(0, 6), intV(4)}, []int{4}},
+		{"sort_indices_asc", []Value{b.vec(0, 4)}, []int{2, 3, 1, 4}},
+		{"sort_indices_desc", []Value{ints(3, 1, 2)}, []int{1, 3, 2}},
+		{"sort_asc", []Value{ints(3, 1, 2)}, []int{1, 2, 3}},
+		{"reverse", []Value{ints(3, 1, 2)}, []int{2, 1, 3}},
+		{"cumulative_sum", []Value{ints(3, 1, 2)}, []int{3, 4, 6}},
+		{"sum", []Value{ints(3, 1, 2)}, []int{6}},
+		{"max", []Value{ints(3, 1, 2)}, []int{3}},
+		{"min", []Value{ints(3, 1, 2)}, []int{1}},
+		{"min", []Value{intV(3), intV(-2)}, []int{-2}},
+		{"choose", []Value{intV(6), intV(2)}, []int{15}},
+		{"int_step", []Value{cr(c, 0)}, []int{0}},
+		{"is_nan", []Value{cr(c, math.NaN())}, []int{1}},
+		{"is_inf", []Value{cr(c, math.Inf(-1))}, []int{1}},
+		{"to_int", []Value{cr(c, -2.7)}, []int{-2}},
+		{"logical_lt", []Value{cr(c, 1), intV(2)}, []int{1}},
+		{"logical_negation", []Value{intV(0)}, []int{1}},
+		{"to_array_1d", []Value{Value{Type: tArrInt2, Dims: []int{2, 2}, Ints: []int{1, 2, 3, 4}}}, []int{1, 2, 3, 4}},
+		{"append_array", []Value{ints(1, 2), ints(3)}, []int{1, 2, 3}},
+		{"segment", []Value{ints(5, 6, 7, 8), intV(2), intV(2)}, []int{6, 7}},
+		{"rep_array", []Value{intV(7), intV(2), intV(2)}, []int{7, 7, 7, 7}},
+	} {
+		out, err := call(c, tc.name, tc.args...)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if !slicesEqual(out.Ints, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, out.Ints, tc.want)
+		}
+	}
+	// Real-valued shape functions.
+	for _, tc := range []struct {
+		name string
+		args []Value
+		want []float64
+		dims []int
+	}{
+		{"to_array_1d", []Value{m}, []float64{3, 5, 1, 4, 2, 6}, []int{6}},
+		{"tail", []Value{arrVec, intV(1)}, []float64{4, 6}, []int{1, 2}},
+		{"head", []Value{arrVec, intV(2)}, []float64{3, 1, 2, 5}, []int{2, 2}},
+		{"linspaced_vector", []Value{intV(3), cr(c, 0), cr(c, 1)}, []float64{0, 0.5, 1}, []int{3}},
+		{"one_hot_vector", []Value{intV(3), intV(2)}, []float64{0, 1, 0}, []int{3}},
+		{"identity_matrix", []Value{intV(2)}, []float64{1, 0, 0, 1}, []int{2, 2}},
+		{"to_row_vector", []Value{m}, []float64{3, 5, 1, 4, 2, 6}, []int{6}},
+		{"to_matrix", []Value{ints(1, 2, 3, 4, 5, 6), intV(3), intV(2)}, []float64{1, 4, 2, 5, 3, 6}, []int{3, 2}},
+		{"rep_matrix", []Value{cr(c, 2), intV(1), intV(2)}, []float64{2, 2}, []int{1, 2}},
+		{"log_softmax", []Value{b.data(0, 0)}, []float64{-math.Ln2, -math.Ln2}, []int{2}},
+		{"gp_exp_quad_cov", []Value{Value{Type: tArrReal, Dims: []int{2}, Var: tp.Const(0, 1)}, cr(c, 2), cr(c, 0.5)},
+			[]float64{4, 4 * math.Exp(-2), 4 * math.Exp(-2), 4}, []int{2, 2}},
+	} {
+		out, err := call(c, tc.name, tc.args...)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		got := tp.Value(out.Var)
+		ok := len(got) == len(tc.want) && slicesEqual(out.Dims, tc.dims)
+		for i := range got {
+			ok = ok && math.Abs(got[i]-tc.want[i]) < 1e-12
+		}
+		if !ok {
+			t.Errorf("%s: %v dims %v, want %v dims %v", tc.name, got, out.Dims, tc.want, tc.dims)
+		}
+	}
+}
+
+func slicesEqual(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -149,7 +149,10 @@ func mathSigs() []Sig {
 				sig(b.name, ct, fn, ex(ct), ex(ct)))
 		}
 	}
-	// Reductions.
+	// Reductions (int arrays first: their results stay int).
+	s = append(s, sig("sum", TInt, sumInt, ex(tArrInt)), sig("prod", TInt, prodInt, ex(tArrInt)),
+		sig("max", TInt, minMaxInts(true), ex(tArrInt)), sig("min", TInt, minMaxInts(false), ex(tArrInt)),
+		sig("sum", TInt, identity, aInt), sig("sum", TReal, identity, aReal))
 	for _, ct := range reduceTypes {
 		a := ex(ct)
 		s = append(s,
@@ -163,9 +166,6 @@ func mathSigs() []Sig {
 			sig("min", TReal, minMaxFn("min", false), a),
 		)
 	}
-	s = append(s, sig("sum", TInt, sumInt, ex(tArrInt)), sig("prod", TInt, prodInt, ex(tArrInt)),
-		sig("max", TInt, minMaxInts(true), ex(tArrInt)), sig("min", TInt, minMaxInts(false), ex(tArrInt)),
-		sig("sum", TReal, identity, aReal), sig("sum", TInt, identity, aInt))
 	return s
 }
 

@@ -36,15 +36,14 @@ func ex(t Type) Arg { return Arg{Class: Exact, Type: t} }
 func exData(t Type) Arg { return Arg{Class: Exact, Type: t, DataOnly: true} }
 
 var (
-	aReals   = Arg{Class: Reals}
-	aInts    = Arg{Class: Ints}
-	aVectors = Arg{Class: Vectors}
-	aAny     = Arg{Class: Any}
-	aInt     = ex(TInt)
-	aReal    = ex(TReal)
-	aVector  = ex(TVector)
-	aRowVec  = ex(TRowVector)
-	aMatrix  = ex(TMatrix)
+	aReals  = Arg{Class: Reals}
+	aInts   = Arg{Class: Ints}
+	aAny    = Arg{Class: Any}
+	aInt    = ex(TInt)
+	aReal   = ex(TReal)
+	aVector = ex(TVector)
+	aRowVec = ex(TRowVector)
+	aMatrix = ex(TMatrix)
 )
 
 // sig builds a signature.
@@ -58,11 +57,6 @@ func promoted(t Type) Type {
 		t.Base = Real
 	}
 	return t
-}
-
-// retPromoted returns the promoted type of argument i.
-func retPromoted(i int) RetFunc {
-	return func(args []Type) Type { return promoted(args[i]) }
 }
 
 // errf is an error of built-in name.
@@ -173,11 +167,4 @@ func elemLen(v Value) int {
 		n *= d
 	}
 	return n
-}
-
-// todo marks a signature whose implementation is not written yet.
-func todo(name string) Impl {
-	return func(c *Ctx, args []Value) (Value, error) {
-		return Value{}, fmt.Errorf("%s: not implemented", name)
-	}
 }
