@@ -815,6 +815,10 @@ func (c *checker) expr1(e Expr) (Type, bool) {
 			return Type{}, false
 		}
 		e.Data = e.Cond.Info().Data && e.Then.Info().Data && e.Else.Info().Data
+		if a.Base == Func || b.Base == Func || a.Base == Void || b.Base == Void {
+			c.errorf(e.Pos, "A conditional expression cannot choose between functions or void values.")
+			return Type{}, false
+		}
 		switch {
 		case assignable(*a, *b):
 			return *a, true
@@ -1255,7 +1259,7 @@ func classAccepts(a Arg, t Type, promote bool) bool {
 	case Vectors:
 		return (t.Base == Vector || t.Base == RowVector) && t.Array <= 1
 	case Any:
-		return t.Base != Void
+		return t.Base != Void && t.Base != Func // a function only where the signature says so
 	}
 	return false
 }

@@ -308,6 +308,8 @@ func TestCheckRejects(t *testing.T) {
 		{"transformed data {\n  array[2] real a = {1, [1]};\n}\n", "Array expression must have entries of consistent type"},
 		{"transformed data {\n  real x = 3000000000;\n}\n", "Integer literal 3000000000 is too large"},
 		{"transformed data {\n  print();\n}\n", "print requires at least one argument."},
+		{"functions {\n  real f(real x) { return x; }\n}\ntransformed data {\n  real x = size(1 ? f : f);\n}\n", "A conditional expression cannot choose between functions"},
+		{"functions {\n  real f(real x) { return x; }\n}\ntransformed data {\n  int n = size(f);\n}\n", "Ill-typed arguments supplied to function 'size':\n(function)"},
 	} {
 		_, err := checkSrc(c.src)
 		if err == nil || !strings.Contains(err.Error(), c.msg) {
