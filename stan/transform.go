@@ -51,8 +51,9 @@ func (k tkind) elementwise() bool { return k <= tOffsetMult }
 //
 // with an infinite bound reducing as in Stan (lower = −∞ is the identity). The structured
 // transforms are bijector's (simplex: stick-breaking as Stan 2.21; ordered, positive_ordered,
-// cholesky_factor_corr/cov), and unit_vector follows Stan Math 2.21 (x = u/‖u‖, log J = −½‖u‖²);
-// corr_matrix and cov_matrix parameters are not supported yet. Cost O(size) per Forward for the elementwise kinds (two
+// cholesky_factor_corr/cov); unit_vector, cov_matrix and corr_matrix follow Stan Math 2.21's
+// unit_vector_constrain, cov_matrix_constrain and corr_matrix_constrain (see their Forward
+// functions). Cost O(size) per Forward for the elementwise kinds (two
 // nodes plus one Gather for a matrix), per element that of the bijector plus a Concat.
 type transform struct {
 	kind       tkind
@@ -168,7 +169,9 @@ func newTransform(k tkind, arr, rows, cols int, lo, hi []float64) (*transform, e
 			return nil, fmt.Errorf("unit_vector of size %d, want >= 1", rows)
 		}
 	case tCorrMatrix, tCovMatrix:
-		return nil, fmt.Errorf("unsupported construct: %s parameters", tkindNames[k])
+		if rows < 1 || cols != rows {
+			return nil, fmt.Errorf("%s[%d,%d]: want a square matrix of size >= 1", tkindNames[k], rows, cols)
+		}
 	}
 	return tr, nil
 }
@@ -204,6 +207,10 @@ func (tr *transform) Forward(t *ad.Tape, u ad.Var) (x, logJ ad.Var) {
 		switch tr.kind {
 		case tUnitVector:
 			xa, ja = unitVectorForward(t, ua)
+		case tCovMatrix:
+			xa, ja = covMatrixForward(t, ua, tr.k)
+		case tCorrMatrix:
+			xa, ja = corrMatrixForward(t, ua, tr.k)
 		default:
 			xa, ja = tr.inner.Forward(t, ua)
 		}
@@ -351,6 +358,10 @@ func (tr *transform) Free(x, u []float64) error {
 		switch tr.kind {
 		case tUnitVector:
 			err = unitVectorFree(xa, ua)
+		case tCovMatrix:
+			err = covMatrixFree(xa, ua, tr.k)
+		case tCorrMatrix:
+			err = corrMatrixFree(xa, ua, tr.k)
 		default:
 			err = tr.inner.Free(xa, ua)
 		}

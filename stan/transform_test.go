@@ -79,6 +79,20 @@ func TestTransformJacobian(t *testing.T) {
 		}},
 		{name: "array of ordered", kind: tOrdered, arr: 2, rows: 3, cols: 1},
 		{name: "array of positive ordered", kind: tPositiveOrdered, arr: 2, rows: 3, cols: 1},
+		{name: "cov matrix", kind: tCovMatrix, arr: 1, rows: 3, cols: 3, determined: func(tr *transform) []int {
+			return []int{0, 3, 4, 6, 7, 8} // lower triangle, row-major
+		}},
+		{name: "array of corr matrix", kind: tCorrMatrix, arr: 2, rows: 4, cols: 4, determined: func(tr *transform) []int {
+			var out []int
+			for a := 0; a < 2; a++ {
+				for i := 0; i < 4; i++ {
+					for j := 0; j < i; j++ {
+						out = append(out, a*16+i*4+j)
+					}
+				}
+			}
+			return out
+		}},
 		{name: "array of cholesky corr", kind: tCholeskyCorr, arr: 2, rows: 3, cols: 3, determined: func(tr *transform) []int {
 			return []int{3, 6, 7, 9 + 3, 9 + 6, 9 + 7} // strictly lower triangles, row-major
 		}},
