@@ -2,8 +2,10 @@ package stan
 
 import (
 	"math"
+	"math/rand/v2"
 
 	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/dist"
 	"github.com/vigo-bayes/vigo/internal/mathx"
 )
 
@@ -258,5 +260,78 @@ func wishart(inv bool) Impl {
 		}
 		lp = t.Sub(t.Sub(lp, t.MulC(tr, 0.5)), lmgammaHalf(t, nu, k))
 		return realV(lp), nil
+	}
+}
+
+// logBesselI0 returns log I₀(x) and I₁(x)/I₀(x) for x ≥ 0: the power series
+// I_ν(x) = Σ_k (x/2)^{2k+ν} / (k! (k+ν)!) scaled by e^{−x} for x ≤ 50, else the asymptotic
+// expansion I_ν(x) ≈ e^x/√(2πx) · (1 − (4ν²−1)/(8x) + (4ν²−1)(4ν²−9)/(2!(8x)²) − …)
+// (Abramowitz & Stegun 9.6.10 and 9.7.1), whose terms below 1e-17 are dropped.
+func logBesselI0(x float64) (float64, float64) {
+	if x <= 50 {
+		q := x * x / 4
+		t0 := math.Exp(-x) // k = 0 term of e^{−x} I₀
+		t1 := t0 * x / 2   // k = 0 term of e^{−x} I₁
+		s0, s1 := t0, t1
+		for k := 1; k < 500; k++ {
+			fk := float64(k)
+			t0 *= q / (fk * fk)
+			t1 *= q / (fk * (fk + 1))
+			s0 += t0
+			s1 += t1
+			if t0 < 1e-17*s0 && t1 < 1e-17*s1 {
+				break
+			}
+		}
+		return x + math.Log(s0), s1 / s0
+	}
+	asym := func(nu float64) float64 {
+		mu := 4 * nu * nu
+		s, term := 1.0, 1.0
+		for k := 1; k < 30; k++ {
+			fk := float64(2*k - 1)
+			term *= -(mu - fk*fk) / (float64(k) * 8 * x)
+			s += term
+			if math.Abs(term) < 1e-17 {
+				break
+			}
+		}
+		return s
+	}
+	a0, a1 := asym(0), asym(1)
+	return x - 0.5*math.Log(2*math.Pi*x) + math.Log(a0), a1 / a0
+}
+
+// vonMisesKern: log p = κ cos(y − μ) − log(2π I₀(κ)); ∂/∂y = −κ sin(y − μ),
+// ∂/∂μ = κ sin(y − μ), ∂/∂κ = cos(y − μ) − I₁(κ)/I₀(κ). Only the density (kind kLpdf).
+func vonMisesKern(y float64, p [3]float64, _ int) (float64, float64, dist.Partials) {
+	mu, k := p[0], p[1]
+	li0, ratio := logBesselI0(k)
+	s, c := math.Sincos(y - mu)
+	return k*c - math.Log(2*math.Pi) - li0, -k * s, dist.Partials{k * s, c - ratio}
+}
+
+// vonMisesRand draws by Best & Fisher (1979), "Efficient simulation of the von Mises
+// distribution", Applied Statistics 28, result in (μ − π, μ + π].
+func vonMisesRand(r *rand.Rand, p [3]float64) float64 {
+	mu, k := p[0], p[1]
+	if k < 1e-8 {
+		return mu + math.Pi*(2*r.Float64()-1)
+	}
+	a := 1 + math.Sqrt(1+4*k*k)
+	b := (a - math.Sqrt(2*a)) / (2 * k)
+	rr := (1 + b*b) / (2 * b)
+	for {
+		u1, u2, u3 := r.Float64(), r.Float64(), r.Float64()
+		z := math.Cos(math.Pi * u1)
+		f := (1 + rr*z) / (rr + z)
+		c := k * (rr - f)
+		if c*(2-c)-u2 > 0 || math.Log(c/u2)+1-c >= 0 {
+			th := math.Acos(f)
+			if u3 < 0.5 {
+				th = -th
+			}
+			return mu + th
+		}
 	}
 }

@@ -298,6 +298,8 @@ var contFamilies = [...]contFamily{
 		fast: func(t *ad.Tape, y ad.Var, p [3]ad.Var) ad.Var { return density.Uniform(t, y, p[0], p[1]) }},
 	{name: "weibull", np: 2, labels: [4]string{lblY, lblShape, lblScale}, checks: [4]pcheck{chkFinite, chkPositiveFinite, chkPositiveFinite},
 		kern: weibullKern, rng: weibullRand},
+	{name: "von_mises", np: 2, labels: [4]string{lblY, lblLoc, lblScale}, checks: [4]pcheck{chkFinite, chkFinite, chkPositiveFinite},
+		kern: vonMisesKern, rng: vonMisesRand, noCDF: true},
 	{name: "chi_square", np: 1, labels: [4]string{lblY, lblDoF}, checks: [4]pcheck{chkNonneg, chkPositiveFinite},
 		kern: chiSquareKern, rng: func(r *rand.Rand, p [3]float64) float64 { return mkGamma([3]float64{p[0] / 2, 0.5}).Rand(r) }},
 	{name: "inv_chi_square", np: 1, labels: [4]string{lblY, lblDoF}, checks: [4]pcheck{chkNotNaN, chkPositiveFinite},

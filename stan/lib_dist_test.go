@@ -41,6 +41,8 @@ func TestDistGradients(t *testing.T) {
 	for _, k := range []string{"_lpdf", "_lcdf", "_lccdf"} {
 		checkGradCase(t, gradCase{"student_t" + k, x, func(b vb) []Value { return []Value{b.vec(0, 3), b.real(5), b.vec(3, 6), b.real(6)} }})
 	}
+	checkGradCase(t, two("von_mises_lpdf"))
+	checkGradCase(t, gradCase{"von_mises_lpdf", []float64{0.3, -0.2, 70}, func(b vb) []Value { return []Value{b.real(0), b.real(1), b.real(2)} }})
 	checkGradCase(t, gradCase{"std_normal_lpdf", x, func(b vb) []Value { return []Value{b.vec(0, 3)} }})
 	checkGradCase(t, gradCase{"uniform_lpdf", []float64{0.5, -1, 3}, func(b vb) []Value { return []Value{b.real(0), b.real(1), b.real(2)} }})
 	// Discrete families: outcomes data, parameters from x.
@@ -183,6 +185,22 @@ func TestDistValues(t *testing.T) {
 		return []Value{cv(c, 0.3, -0.2), cv(c, 0, 1), Value{Type: TMatrix, Dims: []int{2, 2}, Var: c.T.AsMatrix(c.T.Const(0.25, 0, 0, 1.0/9), 2, 2)}}
 	})
 	near("multi_normal_prec_lpdf", got, dist.Normal{Mu: 0, Sigma: 2}.LogProb(0.3)+dist.Normal{Mu: 1, Sigma: 3}.LogProb(-0.2))
+	// von Mises: log I₀(1) = log 1.2660658777520082 (A&S Table 9.8), and the density integrates
+	// to one over (−π, π] (midpoint rule, exact to rounding for a periodic analytic integrand).
+	for _, k := range []float64{0.5, 3, 49, 51, 300} {
+		sum := 0.0
+		const m = 2000
+		for i := range m {
+			y := -math.Pi + (float64(i)+0.5)*2*math.Pi/m
+			sum += math.Exp(eval(t, "von_mises_lpdf", func(c *Ctx) []Value { return []Value{cr(c, y), cr(c, 0.4), cr(c, k)} })) * 2 * math.Pi / m
+		}
+		if math.Abs(sum-1) > 1e-12 {
+			t.Errorf("von_mises(κ=%v): ∫p = %.15g, want 1", k, sum)
+		}
+	}
+	if li0, _ := logBesselI0(1); math.Abs(li0-math.Log(1.2660658777520082)) > 1e-15 {
+		t.Errorf("log I0(1) = %.17g", li0)
+	}
 	// K = 1: wishart(w | ν, s) = Gamma(w | ν/2, rate 1/(2s)); inv_wishart(w | ν, s) =
 	// InvGamma(w | ν/2, scale s/2) (Stan Functions Reference, Wishart and inverse Wishart).
 	one := func(c *Ctx, x float64) Value {
@@ -298,6 +316,9 @@ func TestRNG(t *testing.T) {
 		{"weibull_rng", []Value{cr(c, 2), cr(c, 1)}, math.Sqrt(math.Pi) / 2, math.Sqrt(1 - math.Pi/4)},
 		{"categorical_rng", []Value{cv(c, 0.2, 0.3, 0.5)}, 2.3, math.Sqrt(0.2 + 0.3*4 + 0.5*9 - 2.3*2.3)},
 		{"neg_binomial_2_rng", []Value{cr(c, 4), cr(c, 2)}, 4, math.Sqrt(4 + 16.0/2)},
+		// von Mises(0.4, 3) is symmetric about 0.4; its sd is below 1 (an upper bound, so the
+		// tolerance is conservative).
+		{"von_mises_rng", []Value{cr(c, 0.4), cr(c, 3)}, 0.4, 1},
 	} {
 		sum := 0.0
 		for range n {
