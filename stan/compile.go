@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"sync"
 
 	"github.com/vigo-bayes/vigo/ad"
 	"github.com/vigo-bayes/vigo/bijector"
@@ -137,6 +138,9 @@ type compiled struct {
 	gen    execFn
 	gqChk  func(f *frame) error
 	seed   uint64
+	// frames pools evaluation frames (cells and the target's slice) between evaluations; a
+	// frame is used by one evaluation at a time.
+	frames sync.Pool
 }
 
 // Compile parses, type-checks and compiles the Stan program src (file names it in messages)
@@ -611,8 +615,13 @@ func (cp *compiled) paramDecl(f *frame, d *VarDecl) (model.Param, *global, error
 
 // evalFrame sets up a frame on t with the data and the constrained parameters p.
 func (cp *compiled) evalFrame(t *ad.Tape, p []ad.Var, r *rng.Stream) *frame {
-	st := &state{t: t, c: cp.c, rng: r}
-	f := &frame{st: st, cells: make([]cell, cp.nslots)}
+	var f *frame
+	if x, ok := cp.frames.Get().(*frame); ok && len(x.cells) == cp.nslots {
+		f = x
+		*f.st = state{t: t, c: cp.c, rng: r, target: f.st.target[:0]}
+	} else {
+		f = &frame{st: &state{t: t, c: cp.c, rng: r}, cells: make([]cell, cp.nslots)}
+	}
 	for _, g := range cp.data {
 		f.cells[g.slot] = cell{v: cp.constValue(t, g)}
 	}
@@ -622,10 +631,18 @@ func (cp *compiled) evalFrame(t *ad.Tape, p []ad.Var, r *rng.Stream) *frame {
 	return f
 }
 
+// release returns an evaluation's frame to the pool, its cells cleared.
+func (cp *compiled) release(f *frame) {
+	clear(f.cells)
+	f.ret = Value{}
+	cp.frames.Put(f)
+}
+
 // logDensity runs the transformed parameters and model blocks; a run-time error (a domain
 // error, reject) is returned with its position.
 func (cp *compiled) logDensity(t *ad.Tape, p []ad.Var) (ad.Var, error) {
 	f := cp.evalFrame(t, p, nil)
+	defer cp.release(f)
 	if cp.tp != nil {
 		if _, err := cp.tp(f); err != nil {
 			return ad.Var{}, err
