@@ -32,7 +32,10 @@ func TestDistGradients(t *testing.T) {
 			checkGradCase(t, two(f+k))
 		}
 	}
-	checkGradCase(t, gradCase{"beta_lpdf", x, func(b vb) []Value { return []Value{b.vec(0, 2), b.real(2), b.vec(3, 5)} }})
+	for _, k := range []string{"_lpdf", "_lcdf", "_lccdf", "_cdf"} {
+		checkGradCase(t, gradCase{"beta" + k, x, func(b vb) []Value { return []Value{b.vec(0, 2), b.real(2), b.vec(3, 5)} }})
+		checkGradCase(t, gradCase{"uniform" + k, []float64{0.5, -1, 3}, func(b vb) []Value { return []Value{b.real(0), b.real(1), b.real(2)} }})
+	}
 	for _, f := range []string{"exponential", "chi_square", "inv_chi_square"} {
 		for _, k := range []string{"_lpdf", "_lcdf", "_lccdf"} {
 			checkGradCase(t, gradCase{f + k, x, func(b vb) []Value { return []Value{b.vec(0, 3), b.vec(3, 6)} }})
