@@ -22,9 +22,7 @@ type token struct {
 	text string
 	pos  Pos
 	off  int // byte offset in the source
-	// spaceBefore reports white space or a comment right before the token.
-	spaceBefore bool
-	end         Pos // the position just past the token
+	end  Pos // the position just past the token
 }
 
 // puncts are the operator and punctuation tokens, longest first within each starting
@@ -74,9 +72,8 @@ func (lx *lexer) peekByte(k int) byte {
 	return 0
 }
 
-// skipSpace skips white space and comments; it reports whether it skipped anything.
-func (lx *lexer) skipSpace() bool {
-	start := lx.off
+// skipSpace skips white space and comments.
+func (lx *lexer) skipSpace() {
 	for lx.off < len(lx.src) {
 		c := lx.src[lx.off]
 		switch {
@@ -112,10 +109,9 @@ func (lx *lexer) skipSpace() bool {
 				lx.errs.add(p, "Comment not terminated.")
 			}
 		default:
-			return lx.off > start
+			return
 		}
 	}
-	return lx.off > start
 }
 
 func isLetter(c byte) bool { return c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') }
@@ -130,11 +126,11 @@ func (lx *lexer) next() token {
 
 func (lx *lexer) next1() token {
 	for {
-		sp := lx.skipSpace()
+		lx.skipSpace()
 		p := lx.pos()
 		start := lx.off
 		if lx.off >= len(lx.src) {
-			return token{kind: tEOF, pos: p, off: start, spaceBefore: sp}
+			return token{kind: tEOF, pos: p, off: start}
 		}
 		c := lx.src[lx.off]
 		switch {
@@ -144,9 +140,9 @@ func (lx *lexer) next1() token {
 				n++
 			}
 			lx.advance(n)
-			return token{kind: tIdent, text: string(lx.src[start:lx.off]), pos: p, off: start, spaceBefore: sp}
+			return token{kind: tIdent, text: string(lx.src[start:lx.off]), pos: p, off: start}
 		case isDigit(c) || (c == '.' && isDigit(lx.peekByte(1))):
-			return lx.number(p, sp)
+			return lx.number(p)
 		case c == '"':
 			lx.advance(1)
 			for lx.off < len(lx.src) && lx.src[lx.off] != '"' && lx.src[lx.off] != '\n' {
@@ -157,15 +153,15 @@ func (lx *lexer) next1() token {
 			}
 			if lx.off >= len(lx.src) || lx.src[lx.off] != '"' {
 				lx.errs.add(p, "String literal not terminated.")
-				return token{kind: tString, text: string(lx.src[start+1 : lx.off]), pos: p, off: start, spaceBefore: sp}
+				return token{kind: tString, text: string(lx.src[start+1 : lx.off]), pos: p, off: start}
 			}
 			lx.advance(1)
-			return token{kind: tString, text: string(lx.src[start+1 : lx.off-1]), pos: p, off: start, spaceBefore: sp}
+			return token{kind: tString, text: string(lx.src[start+1 : lx.off-1]), pos: p, off: start}
 		}
 		for _, pu := range puncts {
 			if lx.off+len(pu) <= len(lx.src) && string(lx.src[lx.off:lx.off+len(pu)]) == pu {
 				lx.advance(len(pu))
-				return token{kind: tPunct, text: pu, pos: p, off: start, spaceBefore: sp}
+				return token{kind: tPunct, text: pu, pos: p, off: start}
 			}
 		}
 		if c >= 0x80 {
@@ -182,7 +178,7 @@ func (lx *lexer) next1() token {
 
 // number lexes an integer or real literal: digits, digits '.' digits? exponent?,
 // '.' digits exponent?, digits exponent.
-func (lx *lexer) number(p Pos, sp bool) token {
+func (lx *lexer) number(p Pos) token {
 	start := lx.off
 	n := 0
 	for isDigit(lx.peekByte(n)) {
@@ -214,7 +210,7 @@ func (lx *lexer) number(p Pos, sp bool) token {
 	if real {
 		kind = tReal
 	}
-	return token{kind: kind, text: string(lx.src[start:lx.off]), pos: p, off: start, spaceBefore: sp}
+	return token{kind: kind, text: string(lx.src[start:lx.off]), pos: p, off: start}
 }
 
 // diag collects errors and warnings.
