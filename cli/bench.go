@@ -7,7 +7,6 @@ import (
 	"github.com/vigo-bayes/vigo/internal/resultmd"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -28,7 +27,8 @@ func newBenchCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 	}
 	for _, c := range []func() *cobra.Command{newBenchPosteriordbCmd, newBenchNUTSCmd, newBenchDNCPCmd, newBenchADCmd,
-		newBenchBFVICmd, newBenchUCICmd, newBenchUCISemiCmd, newBenchFMNISTCmd, newBenchStanCmd} {
+		newBenchBFVICmd, newBenchUCICmd, newBenchUCISemiCmd, newBenchFMNISTCmd, newBenchMISELBOCmd,
+		newBenchStanCorpusCmd, newBenchStanSpeedCmd} {
 		cmd.AddCommand(c())
 	}
 	return cmd
@@ -70,10 +70,9 @@ Methods: ` + strings.Join(bench.MethodNames(), ", ") + `.`,
 			}
 			cfg.Dir = d
 			if cfg.Source == bench.SourceStan {
-				if full == "" {
-					full = filepath.Join(filepath.Dir(d), "posteriordb-full")
+				if cfg.Full, err = posteriordbFull(full); err != nil {
+					return err
 				}
-				cfg.Full = full
 			}
 			errw := cmd.ErrOrStderr()
 			cfg.Progress = func(r bench.SeedResult) { fmt.Fprintln(errw, r.ProgressLine()) }
@@ -87,7 +86,7 @@ Methods: ` + strings.Join(bench.MethodNames(), ", ") + `.`,
 	f.StringVar(&out, "out", "", "write the markdown table to FILE instead of stdout")
 	f.StringVar(&dir, "posteriordb", "", datadir.PosteriorDBHelp)
 	f.StringVar(&cfg.Source, "source", bench.SourceZoo, "models: zoo (hand-written Go) or stan (each posterior's Stan program, compiled)")
-	f.StringVar(&full, "posteriordb-full", "", "posteriordb-full directory for --source stan (default: beside --posteriordb)")
+	f.StringVar(&full, "posteriordb-full", "", posteriordbFullHelp+", for --source stan")
 	f.IntVar(&cfg.MaxIter, "max-iter", 0, "iteration cap per fit (0: the fit's default)")
 	f.IntVar(&cfg.Workers, "workers", 1, "goroutines per fit (results do not depend on it; 1 compares with Stan's single core)")
 	f.IntVar(&cfg.Draws, "draws", 0, "draws per run compared with the reference and used for k̂ (0: 1000)")

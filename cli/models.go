@@ -2,10 +2,13 @@ package cli
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/vigo-bayes/vigo/internal/datadir"
 	"github.com/vigo-bayes/vigo/model"
+	"github.com/vigo-bayes/vigo/stan"
 	"github.com/vigo-bayes/vigo/zoo"
 )
 
@@ -70,6 +73,9 @@ type loadedModel struct {
 // zoo's, from --data, the embedded eight-schools data, or the posteriordb directory (flag,
 // environment, checkout; see datadir.PosteriorDB), in that order.
 func (r *registry) load(name, dataPath, posteriordb string) (*loadedModel, error) {
+	if strings.HasSuffix(name, ".stan") {
+		return loadStan(name, dataPath)
+	}
 	if um, ok := r.user(name); ok {
 		data, src := um.Data, "built-in"
 		if dataPath != "" {
@@ -122,6 +128,29 @@ func (r *registry) load(name, dataPath, posteriordb string) (*loadedModel, error
 		src = info.DataPath(dir)
 	}
 	return &loadedModel{Model: zm.Model(), Name: zm.Name, Posterior: zm.Posterior, data: src, zoo: zm}, nil
+}
+
+// loadStan compiles the Stan program at path with the --data file (none: a program without
+// data). The model is named by the file's base name without ".stan".
+func loadStan(path, dataPath string) (*loadedModel, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var data *model.Data
+	from := "none"
+	if dataPath != "" {
+		if data, err = loadDataFile(dataPath); err != nil {
+			return nil, fmt.Errorf("--data: %w", err)
+		}
+		from = dataPath
+	}
+	m, err := stan.Compile(path, src, data)
+	if err != nil {
+		return nil, err
+	}
+	name := strings.TrimSuffix(filepath.Base(path), ".stan")
+	return &loadedModel{Model: m, Name: name, data: from}, nil
 }
 
 func (r *registry) names() []string {

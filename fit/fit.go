@@ -144,6 +144,9 @@ type Result struct {
 	// WarmStart is the full-rank fit a Recipe with WarmStart WarmFullRank started from
 	// (nil otherwise).
 	WarmStart *Result
+	// Ensemble is the ensemble a Recipe with an Ensemble fitted (its members and bounds; the
+	// Result is their mixture), nil otherwise.
+	Ensemble *EnsembleResult
 }
 
 // plateauSchedule is the step-size multiplier the stopping rule cuts.

@@ -46,6 +46,9 @@ type Recipe struct {
 	// row) or NaNPolicyFail (fail at the first one).
 	NaN      string `json:"nan"`
 	MaxSkips int    `json:"max_skips"`
+	// Ensemble, when not nil, makes the fit an ensemble of this recipe's family (see
+	// EnsembleRecipe); nil: one fit.
+	Ensemble *EnsembleRecipe `json:"ensemble,omitempty"`
 }
 
 // FamilyRecipe names a variational family and its structure.
@@ -307,6 +310,11 @@ func (r *Recipe) Validate() error {
 			return bad(fmt.Sprintf("init.point[%d]", i), v, "a finite value")
 		}
 	}
+	if r.Ensemble != nil {
+		if err := r.Ensemble.validate(); err != nil {
+			return err
+		}
+	}
 	if f := r.Family.Flow; f != nil {
 		// Count the hidden-to-hidden weights before NewFlowFamily builds the flow on ℝ¹, so
 		// that hidden sizes within flow.MaxHiddenUnits but many of them do not allocate.
@@ -528,8 +536,11 @@ func WithWorkers(n int) Option { return func(o *options) { o.workers = n } }
 // gives the previous fit to start from; GradEvals and Elapsed then include that stage. The
 // result carries a copy of r.
 //
+// With r.Ensemble it fits an ensemble instead (EnsembleRecipe): the members' recipes
+// (Recipe.Member) run in parallel, and the result is their mixture with Result.Ensemble.
+//
 // Concurrency: target.Density (or LogDensity) is called from up to four goroutines at once,
-// one tape each (see model.Target).
+// one tape each (see model.Target); an ensemble's members add up to WithWorkers goroutines.
 //
 // Cancellation: as Fit — the partial result together with an error wrapping the context's
 // cause; other errors come with a nil result.
@@ -544,6 +555,9 @@ func Run(ctx context.Context, target model.Target, r Recipe, opts ...Option) (*R
 	var o options
 	for _, f := range opts {
 		f(&o)
+	}
+	if r.Ensemble != nil {
+		return runEnsemble(ctx, target, r, o)
 	}
 	fam, err := r.Family.NewFamily(d, r.Seed)
 	if err != nil {
@@ -618,6 +632,7 @@ func (r *Recipe) ValidateFor(d int) error {
 func (r *Recipe) clone() Recipe {
 	c := *r
 	c.Init.Point = clone(r.Init.Point)
+	c.Ensemble = r.Ensemble.clone()
 	if r.Family.Flow != nil {
 		f := *r.Family.Flow
 		f.Hidden, f.AffineHidden = clone(f.Hidden), clone(f.AffineHidden)

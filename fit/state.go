@@ -32,6 +32,9 @@ type State struct {
 	BestFrom string    `json:"best_from,omitempty"` // which iterate Best is, in words
 	// Avg is the exponential moving average of the parameters (Config.Average > 0).
 	Avg []float64 `json:"avg_params,omitempty"`
+	// Ensemble is the state of an ensemble fit (Recipe.Ensemble); the fields above are then
+	// unused.
+	Ensemble *EnsembleState `json:"ensemble,omitempty"`
 
 	skipRun  int
 	lastGain float64
@@ -88,5 +91,6 @@ func (s *State) clone() *State {
 		v := *s.BestELBO
 		c.BestELBO = &v
 	}
+	c.Ensemble = s.Ensemble.clone()
 	return &c
 }

@@ -1,0 +1,205 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/internal/resultmd"
+	"github.com/vigo-bayes/vigo/model"
+	"github.com/vigo-bayes/vigo/stan"
+	"github.com/vigo-bayes/vigo/zoo"
+)
+
+// StanSpeedConfig configures RunStanSpeed.
+type StanSpeedConfig struct {
+	// Root is the posteriordb-full snapshot (models/ for the Stan programs, data/).
+	Root string
+	// Dir is the public posteriordb directory the zoo models load from.
+	Dir string
+	// Budget is the time spent timing each gradient (default 1 s).
+	Budget time.Duration
+	// RStan is the path of bench/stan/grad_time.R: Stan's own C++ gradient, timed inside its
+	// sampler in the same run ("": not run). Rscript is the R interpreter (default "Rscript").
+	RStan, Rscript string
+}
+
+// StanSpeedRow is one zoo model: the time of one gradient of the hand-written zoo model and
+// of the Stan-compiled program on the same data.
+type StanSpeedRow struct {
+	Name, Posterior string
+	Dim             int
+	Zoo, Stan       time.Duration // per gradient
+	// RStan is rstan's gradient inside its sampler (sampler wall time / leapfrog steps, one
+	// chain of 1000 warmup + 1000 draws); 0 when not run.
+	RStan time.Duration
+	Err   string
+}
+
+// StanSpeedReport is RunStanSpeed's table.
+type StanSpeedReport struct {
+	Budget time.Duration
+	RStan  bool // the rstan column was measured
+	Rows   []StanSpeedRow
+}
+
+// timeGrad returns the mean time of one gradient of tg at z, over at least budget (after
+// one warm-up gradient), reusing one tape as a fit does.
+func timeGrad(tg model.Target, z []float64, budget time.Duration) time.Duration {
+	var t ad.Tape
+	g := make([]float64, tg.Dim())
+	model.Gradient(&t, tg, z, g)
+	n := 0
+	start := time.Now()
+	for time.Since(start) < budget || n < 3 {
+		model.Gradient(&t, tg, z, g)
+		n++
+	}
+	return time.Since(start) / time.Duration(n)
+}
+
+// RunStanSpeed times, in one run, the gradient of each zoo model and of its posteriordb Stan
+// program compiled by package stan, at the same random point u ~ U(−2, 2)^d (fixed seed; the
+// two unconstrained orders may differ, which does not change the cost).
+func RunStanSpeed(ctx context.Context, cfg StanSpeedConfig) (*StanSpeedReport, error) {
+	if cfg.Budget <= 0 {
+		cfg.Budget = time.Second
+	}
+	rep := &StanSpeedReport{Budget: cfg.Budget}
+	for _, name := range zoo.Names() {
+		if err := ctx.Err(); err != nil {
+			return rep, fmt.Errorf("bench: RunStanSpeed: %w", context.Cause(ctx))
+		}
+		row := StanSpeedRow{Name: name}
+		err := func() error {
+			zm, err := zoo.Load(name, cfg.Dir)
+			if err != nil {
+				return err
+			}
+			row.Posterior = zm.Posterior
+			prog := strings.TrimPrefix(zm.Posterior, zm.Info.Data+"-")
+			src, err := os.ReadFile(filepath.Join(cfg.Root, "models", prog+".stan"))
+			if err != nil {
+				return err
+			}
+			d, err := model.LoadData(zm.Info.DataPath(cfg.Dir))
+			if err != nil {
+				return err
+			}
+			sm, err := stan.Compile(prog+".stan", src, d)
+			if err != nil {
+				return err
+			}
+			if sm.Dim() != zm.Dim() {
+				return fmt.Errorf("dimension %d, zoo %d", sm.Dim(), zm.Dim())
+			}
+			row.Dim = sm.Dim()
+			r := rand.New(rand.NewPCG(20261202, 1))
+			z := make([]float64, row.Dim)
+			for i := range z {
+				z[i] = 4*r.Float64() - 2
+			}
+			row.Zoo = timeGrad(zm, z, cfg.Budget)
+			row.Stan = timeGrad(sm, z, cfg.Budget)
+			return nil
+		}()
+		if err != nil {
+			row.Err = err.Error()
+		}
+		rep.Rows = append(rep.Rows, row)
+	}
+	if cfg.RStan != "" {
+		if err := rstanGrad(ctx, cfg, rep.Rows); err != nil {
+			return rep, err
+		}
+		rep.RStan = true
+	}
+	return rep, nil
+}
+
+// rstanGrad runs bench/stan/grad_time.R on the rows' posteriors and fills RStan. Its output
+// lines are posterior, gradient evaluations, wall seconds, µs per gradient (tab-separated).
+func rstanGrad(ctx context.Context, cfg StanSpeedConfig, rows []StanSpeedRow) error {
+	if _, err := os.Stat(cfg.RStan); err != nil {
+		return fmt.Errorf("bench: RunStanSpeed: RStan: %w", err)
+	}
+	rscript := cfg.Rscript
+	if rscript == "" {
+		rscript = "Rscript"
+	}
+	args := []string{cfg.RStan}
+	for _, r := range rows {
+		if r.Posterior != "" {
+			args = append(args, r.Posterior)
+		}
+	}
+	cmd := exec.CommandContext(ctx, rscript, args...)
+	cmd.Env = append(os.Environ(), "POSTERIORDB="+cfg.Dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		msg, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
+		return fmt.Errorf("bench: RunStanSpeed: %s %s: %v: %s", rscript, cfg.RStan, err, msg)
+	}
+	got := map[string]time.Duration{}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 4 {
+			continue
+		}
+		us, err := strconv.ParseFloat(f[3], 64)
+		if err != nil {
+			return fmt.Errorf("bench: RunStanSpeed: rstan output %q: %v", line, err)
+		}
+		got[f[0]] = time.Duration(us * 1e3)
+	}
+	for i := range rows {
+		rows[i].RStan = got[rows[i].Posterior]
+	}
+	return nil
+}
+
+// Markdown writes the table: per model the two gradient times and their ratio.
+func (r *StanSpeedReport) Markdown(w io.Writer, h resultmd.Header) error {
+	var b strings.Builder
+	resultmd.Write(&b, "Gradient cost: Stan programs compiled by vigo vs the hand-written zoo models", h)
+	fmt.Fprintf(&b, "\nOne gradient (one tape reused, as a fit does) at the same random point, timed for %v each; the\n"+
+		"goal is Stan/zoo ≤ 2 on every model.", r.Budget)
+	if r.RStan {
+		b.WriteString(" rstan: Stan's own C++ gradient timed inside its sampler in the same run (bench/stan/grad_time.R: " +
+			"one chain, 1000 warmup + 1000 draws, sampler wall time / leapfrog steps, so NUTS's own bookkeeping is included).")
+	}
+	b.WriteString("\n\n| model | posterior | dim | zoo µs/grad | Stan program µs/grad | Stan/zoo | ≤ 2? | rstan µs/grad | Stan program / rstan |\n|---|---|---|---|---|---|---|---|---|\n")
+	met, timed := 0, 0
+	for _, x := range r.Rows {
+		if x.Err != "" {
+			fmt.Fprintf(&b, "| %s | %s | | | | | error: %s | | |\n", x.Name, x.Posterior, strings.ReplaceAll(x.Err, "|", "\\|"))
+			continue
+		}
+		ratio := float64(x.Stan) / float64(x.Zoo)
+		timed++
+		if ratio <= 2 {
+			met++
+		}
+		rs, vs := "—", "—"
+		if x.RStan > 0 {
+			rs = fmt.Sprintf("%.2f", float64(x.RStan.Nanoseconds())/1e3)
+			vs = fmt.Sprintf("%.2f", float64(x.Stan)/float64(x.RStan))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %.2f | %.2f | %.2f | %s | %s | %s |\n", x.Name, x.Posterior, x.Dim,
+			float64(x.Zoo.Nanoseconds())/1e3, float64(x.Stan.Nanoseconds())/1e3, ratio, yn(ratio <= 2), rs, vs)
+	}
+	fmt.Fprintf(&b, "\nStan program within 2× of the zoo model on %d of %d timed models.\n", met, timed)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
