@@ -316,6 +316,11 @@ type Config struct {
 	Extra      []Method // methods beyond the table of Methods (a caller's own), selectable by name
 	Seeds      int      // seeds 1..Seeds; 0 means 3
 	Dir        string   // posteriordb directory (required)
+	// Source is SourceZoo ("" too: the hand-written models) or SourceStan (each posterior's
+	// Stan program from Full/models compiled by package stan; Posteriors nil means every
+	// posterior with reference draws in Dir or Full, StanReferencePosteriors).
+	Source string
+	Full   string // posteriordb-full directory (SourceStan)
 	RunOptions
 	// Progress, when not nil, is called after every run (from the benchmark's goroutine).
 	Progress func(SeedResult)
@@ -365,34 +370,32 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		rep.Methods = append(rep.Methods, m)
 	}
-	pnames := cfg.Posteriors
-	if pnames == nil {
-		pnames = zoo.Names()
-	}
-	infos := make([]zoo.Info, len(pnames))
-	for i, n := range pnames {
-		info, err := zoo.Get(n)
-		if err != nil {
-			return nil, fmt.Errorf("bench: Run: %w", err)
-		}
-		infos[i] = info
-	}
-	slices.SortStableFunc(infos, func(a, b zoo.Info) int { return strings.Compare(a.Posterior, b.Posterior) })
-	infos = slices.CompactFunc(infos, func(a, b zoo.Info) bool { return a.Name == b.Name })
 	dir := cfg.Dir
 	if dir == "" {
 		return nil, errors.New("bench: Run: Config.Dir is empty: give the posteriordb directory")
 	}
-	for _, info := range infos {
-		m, err := zoo.Load(info.Name, dir)
-		if err != nil {
-			return nil, fmt.Errorf("bench: Run: %w", err)
-		}
-		ref, err := referenceDraws(m, dir)
-		if err != nil {
+	loads, err := posteriorLoaders(cfg)
+	if err != nil {
+		return nil, err
+	}
+	for _, ld := range loads {
+		m, ref, err := ld.load()
+		if err != nil && cfg.Source != SourceStan {
 			return nil, err
 		}
-		rep.Posteriors = append(rep.Posteriors, info.Posterior)
+		rep.Posteriors = append(rep.Posteriors, ld.name)
+		if err != nil { // a Stan program that does not compile: an abort row per method and seed
+			for _, meth := range rep.Methods {
+				for s := 1; s <= cfg.Seeds; s++ {
+					r := SeedResult{Posterior: ld.name, Method: meth.Name, Seed: uint64(s), Err: err}
+					rep.Results = append(rep.Results, r)
+					if cfg.Progress != nil {
+						cfg.Progress(r)
+					}
+				}
+			}
+			continue
+		}
 		for _, meth := range rep.Methods {
 			for s := 1; s <= cfg.Seeds; s++ {
 				r := runOne(ctx, m, ref, meth, uint64(s), cfg.RunOptions)
@@ -426,6 +429,75 @@ func runOne(ctx context.Context, m *zoo.Model, ref *diag.Draws, meth Method, see
 	}
 	r.GradEvals, r.KHat, r.Converged, r.Status = out.GradEvals, out.KHat, out.Converged, out.Status
 	return r
+}
+
+// loader loads one posterior's model and reference draws.
+type loader struct {
+	name string
+	load func() (*zoo.Model, *diag.Draws, error)
+}
+
+// posteriorLoaders returns, for each posterior cfg runs (sorted by posteriordb name, each
+// once), a function loading its model and reference draws.
+func posteriorLoaders(cfg Config) ([]loader, error) {
+	var loads []loader
+	switch cfg.Source {
+	case "", SourceZoo:
+		pnames := cfg.Posteriors
+		if pnames == nil {
+			pnames = zoo.Names()
+		}
+		infos := make([]zoo.Info, len(pnames))
+		for i, n := range pnames {
+			info, err := zoo.Get(n)
+			if err != nil {
+				return nil, fmt.Errorf("bench: Run: %w", err)
+			}
+			infos[i] = info
+		}
+		slices.SortStableFunc(infos, func(a, b zoo.Info) int { return strings.Compare(a.Posterior, b.Posterior) })
+		infos = slices.CompactFunc(infos, func(a, b zoo.Info) bool { return a.Name == b.Name })
+		for _, info := range infos {
+			loads = append(loads, loader{info.Posterior, func() (*zoo.Model, *diag.Draws, error) {
+				m, err := zoo.Load(info.Name, cfg.Dir)
+				if err != nil {
+					return nil, nil, fmt.Errorf("bench: Run: %w", err)
+				}
+				ref, err := referenceDraws(m, cfg.Dir)
+				return m, ref, err
+			}})
+		}
+	case SourceStan:
+		if cfg.Full == "" {
+			return nil, errors.New("bench: Run: Config.Full is empty: the stan source needs the posteriordb-full directory")
+		}
+		pnames := cfg.Posteriors
+		if pnames == nil {
+			var err error
+			if pnames, err = StanReferencePosteriors(cfg.Dir, cfg.Full); err != nil {
+				return nil, err
+			}
+		}
+		for i, n := range pnames {
+			if info, err := zoo.Get(n); err == nil {
+				pnames[i] = info.Posterior
+			}
+		}
+		slices.Sort(pnames)
+		for _, n := range slices.Compact(pnames) {
+			loads = append(loads, loader{n, func() (*zoo.Model, *diag.Draws, error) {
+				m, dir, err := stanPosterior(cfg.Dir, cfg.Full, n)
+				if err != nil {
+					return nil, nil, err
+				}
+				ref, err := referenceDraws(m, dir)
+				return m, ref, err
+			}})
+		}
+	default:
+		return nil, fmt.Errorf("bench: Run: unknown Source %q (want %q or %q)", cfg.Source, SourceZoo, SourceStan)
+	}
+	return loads, nil
 }
 
 // referenceDraws loads the posterior's reference draws of the model's reported quantities as

@@ -1,12 +1,15 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,6 +28,9 @@ type StanSpeedConfig struct {
 	Dir string
 	// Budget is the time spent timing each gradient (default 1 s).
 	Budget time.Duration
+	// RStan is the path of bench/stan/grad_time.R: Stan's own C++ gradient, timed inside its
+	// sampler in the same run ("": not run). Rscript is the R interpreter (default "Rscript").
+	RStan, Rscript string
 }
 
 // StanSpeedRow is one zoo model: the time of one gradient of the hand-written zoo model and
@@ -33,12 +39,16 @@ type StanSpeedRow struct {
 	Name, Posterior string
 	Dim             int
 	Zoo, Stan       time.Duration // per gradient
-	Err             string
+	// RStan is rstan's gradient inside its sampler (sampler wall time / leapfrog steps, one
+	// chain of 1000 warmup + 1000 draws); 0 when not run.
+	RStan time.Duration
+	Err   string
 }
 
 // StanSpeedReport is RunStanSpeed's table.
 type StanSpeedReport struct {
 	Budget time.Duration
+	RStan  bool // the rstan column was measured
 	Rows   []StanSpeedRow
 }
 
@@ -107,7 +117,56 @@ func RunStanSpeed(ctx context.Context, cfg StanSpeedConfig) (*StanSpeedReport, e
 		}
 		rep.Rows = append(rep.Rows, row)
 	}
+	if cfg.RStan != "" {
+		if err := rstanGrad(ctx, cfg, rep.Rows); err != nil {
+			return rep, err
+		}
+		rep.RStan = true
+	}
 	return rep, nil
+}
+
+// rstanGrad runs bench/stan/grad_time.R on the rows' posteriors and fills RStan. Its output
+// lines are posterior, gradient evaluations, wall seconds, µs per gradient (tab-separated).
+func rstanGrad(ctx context.Context, cfg StanSpeedConfig, rows []StanSpeedRow) error {
+	if _, err := os.Stat(cfg.RStan); err != nil {
+		return fmt.Errorf("bench: RunStanSpeed: RStan: %w", err)
+	}
+	rscript := cfg.Rscript
+	if rscript == "" {
+		rscript = "Rscript"
+	}
+	args := []string{cfg.RStan}
+	for _, r := range rows {
+		if r.Posterior != "" {
+			args = append(args, r.Posterior)
+		}
+	}
+	cmd := exec.CommandContext(ctx, rscript, args...)
+	cmd.Env = append(os.Environ(), "POSTERIORDB="+cfg.Dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		msg, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
+		return fmt.Errorf("bench: RunStanSpeed: %s %s: %v: %s", rscript, cfg.RStan, err, msg)
+	}
+	got := map[string]time.Duration{}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 4 {
+			continue
+		}
+		us, err := strconv.ParseFloat(f[3], 64)
+		if err != nil {
+			return fmt.Errorf("bench: RunStanSpeed: rstan output %q: %v", line, err)
+		}
+		got[f[0]] = time.Duration(us * 1e3)
+	}
+	for i := range rows {
+		rows[i].RStan = got[rows[i].Posterior]
+	}
+	return nil
 }
 
 // Markdown writes the table: per model the two gradient times and their ratio.
@@ -115,17 +174,32 @@ func (r *StanSpeedReport) Markdown(w io.Writer, h resultmd.Header) error {
 	var b strings.Builder
 	resultmd.Write(&b, "Gradient cost: Stan programs compiled by vigo vs the hand-written zoo models", h)
 	fmt.Fprintf(&b, "\nOne gradient (one tape reused, as a fit does) at the same random point, timed for %v each; the\n"+
-		"goal is Stan/zoo ≤ 2 on every model.\n\n", r.Budget)
-	b.WriteString("| model | posterior | dim | zoo µs/grad | Stan program µs/grad | Stan/zoo | ≤ 2? |\n|---|---|---|---|---|---|---|\n")
+		"goal is Stan/zoo ≤ 2 on every model.", r.Budget)
+	if r.RStan {
+		b.WriteString(" rstan: Stan's own C++ gradient timed inside its sampler in the same run (bench/stan/grad_time.R: " +
+			"one chain, 1000 warmup + 1000 draws, sampler wall time / leapfrog steps, so NUTS's own bookkeeping is included).")
+	}
+	b.WriteString("\n\n| model | posterior | dim | zoo µs/grad | Stan program µs/grad | Stan/zoo | ≤ 2? | rstan µs/grad | Stan program / rstan |\n|---|---|---|---|---|---|---|---|---|\n")
+	met, timed := 0, 0
 	for _, x := range r.Rows {
 		if x.Err != "" {
-			fmt.Fprintf(&b, "| %s | %s | | | | | error: %s |\n", x.Name, x.Posterior, strings.ReplaceAll(x.Err, "|", "\\|"))
+			fmt.Fprintf(&b, "| %s | %s | | | | | error: %s | | |\n", x.Name, x.Posterior, strings.ReplaceAll(x.Err, "|", "\\|"))
 			continue
 		}
 		ratio := float64(x.Stan) / float64(x.Zoo)
-		fmt.Fprintf(&b, "| %s | %s | %d | %.2f | %.2f | %.2f | %s |\n", x.Name, x.Posterior, x.Dim,
-			float64(x.Zoo.Nanoseconds())/1e3, float64(x.Stan.Nanoseconds())/1e3, ratio, yn(ratio <= 2))
+		timed++
+		if ratio <= 2 {
+			met++
+		}
+		rs, vs := "—", "—"
+		if x.RStan > 0 {
+			rs = fmt.Sprintf("%.2f", float64(x.RStan.Nanoseconds())/1e3)
+			vs = fmt.Sprintf("%.2f", float64(x.Stan)/float64(x.RStan))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %.2f | %.2f | %.2f | %s | %s | %s |\n", x.Name, x.Posterior, x.Dim,
+			float64(x.Zoo.Nanoseconds())/1e3, float64(x.Stan.Nanoseconds())/1e3, ratio, yn(ratio <= 2), rs, vs)
 	}
+	fmt.Fprintf(&b, "\nStan program within 2× of the zoo model on %d of %d timed models.\n", met, timed)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

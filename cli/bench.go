@@ -37,6 +37,7 @@ func newBenchCmd() *cobra.Command {
 func newBenchPosteriordbCmd() *cobra.Command {
 	var (
 		methods, posteriors, out, dir string
+		full                          string
 		cfg                           bench.Config
 	)
 	cmd := &cobra.Command{
@@ -47,6 +48,11 @@ seeds 1..N, measures W1/sd, sd ratio and max|Δmean|/sd against the 10,000 refer
 the constrained scale, k̂, wall time and gradient evaluations, and writes a markdown table of
 medians over seeds with Stan ADVI's numbers (../shared/docs/targets.md) beside them and a
 verdict per posterior. Progress goes to stderr, one line per run.
+
+--source stan compiles each posterior's Stan program (posteriordb-full/models/) instead of
+using the hand-written Go models, and with --posteriors all runs every posterior that has
+reference draws (the 12 public ones and posteriordb-full's); a program that does not compile
+is an abort row naming the construct.
 
 Methods: ` + strings.Join(bench.MethodNames(), ", ") + `.`,
 		Args: cobra.NoArgs,
@@ -63,6 +69,11 @@ Methods: ` + strings.Join(bench.MethodNames(), ", ") + `.`,
 				return err
 			}
 			cfg.Dir = d
+			if cfg.Source == bench.SourceStan {
+				if cfg.Full, err = posteriordbFull(full); err != nil {
+					return err
+				}
+			}
 			errw := cmd.ErrOrStderr()
 			cfg.Progress = func(r bench.SeedResult) { fmt.Fprintln(errw, r.ProgressLine()) }
 			return runBench(cmd, out, func(ctx context.Context) (report, error) { return bench.Run(ctx, cfg) })
@@ -74,6 +85,8 @@ Methods: ` + strings.Join(bench.MethodNames(), ", ") + `.`,
 	f.StringVar(&posteriors, "posteriors", "all", "all, or comma-separated zoo or posteriordb names")
 	f.StringVar(&out, "out", "", "write the markdown table to FILE instead of stdout")
 	f.StringVar(&dir, "posteriordb", "", datadir.PosteriorDBHelp)
+	f.StringVar(&cfg.Source, "source", bench.SourceZoo, "models: zoo (hand-written Go) or stan (each posterior's Stan program, compiled)")
+	f.StringVar(&full, "posteriordb-full", "", posteriordbFullHelp+", for --source stan")
 	f.IntVar(&cfg.MaxIter, "max-iter", 0, "iteration cap per fit (0: the fit's default)")
 	f.IntVar(&cfg.Workers, "workers", 1, "goroutines per fit (results do not depend on it; 1 compares with Stan's single core)")
 	f.IntVar(&cfg.Draws, "draws", 0, "draws per run compared with the reference and used for k̂ (0: 1000)")

@@ -25,12 +25,9 @@ writes a markdown table: per posterior, whether it parses, type-checks, loads it
 matches, or the unsupported construct.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if root == "" {
-				shared, ok := datadir.Shared()
-				if !ok {
-					return fmt.Errorf("--root: no ../shared beside the checkout; give the posteriordb-full directory")
-				}
-				root = filepath.Join(shared, "data", "posteriordb-full")
+			root, err := posteriordbFull(root)
+			if err != nil {
+				return err
 			}
 			cfg := bench.StanCorpusConfig{Root: root}
 			if posteriors != "all" {
@@ -45,41 +42,57 @@ matches, or the unsupported construct.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&out, "out", "", "write the markdown table to FILE instead of stdout")
-	f.StringVar(&root, "root", "", "the posteriordb-full snapshot (default: ../shared/data/posteriordb-full beside the checkout)")
+	f.StringVar(&root, "posteriordb-full", "", posteriordbFullHelp)
 	f.StringVar(&posteriors, "posteriors", "all", "all, or comma-separated posterior names")
 	return cmd
 }
 
 func newBenchStanSpeedCmd() *cobra.Command {
-	var out, root, dir string
+	var out, root, dir, rstan, rscript string
 	var budget time.Duration
 	cmd := &cobra.Command{
 		Use:   "stan",
 		Short: "Time the gradient of the Stan-compiled public posteriors against the zoo models",
 		Long: `vigo bench stan times, in one run, one gradient of each of the 12 zoo models (hand-written Go)
 and of the same posterior's Stan program (posteriordb-full's models/) compiled by package stan,
-on the same data and at the same point, and writes the table with their ratio.`,
+on the same data and at the same point, and writes the table with their ratio. With --rstan
+bench/stan/grad_time.R it also times Stan's own C++ gradient inside its sampler (Debian's
+r-cran-rstan; each program compiles once, cached in $STAN_CACHE or ~/.cache/vigo-stan).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if root == "" {
-				shared, ok := datadir.Shared()
-				if !ok {
-					return fmt.Errorf("--root: no ../shared beside the checkout; give the posteriordb-full directory")
-				}
-				root = filepath.Join(shared, "data", "posteriordb-full")
+			root, err := posteriordbFull(root)
+			if err != nil {
+				return err
 			}
 			d, _, err := datadir.PosteriorDB(dir)
 			if err != nil {
 				return err
 			}
-			cfg := bench.StanSpeedConfig{Root: root, Dir: d, Budget: budget}
+			cfg := bench.StanSpeedConfig{Root: root, Dir: d, Budget: budget, RStan: rstan, Rscript: rscript}
 			return runBench(cmd, out, func(ctx context.Context) (report, error) { return bench.RunStanSpeed(ctx, cfg) })
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&out, "out", "", "write the markdown table to FILE instead of stdout")
-	f.StringVar(&root, "root", "", "the posteriordb-full snapshot (default: ../shared/data/posteriordb-full beside the checkout)")
+	f.StringVar(&root, "posteriordb-full", "", posteriordbFullHelp)
 	f.StringVar(&dir, "posteriordb", "", datadir.PosteriorDBHelp)
 	f.DurationVar(&budget, "budget", time.Second, "time spent timing each gradient")
+	f.StringVar(&rstan, "rstan", "", "path of bench/stan/grad_time.R: time Stan's own gradient in the same run (needs Rscript with rstan)")
+	f.StringVar(&rscript, "rscript", "Rscript", "the R interpreter for --rstan")
 	return cmd
+}
+
+const posteriordbFullHelp = "the posteriordb-full snapshot (default: ../shared/data/posteriordb-full beside the checkout)"
+
+// posteriordbFull resolves --posteriordb-full: the flag when given, else
+// ../shared/data/posteriordb-full beside the checkout.
+func posteriordbFull(flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	shared, ok := datadir.Shared()
+	if !ok {
+		return "", fmt.Errorf("--posteriordb-full: no ../shared beside the checkout; give the posteriordb-full directory")
+	}
+	return filepath.Join(shared, "data", "posteriordb-full"), nil
 }

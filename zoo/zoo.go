@@ -147,11 +147,38 @@ func newModel(e entry, d *model.Data) (*Model, error) {
 	if err := tgt.Check(); err != nil {
 		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err) // a bug in the model's code
 	}
-	m := &Model{Info: e.Info, impl: im, tgt: tgt}
 	ref := tgt.Layout.Names()
 	if r, ok := im.(referencer); ok {
 		ref = r.referenceNames()
 	}
+	return withReported(&Model{Info: e.Info, impl: im, tgt: tgt}, ref)
+}
+
+// FromModel makes any model.Model — a Stan program compiled by package stan, a user's own
+// model — a posteriordb posterior the benchmarks can run like the built-in ones. info names
+// the posterior and its data (Info.DrawsPath locates the reference draws); reported are the
+// reference draws' names, each a column of m (Columns: parameters or derived quantities).
+// Unconstrain works only when reported are exactly m's parameters (Layout.Names), since the
+// inverse of arbitrary derived quantities is unknown.
+func FromModel(info Info, m *model.Model, reported []string) (*Model, error) {
+	if m == nil || m.Layout == nil {
+		return nil, fmt.Errorf("zoo: FromModel: no model or layout (posterior=%s)", info.Posterior)
+	}
+	if err := m.Check(); err != nil {
+		return nil, fmt.Errorf("zoo: FromModel: %s: %w", info.Posterior, err)
+	}
+	return withReported(&Model{Info: info, impl: wrapped{m}, tgt: *m}, reported)
+}
+
+// wrapped is the impl of a FromModel model.
+type wrapped struct{ m *model.Model }
+
+func (w wrapped) layout() *model.Layout                 { return w.m.Layout }
+func (w wrapped) density(t *ad.Tape, p []ad.Var) ad.Var { return w.m.Density(t, p) }
+
+func withReported(m *Model, ref []string) (*Model, error) {
+	tgt := m.tgt
+	e := m.Info
 	col := map[string]int{}
 	for i, n := range tgt.Columns() {
 		col[n] = i
@@ -292,6 +319,9 @@ func (m *Model) Unconstrain(dst, x []float64) ([]float64, error) {
 		panic(fmt.Sprintf("zoo: %s: Unconstrain: len(x)=%d, want %d", m.Name, len(x), len(m.ref)))
 	}
 	par := x
+	if _, ok := m.impl.(wrapped); ok && !slices.Equal(m.refNames, lay.Names()) {
+		return nil, fmt.Errorf("zoo: %s: Unconstrain: the reported quantities are not the model's parameters (%d reported, %d parameter values)", m.Name, len(x), lay.Len())
+	}
 	if r, ok := m.impl.(referencer); ok {
 		par = make([]float64, lay.Len())
 		if err := r.freeReference(par, x); err != nil {
