@@ -6,9 +6,9 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/vigo-bayes/vigo/ad"
 	"github.com/vigo-bayes/vigo/diag"
 	"github.com/vigo-bayes/vigo/internal/mathx"
+	"github.com/vigo-bayes/vigo/model"
 	"github.com/vigo-bayes/vigo/rng"
 )
 
@@ -16,23 +16,6 @@ import (
 // normalising constant is known exactly (or by 1-D quadrature to ~1e-9) and which can be
 // sampled exactly, so a fit's W1/sd and log Z error are measured against the truth, not a
 // sampler's estimate.
-
-// fnTarget is a target over ℝ^d whose log density and gradient are plain Go: f(z, g) returns
-// log p(z) and, when g is not nil, writes ∇ log p(z) into it. f must be safe for concurrent use
-// (it may only write g). The whole density is one fused tape node.
-type fnTarget struct {
-	d int
-	f func(z, g []float64) float64
-}
-
-func (ft fnTarget) Dim() int { return ft.d }
-
-func (ft fnTarget) LogDensity(t *ad.Tape, z ad.Var) ad.Var {
-	zv := t.Value(z)
-	fb := t.Fused()
-	g := fb.Partial(z)
-	return fb.Done(ft.f(zv, g))
-}
 
 // gaussMix is the isotropic Gaussian mixture p(z) = e^c Σ_k w_k N(z; μ_k, s_k² I) over ℝ^d:
 // its log normaliser is exactly c.
@@ -268,7 +251,7 @@ func (o oneDim) f(z, g []float64) float64 {
 func Target1D(name, about string, logp, dlogp func(float64) float64, lo, hi float64, n int) TrustPosterior {
 	g := newGrid1D(logp, lo, hi, n)
 	return TrustPosterior{
-		Name: name, About: about, Target: fnTarget{d: 1, f: oneDim{logp, dlogp}.f},
+		Name: name, About: about, Target: model.GradFunc{N: 1, F: oneDim{logp, dlogp}.f},
 		Names: []string{"x"}, LogZ: g.logZ,
 		RefSource: fmt.Sprintf("exact draws (inverse CDF on a %d-interval grid of [%g, %g]); log Z by the trapezoid rule on it", n, lo, hi),
 		Ref: func() (*diag.Draws, error) {
@@ -321,7 +304,7 @@ func syntheticRef(names []string, sample func(r *rng.Stream, n int) []float64) f
 func SyntheticPosteriors() []TrustPosterior {
 	mk := func(name, about string, d int, f func(z, g []float64) float64, logZ float64, src string, sample func(*rng.Stream, int) []float64) TrustPosterior {
 		names := zNames(d)
-		return TrustPosterior{Name: name, About: about, Target: fnTarget{d: d, f: f}, Names: names,
+		return TrustPosterior{Name: name, About: about, Target: model.GradFunc{N: d, F: f}, Names: names,
 			LogZ: logZ, RefSource: src, Ref: syntheticRef(names, sample)}
 	}
 	g2 := &gaussMix{d: 2, w: []float64{0.3, 0.7}, mu: [][]float64{constVec(2, -1), constVec(2, 4)}, sd: []float64{1, 1}, lgc: 2}
@@ -340,7 +323,7 @@ func SyntheticPosteriors() []TrustPosterior {
 	grid := newGrid1D(func(w float64) float64 { lp, _, _ := s.marginal(w); return lp }, lo, hi, n)
 	out = append(out, TrustPosterior{
 		Name: "sinusoid", About: "y = a·sin(ω t) + N(0, 0.5²), 20 points, ω ~ N(1, 1.5²), a ~ N(1, 1) (local optima in ω)",
-		Target: fnTarget{d: 2, f: s.logp}, Names: []string{"omega", "a"}, LogZ: grid.logZ,
+		Target: model.GradFunc{N: 2, F: s.logp}, Names: []string{"omega", "a"}, LogZ: grid.logZ,
 		RefSource: fmt.Sprintf("exact draws: ω from its closed-form marginal on a %d-interval grid of [%g, %g], a | ω Gaussian; log Z by the trapezoid rule", n, lo, hi),
 		Ref: func() (*diag.Draws, error) {
 			r := rng.New(refSeed, 2)
