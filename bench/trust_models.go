@@ -322,7 +322,7 @@ func SyntheticPosteriors() []TrustPosterior {
 	const n, lo, hi = 200000, -8.0, 10.0 // prior N(1, 1.5²): 6 sd either side; posterior sd of ω ≈ 0.02
 	grid := newGrid1D(func(w float64) float64 { lp, _, _ := s.marginal(w); return lp }, lo, hi, n)
 	out = append(out, TrustPosterior{
-		Name: "sinusoid", About: "y = a·sin(ω t) + N(0, 0.5²), 20 points, ω ~ N(1, 1.5²), a ~ N(1, 1) (local optima in ω)",
+		Name: "sinusoid", About: "y = a·sin(ω t) + N(0, 0.5²), 20 points (ω = 2, a = 1.2), ω ~ N(1, 1.5²), a ~ N(1, 1): local optima in ω, and the mirror mode (−ω, −a) holds ≈ 1.2% of the mass",
 		Target: model.GradFunc{N: 2, F: s.logp}, Names: []string{"omega", "a"}, LogZ: grid.logZ,
 		RefSource: fmt.Sprintf("exact draws: ω from its closed-form marginal on a %d-interval grid of [%g, %g], a | ω Gaussian; log Z by the trapezoid rule", n, lo, hi),
 		Ref: func() (*diag.Draws, error) {
