@@ -59,6 +59,9 @@ type TrustFit struct {
 	Result    *fit.Result
 	GradEvals int
 	Family    string // the family of Result, in words (auto: the chosen stage)
+	// Reassuring, when not nil, is the library's judgement of whether Result.Verdict tells
+	// the user the draws can be used; nil: judged from the verdict's words (VerdictClass).
+	Reassuring *bool
 }
 
 // TrustMethod is one way a user fits: Fit runs it on a target with a seed.
@@ -84,13 +87,24 @@ type TrustRun struct {
 	LogZIS    JFloat `json:"logz_is"`
 	Wall      JFloat `json:"wall_s"`
 	GradEvals int    `json:"grad_evals"`
-	Err       string `json:"error,omitempty"`
+	// Reassuring is the library's own judgement, when the method gives one (TrustFit);
+	// nil: Reassuring(Class).
+	Reassuring *bool  `json:"reassuring,omitempty"`
+	Err        string `json:"error,omitempty"`
 }
 
 // FalseReassurance reports whether the run's verdict reassures (reliable or usable) while its
 // mean W1/sd exceeds FalseReassuranceW1.
 func (r TrustRun) FalseReassurance() bool {
-	return r.Err == "" && Reassuring(r.Class) && float64(r.W1SD) > FalseReassuranceW1
+	return r.Err == "" && r.reassuring() && float64(r.W1SD) > FalseReassuranceW1
+}
+
+// reassuring is Reassuring when set, else Reassuring(Class).
+func (r TrustRun) reassuring() bool {
+	if r.Reassuring != nil {
+		return *r.Reassuring
+	}
+	return Reassuring(r.Class)
 }
 
 // JFloat is a float64 that is null in JSON when not finite (NaN when read back).
@@ -125,13 +139,14 @@ const (
 )
 
 // VerdictClass classifies a verdict line of vigo fit by its words: "multimodal" when it says
-// the posterior may be multimodal or that the starts found several modes, then "do not
-// trust", "unreliable", "usable", "reliable" (in that order: "unreliable" contains
-// "reliable"), else "other".
+// the posterior is (or may be) multimodal, then "do not trust", "unreliable", "usable",
+// "reliable" (in that order: "unreliable" contains "reliable"), else "other". A verdict that
+// reports several modes but keeps a reassuring k̂ verdict ("2 modes 60 nats apart … the
+// others' mass is negligible; k̂ = 0.4: reliable") is classed by its k̂ words.
 func VerdictClass(v string) string {
 	l := strings.ToLower(v)
 	switch {
-	case strings.Contains(l, "multimodal") || strings.Contains(l, " modes"):
+	case strings.Contains(l, "multimodal"):
 		return ClassMultimodal
 	case strings.Contains(l, "do not trust"):
 		return ClassNoTrust
@@ -227,7 +242,7 @@ func trustOne(ctx context.Context, p TrustPosterior, ref *diag.Draws, m TrustMet
 		return r
 	}
 	res := tf.Result
-	r.Family, r.GradEvals = tf.Family, tf.GradEvals
+	r.Family, r.GradEvals, r.Reassuring = tf.Family, tf.GradEvals, tf.Reassuring
 	r.Verdict, r.Class = res.Verdict, VerdictClass(res.Verdict)
 	r.KHat, r.ELBO = JFloat(res.KHat), JFloat(res.ELBO)
 	if len(res.LogP) > 0 {
@@ -348,7 +363,7 @@ func (rep *TrustReport) Markdown(w io.Writer, h resultmd.Header) error {
 					continue
 				}
 				n++
-				if r.Err == "" && Reassuring(r.Class) {
+				if r.Err == "" && r.reassuring() {
 					reass++
 				}
 				if r.FalseReassurance() {
