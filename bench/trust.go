@@ -180,6 +180,7 @@ type TrustSet struct {
 	Commit  string     `json:"commit"`
 	Date    string     `json:"date"`
 	Wall    JFloat     `json:"wall_s"`
+	Load    string     `json:"load"` // load averages at the start and the end
 	Methods []string   `json:"methods"` // "name: about"
 	Posts   []string   `json:"posteriors"`
 	Runs    []TrustRun `json:"runs"`
@@ -340,7 +341,7 @@ func (rep *TrustReport) Markdown(w io.Writer, h resultmd.Header) error {
 	p("(for auto, every stage). W1/sd between two exact samples of 1,000 and 10,000 draws is ≈ 0.02–0.04, ")
 	p("so values below ≈ 0.05 are at the Monte Carlo floor.\n\n")
 	for _, s := range rep.Sets {
-		p("- **%s**: `%s`, commit %s, %s, wall %.0f s\n", s.Label, s.Command, s.Commit, s.Date, float64(s.Wall))
+		p("- **%s**: `%s`, commit %s, %s, wall %.0f s, load %s\n", s.Label, s.Command, s.Commit, s.Date, float64(s.Wall), s.Load)
 		for _, m := range s.Methods {
 			p("  - %s\n", m)
 		}
@@ -351,7 +352,7 @@ func (rep *TrustReport) Markdown(w io.Writer, h resultmd.Header) error {
 		if !math.IsNaN(q.LogZ) {
 			lz = fmt.Sprintf("%.6f", q.LogZ)
 		}
-		p("| %s | %d | %s | %s | %s |\n", q.Name, q.Target.Dim(), q.About, lz, q.RefSource)
+		p("| %s | %d | %s | %s | %s |\n", q.Name, q.Target.Dim(), mdCell(q.About), lz, mdCell(q.RefSource))
 	}
 	p("\n## False-reassurance rate\n\n| set | method | runs | reassuring verdicts | false reassurances | rate | median W1/sd |\n|---|---|---:|---:|---:|---:|---:|\n")
 	for _, s := range rep.Sets {

@@ -85,6 +85,7 @@ Posteriors: ` + strings.Join(trustPosteriorNames(), ", ") + `.`,
 				}
 				h.Done()
 				set.Command, set.Commit, set.Date, set.Wall = h.Command, h.Commit, h.Date.UTC().Format("2006-01-02 15:04 UTC"), jfloatOf(h.Wall.Seconds())
+				set.Load = h.LoadStart + " → " + h.LoadEnd
 				if jsonOut != "" {
 					if err := writeFile(jsonOut, set.JSON); err != nil {
 						return nil, fmt.Errorf("bench trust: --json %s: %w", jsonOut, err)
