@@ -180,7 +180,7 @@ type TrustSet struct {
 	Commit  string     `json:"commit"`
 	Date    string     `json:"date"`
 	Wall    JFloat     `json:"wall_s"`
-	Load    string     `json:"load"` // load averages at the start and the end
+	Load    string     `json:"load"`    // load averages at the start and the end
 	Methods []string   `json:"methods"` // "name: about"
 	Posts   []string   `json:"posteriors"`
 	Runs    []TrustRun `json:"runs"`
