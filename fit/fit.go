@@ -131,7 +131,18 @@ type Result struct {
 	// field). A verdict whose k̂ is within one KHatSD of the threshold says it is borderline.
 	KHatSD  float64
 	PSISESS float64
-	Verdict string
+	// KHatVerdict is the judgement of k̂ alone (diag.Verdict, with the family's advice);
+	// Verdict adds what the multi-start search saw (Assess): the verdict vigo fit prints.
+	KHatVerdict string
+	Verdict     string
+
+	// Starts is the number of mode searches of the multi-start initialisation (0 when there
+	// was none: InitZero, a warm start), StartsFailed those that failed, and Modes the
+	// distinct modes found, best (highest Laplace evidence) first: q started at Modes[0].
+	// A warm-started fit reports its warm stage's search.
+	Starts       int
+	StartsFailed int
+	Modes        []Mode
 
 	Draws []float64 // DiagDraws × Dim, row-major
 	LogP  []float64 // log p(z) of each draw (Jacobian included)
@@ -210,6 +221,7 @@ func Fit(ctx context.Context, target model.Target, fam family.Family, obj object
 		Status: status, Reason: reason, Reported: reported, Iterations: st.Step, Skipped: st.Skipped,
 		InitNote: st.InitNote, Trace: append([]TracePoint(nil), st.Trace...),
 	}
+	res.Starts, res.StartsFailed, res.Modes = st.Starts, st.StartsFailed, cloneModes(st.Modes)
 	r.diagnose(res)
 	res.GradEvals = st.GradEvals
 	res.State = st.clone() // diagnostics do not touch the RNG or optimiser: resuming is exact
@@ -235,6 +247,7 @@ func initialState(target model.Target, fam family.Family, cfg Config, resume *St
 	}
 	st := &State{LRScale: 1, Params: make([]float64, fam.NumParams()), lastGain: math.NaN()}
 	if warm != nil {
+		st.Starts, st.StartsFailed, st.Modes = warm.starts, warm.failed, cloneModes(warm.modes)
 		return warm.state(st, target, fam, cfg)
 	}
 	_, diagOnly := fam.(*family.MeanField)
@@ -248,11 +261,16 @@ func initialState(target model.Target, fam family.Family, cfg Config, resume *St
 	var scale []float64
 	baseScale := 1.0
 	if cfg.Init == InitLaplace {
-		lap, err := laplace(target, shift, cfg.InitIter)
-		if err == nil {
+		ms := searchModes(target, cfg)
+		st.Starts, st.StartsFailed, st.Modes = ms.starts, ms.failed, ms.modes
+		lap, err := ms.best, ms.err0
+		if lap == nil && err == nil {
+			err = fmt.Errorf("every one of %d mode searches failed", ms.starts)
+		}
+		st.GradEvals += ms.evals
+		if lap != nil {
 			copy(shift, lap.Mode)
-			st.GradEvals += lap.Evals
-			st.InitNote = lap.Note
+			st.InitNote = lap.Note + ms.startNote()
 			if diagOnly {
 				scale = make([]float64, d)
 				for i := range scale {
@@ -678,6 +696,9 @@ func (r *runner) diagnose(res *Result) {
 	res.LogP = make([]float64, n)
 	res.LogQ = make([]float64, n)
 	logw := make([]float64, n)
+	for i := range res.Modes {
+		res.Modes[i].LogQ = r.fam.LogProb(res.Params, res.Modes[i].Z)
+	}
 	var t ad.Tape
 	finite := true
 	for i := range n {
@@ -706,19 +727,21 @@ func (r *runner) diagnose(res *Result) {
 	}
 	if !finite {
 		res.KHat = math.Inf(1)
-		res.Verdict = "log p − log q is not finite on some draws: do not trust this approximation — " + advice
+		res.KHatVerdict = "log p − log q is not finite on some draws: do not trust this approximation — " + advice
+		res.Verdict = Assess(res).Text
 		return
 	}
 	ps, err := diag.PSIS(logw)
 	if err != nil {
 		res.KHat = math.Inf(1)
-		res.Verdict = "PSIS failed (" + err.Error() + "): do not trust this approximation — " + advice
+		res.KHatVerdict = "PSIS failed (" + err.Error() + "): do not trust this approximation — " + advice
+		res.Verdict = Assess(res).Text
 		return
 	}
 	res.KHat, res.PSISESS = ps.K, ps.ESS
 	res.KHatSD = math.Sqrt(diag.KhatBootVar(logw, khatBoot, rng.New(cfg.Seed, 3).Rand))
-	res.Verdict = diag.Verdict(ps.K, n, advice)
-	res.Verdict += borderline(ps.K, res.KHatThreshold, res.KHatSD)
+	res.KHatVerdict = diag.Verdict(ps.K, n, advice) + borderline(ps.K, res.KHatThreshold, res.KHatSD)
+	res.Verdict = Assess(res).Text
 }
 
 // borderline is the verdict's note when k̂ is within one bootstrap sd of its threshold (the

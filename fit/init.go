@@ -18,6 +18,12 @@ type laplaceResult struct {
 	Chol  []float64 // lower Cholesky factor of Cov
 	Evals int       // gradient evaluations spent
 	Note  string    // how the start was found, in words
+	// LogDensity is log p at the mode; LogEvidence the Laplace estimate of log ∫ p,
+	// log p(z*) + d/2·log 2π − ½·log det H with H the negative Hessian (= + ½·log det Cov).
+	LogDensity, LogEvidence float64
+	// DiagHessian: the negative Hessian was not positive definite and its positive diagonal
+	// was used (the evidence is then a rough estimate).
+	DiagHessian bool
 }
 
 // laplace finds the mode of log p(z) (z unconstrained, Jacobian included) by L-BFGS from z0
@@ -112,6 +118,7 @@ func laplace(target model.Target, z0 []float64, maxIter int) (*laplaceResult, er
 	}
 	note := fmt.Sprintf("Laplace start: L-BFGS mode (%s, %d iterations), finite-difference Hessian", status, res.Stats.MajorIterations)
 	var ch mat.Cholesky
+	diagFallback := false
 	if !ch.Factorize(sym) {
 		// Not positive definite (a saddle or a flat direction): keep the positive curvatures
 		// of the diagonal, unit curvature elsewhere.
@@ -127,12 +134,14 @@ func laplace(target model.Target, z0 []float64, maxIter int) (*laplaceResult, er
 			return nil, fmt.Errorf("negative Hessian at the mode is not usable")
 		}
 		note += "; Hessian not positive definite, diagonal used"
+		diagFallback = true
 	}
 	var cov mat.SymDense
 	if err := ch.InverseTo(&cov); err != nil {
 		return nil, fmt.Errorf("inverting the Hessian: %v", err)
 	}
-	out := &laplaceResult{Mode: mode, Cov: make([]float64, d*d), Chol: make([]float64, d*d), Evals: evals, Note: note}
+	out := &laplaceResult{Mode: mode, Cov: make([]float64, d*d), Chol: make([]float64, d*d), Evals: evals, Note: note,
+		LogDensity: -res.F, DiagHessian: diagFallback}
 	for i := 0; i < d; i++ {
 		for j := 0; j < d; j++ {
 			out.Cov[i*d+j] = cov.At(i, j)
@@ -148,6 +157,11 @@ func laplace(target model.Target, z0 []float64, maxIter int) (*laplaceResult, er
 		for j := 0; j <= i; j++ {
 			out.Chol[i*d+j] = L.At(i, j)
 		}
+	}
+	// ½·log det Cov = Σ log L_ii.
+	out.LogEvidence = out.LogDensity + 0.5*float64(d)*math.Log(2*math.Pi)
+	for i := 0; i < d; i++ {
+		out.LogEvidence += math.Log(out.Chol[i*d+i])
 	}
 	return out, nil
 }
