@@ -30,7 +30,7 @@ type laplaceResult struct {
 // and the curvature there by central differences of the gradient (2d gradient evaluations).
 // It fails when the optimiser does not reach a finite point or the negative Hessian is not
 // positive definite after a diagonal fallback, and then returns an error saying why, so the
-// caller can fall back to a start at z0.
+// caller can fall back to a start at z0, with a result that holds only the evaluations spent.
 func laplace(target model.Target, z0 []float64, maxIter int) (*laplaceResult, error) {
 	d := target.Dim()
 	var t ad.Tape
@@ -61,15 +61,15 @@ func laplace(target model.Target, z0 []float64, maxIter int) (*laplaceResult, er
 	}
 	start := append([]float64(nil), z0...)
 	if f := neg(start); math.IsInf(f, 1) {
-		return nil, fmt.Errorf("log density is not finite at the start point")
+		return &laplaceResult{Evals: evals}, fmt.Errorf("log density is not finite at the start point")
 	}
 	res, err := optimize.Minimize(prob, start, settings, &optimize.LBFGS{})
 	if res == nil {
-		return nil, fmt.Errorf("mode search failed: %v", err)
+		return &laplaceResult{Evals: evals}, fmt.Errorf("mode search failed: %v", err)
 	}
 	for i, x := range res.X {
 		if math.IsNaN(x) || math.Abs(x) > 1e6 {
-			return nil, fmt.Errorf("mode search ran off to z[%d] = %g (improper or unbounded density?)", i, x)
+			return &laplaceResult{Evals: evals}, fmt.Errorf("mode search ran off to z[%d] = %g (improper or unbounded density?)", i, x)
 		}
 	}
 	// Line searches near the mode can fail on rounding (gonum then reports Failure) although the
@@ -131,14 +131,14 @@ func laplace(target model.Target, z0 []float64, maxIter int) (*laplaceResult, er
 			}
 		}
 		if !ch.Factorize(sym) {
-			return nil, fmt.Errorf("negative Hessian at the mode is not usable")
+			return &laplaceResult{Evals: evals}, fmt.Errorf("negative Hessian at the mode is not usable")
 		}
 		note += "; Hessian not positive definite, diagonal used"
 		diagFallback = true
 	}
 	var cov mat.SymDense
 	if err := ch.InverseTo(&cov); err != nil {
-		return nil, fmt.Errorf("inverting the Hessian: %v", err)
+		return &laplaceResult{Evals: evals}, fmt.Errorf("inverting the Hessian: %v", err)
 	}
 	out := &laplaceResult{Mode: mode, Cov: make([]float64, d*d), Chol: make([]float64, d*d), Evals: evals, Note: note,
 		LogDensity: -res.F, DiagHessian: diagFallback}
@@ -149,7 +149,7 @@ func laplace(target model.Target, z0 []float64, maxIter int) (*laplaceResult, er
 	}
 	var cc mat.Cholesky
 	if !cc.Factorize(&cov) {
-		return nil, fmt.Errorf("covariance at the mode is not positive definite")
+		return &laplaceResult{Evals: evals}, fmt.Errorf("covariance at the mode is not positive definite")
 	}
 	var L mat.TriDense
 	cc.LTo(&L)

@@ -144,6 +144,9 @@ func searchModes(target model.Target, cfg Config) *modeSearch {
 		wg.Wait()
 		for k := lo; k < hi; k++ {
 			o := outs[k-lo]
+			if o.lap != nil {
+				ms.evals += o.lap.Evals
+			}
 			if o.err != nil {
 				ms.failed++
 				if k == 0 {
@@ -151,7 +154,6 @@ func searchModes(target model.Target, cfg Config) *modeSearch {
 				}
 				continue
 			}
-			ms.evals += o.lap.Evals
 			m := modeOf(o.lap, k)
 			j := -1
 			for i := range ms.modes {
@@ -194,8 +196,9 @@ func searchModes(target model.Target, cfg Config) *modeSearch {
 	// kept: search again from that mode's start (deterministic, so the same fit).
 	if len(ms.modes) > 0 && ms.modes[0].from != bestFrom {
 		lap, err := laplace(target, starts[ms.modes[0].from], cfg.InitIter)
-		if err == nil {
-			ms.evals += lap.Evals
+		ms.evals += lap.Evals
+		if err != nil {
+			lap = nil // not reached: the same search succeeded before
 		}
 		ms.best = lap
 	}

@@ -79,6 +79,11 @@ type Saved struct {
 	Config      *Config      `json:"config,omitempty"`
 	Diagnostics Diagnostics  `json:"diagnostics"`
 	Trace       []TracePoint `json:"trace"`
+	// Starts, StartsFailed and Modes are the multi-start search (Result.Modes); absent in
+	// files written before it existed and for fits without one.
+	Starts       int    `json:"starts,omitempty"`
+	StartsFailed int    `json:"starts_failed,omitempty"`
+	Modes        []Mode `json:"modes,omitempty"`
 
 	aff *family.Affine
 	lay *model.Layout
@@ -258,8 +263,9 @@ func NewSaved(res *Result, info SaveInfo) (*Saved, error) {
 			PSISESS: res.PSISESS, Draws: len(res.LogQ), Verdict: res.Verdict,
 			ElapsedSeconds: res.Elapsed.Seconds(),
 		},
-		Trace: append([]TracePoint(nil), res.Trace...),
-		aff:   aff, lay: info.Layout,
+		Trace:  append([]TracePoint(nil), res.Trace...),
+		Starts: res.Starts, StartsFailed: res.StartsFailed, Modes: cloneModes(res.Modes),
+		aff: aff, lay: info.Layout,
 	}
 	return s, nil
 }
@@ -357,6 +363,10 @@ func checkNulls(b []byte) error {
 				Point []*float64 `json:"point"`
 			} `json:"init"`
 		} `json:"recipe"`
+		Modes []struct {
+			Z  []*float64 `json:"z"`
+			SD []*float64 `json:"sd"`
+		} `json:"modes"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err // not reached: the same bytes decoded into Saved
@@ -370,6 +380,15 @@ func checkNulls(b []byte) error {
 			name string
 			x    []*float64
 		}{"recipe.init.point", w.Recipe.Init.Point})
+	}
+	for i, m := range w.Modes {
+		fields = append(fields, struct {
+			name string
+			x    []*float64
+		}{fmt.Sprintf("modes[%d].z", i), m.Z}, struct {
+			name string
+			x    []*float64
+		}{fmt.Sprintf("modes[%d].sd", i), m.SD})
 	}
 	for _, f := range fields {
 		for i, v := range f.x {
@@ -450,6 +469,9 @@ func (s *Saved) check() error {
 		return fmt.Errorf("field \"family.kind\": %q, want %s, %s, %s or %s", fs.Kind, KindMeanField, KindFullRank, KindLowRank, KindFlow)
 	}
 	if err := finiteLen("params", s.Params, need, what); err != nil {
+		return err
+	}
+	if err := checkModes(s, d, what); err != nil {
 		return err
 	}
 	if err := finiteLen("shift", s.Shift, d, what); err != nil {
@@ -647,4 +669,26 @@ func (s *Saved) Constrain(x, z []float64) []float64 {
 	}
 	s.lay.ConstrainValues(z, x)
 	return x
+}
+
+// checkModes checks the saved multi-start search: counts within the starts, and each mode's
+// point and sds of length d, finite (sds > 0).
+func checkModes(s *Saved, d int, what string) error {
+	if s.Starts < 0 || s.Starts > MaxStarts || s.StartsFailed < 0 || s.StartsFailed > s.Starts || len(s.Modes) > s.Starts {
+		return fmt.Errorf("field \"starts\": %d starts, %d failed and %d modes do not fit together", s.Starts, s.StartsFailed, len(s.Modes))
+	}
+	for i, m := range s.Modes {
+		if err := finiteLen(fmt.Sprintf("modes[%d].z", i), m.Z, d, what); err != nil {
+			return err
+		}
+		if err := finiteLen(fmt.Sprintf("modes[%d].sd", i), m.SD, d, what); err != nil {
+			return err
+		}
+		for j, v := range m.SD {
+			if !(v > 0) {
+				return fmt.Errorf("field \"modes[%d].sd\": value %d is %g, want > 0", i, j, v)
+			}
+		}
+	}
+	return nil
 }
