@@ -91,8 +91,9 @@ type Option func(*options)
 type options struct {
 	observers []func(Progress)
 	resume    *State
-	warm      *warmStart // WithWarmStart or WithPreconditioner; see warm.go
-	workers   int        // WithWorkers (Run)
+	warm      *warmStart  // WithWarmStart or WithPreconditioner; see warm.go
+	workers   int         // WithWorkers (Run)
+	search    *modeSearch // withSearch (Auto): a mode search to reuse
 }
 
 // WithProgress calls f at every tracking estimate (and, in Auto, once at the end of each
@@ -155,6 +156,11 @@ type Result struct {
 	// WarmStart is the full-rank fit a Recipe with WarmStart WarmFullRank started from
 	// (nil otherwise).
 	WarmStart *Result
+
+	search *modeSearch // the mode search the fit started from (Auto reuses it)
+	// Ensemble is the ensemble a Recipe with an Ensemble fitted (its members and bounds; the
+	// Result is their mixture), nil otherwise.
+	Ensemble *EnsembleResult
 }
 
 // plateauSchedule is the step-size multiplier the stopping rule cuts.
@@ -192,7 +198,7 @@ func Fit(ctx context.Context, target model.Target, fam family.Family, obj object
 	if _, ok := fam.(family.EntropyFamily); obj.Entropy && !ok {
 		return nil, fmt.Errorf("fit: Fit: objective.Options.Entropy needs a closed-form entropy, which family %T does not have", fam)
 	}
-	st, aff, err := initialState(target, fam, cfg, o.resume, o.warm)
+	st, aff, err := initialState(target, fam, cfg, o.resume, o.warm, o.search)
 	if err != nil {
 		return nil, err
 	}
@@ -222,6 +228,7 @@ func Fit(ctx context.Context, target model.Target, fam family.Family, obj object
 		InitNote: st.InitNote, Trace: append([]TracePoint(nil), st.Trace...),
 	}
 	res.Starts, res.StartsFailed, res.Modes = st.Starts, st.StartsFailed, cloneModes(st.Modes)
+	res.search = st.search
 	r.diagnose(res)
 	res.GradEvals = st.GradEvals
 	res.State = st.clone() // diagnostics do not touch the RNG or optimiser: resuming is exact
@@ -233,7 +240,7 @@ func Fit(ctx context.Context, target model.Target, fam family.Family, obj object
 }
 
 // initialState builds the preconditioned family and the starting state (or restores one).
-func initialState(target model.Target, fam family.Family, cfg Config, resume *State, warm *warmStart) (*State, *family.Affine, error) {
+func initialState(target model.Target, fam family.Family, cfg Config, resume *State, warm *warmStart, reuse *modeSearch) (*State, *family.Affine, error) {
 	d := target.Dim()
 	if resume != nil {
 		aff, err := family.NewAffine(fam, resume.Shift, resume.Scale, resume.Diag)
@@ -261,13 +268,17 @@ func initialState(target model.Target, fam family.Family, cfg Config, resume *St
 	var scale []float64
 	baseScale := 1.0
 	if cfg.Init == InitLaplace {
-		ms := searchModes(target, cfg)
-		st.Starts, st.StartsFailed, st.Modes = ms.starts, ms.failed, ms.modes
+		ms := reuse
+		if ms == nil || !ms.sameConfig(cfg) {
+			ms = searchModes(target, cfg)
+			st.GradEvals += ms.evals
+		}
+		st.search = ms
+		st.Starts, st.StartsFailed, st.Modes = ms.starts, ms.failed, cloneModes(ms.modes)
 		lap, err := ms.best, ms.err0
 		if lap == nil && err == nil {
 			err = fmt.Errorf("every one of %d mode searches failed", ms.starts)
 		}
-		st.GradEvals += ms.evals
 		if lap != nil {
 			copy(shift, lap.Mode)
 			st.InitNote = lap.Note + ms.startNote()
@@ -277,7 +288,7 @@ func initialState(target model.Target, fam family.Family, cfg Config, resume *St
 					scale[i] = math.Sqrt(lap.Cov[i*d+i])
 				}
 			} else {
-				scale = lap.Chol
+				scale = clone(lap.Chol)
 			}
 		} else {
 			st.InitNote = "Laplace start failed (" + err.Error() + "); started at N(0, InitScale²·I) instead"

@@ -100,7 +100,21 @@ type modeSearch struct {
 	failed int            // searches that failed
 	err0   error          // why start 0 failed (nil when it did not)
 	evals  int            // gradient and density evaluations of all searches and the valley tests
+	cfg    Config         // the configuration it ran with (sameConfig)
 }
+
+// sameConfig reports whether a search with cfg would be this one: the same seed, starts,
+// points and search cap (Workers never changes the result).
+func (ms *modeSearch) sameConfig(cfg Config) bool {
+	c := ms.cfg
+	return c.Seed == cfg.Seed && c.Starts == cfg.Starts && c.InitIter == cfg.InitIter &&
+		slices.Equal(c.InitPoint, cfg.InitPoint) &&
+		slices.EqualFunc(c.InitPoints, cfg.InitPoints, func(a, b []float64) bool { return slices.Equal(a, b) })
+}
+
+// withSearch makes a fit reuse the mode search of an earlier fit when its configuration would
+// run the same search (Auto's stages).
+func withSearch(ms *modeSearch) Option { return func(o *options) { o.search = ms } }
 
 // searchModes runs the mode search (laplace) from every start of cfg, in rounds of
 // min(workers, 4, starts) concurrent searches — each search is a pure function of its start,
@@ -126,7 +140,7 @@ func searchModes(target model.Target, cfg Config) *modeSearch {
 		lap *laplaceResult
 		err error
 	}
-	ms := &modeSearch{starts: n}
+	ms := &modeSearch{starts: n, cfg: cfg}
 	bestFrom := -1
 	var t ad.Tape
 	outs := make([]outcome, W)

@@ -48,6 +48,9 @@ type Recipe struct {
 	// row) or NaNPolicyFail (fail at the first one).
 	NaN      string `json:"nan"`
 	MaxSkips int    `json:"max_skips"`
+	// Ensemble, when not nil, makes the fit an ensemble of this recipe's family (see
+	// EnsembleRecipe); nil: one fit.
+	Ensemble *EnsembleRecipe `json:"ensemble,omitempty"`
 }
 
 // FamilyRecipe names a variational family and its structure.
@@ -338,6 +341,11 @@ func (r *Recipe) Validate() error {
 			}
 		}
 	}
+	if r.Ensemble != nil {
+		if err := r.Ensemble.validate(); err != nil {
+			return err
+		}
+	}
 	if f := r.Family.Flow; f != nil {
 		// Count the hidden-to-hidden weights before NewFlowFamily builds the flow on ℝ¹, so
 		// that hidden sizes within flow.MaxHiddenUnits but many of them do not allocate.
@@ -577,6 +585,9 @@ func Run(ctx context.Context, target model.Target, r Recipe, opts ...Option) (*R
 	for _, f := range opts {
 		f(&o)
 	}
+	if r.Ensemble != nil {
+		return runEnsemble(ctx, target, r, o)
+	}
 	fam, err := r.Family.NewFamily(d, r.Seed)
 	if err != nil {
 		return nil, err
@@ -662,6 +673,7 @@ func (r *Recipe) clone() Recipe {
 			c.Init.Points[i] = clone(p)
 		}
 	}
+	c.Ensemble = r.Ensemble.clone()
 	if r.Family.Flow != nil {
 		f := *r.Family.Flow
 		f.Hidden, f.AffineHidden = clone(f.Hidden), clone(f.AffineHidden)

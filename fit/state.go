@@ -37,9 +37,13 @@ type State struct {
 	Starts       int    `json:"starts,omitempty"`
 	StartsFailed int    `json:"starts_failed,omitempty"`
 	Modes        []Mode `json:"modes,omitempty"`
+	// Ensemble is the state of an ensemble fit (Recipe.Ensemble); the fields above are then
+	// unused.
+	Ensemble *EnsembleState `json:"ensemble,omitempty"`
 
 	skipRun  int
 	lastGain float64
+	search   *modeSearch // the search of a fresh state (not saved)
 }
 
 // MarshalJSON writes the state, including the unexported stopping-rule counters.
@@ -94,5 +98,6 @@ func (s *State) clone() *State {
 		v := *s.BestELBO
 		c.BestELBO = &v
 	}
+	c.Ensemble = s.Ensemble.clone()
 	return &c
 }

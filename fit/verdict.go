@@ -7,16 +7,22 @@ import (
 	"github.com/vigo-bayes/vigo/diag"
 )
 
-// ModeShiftTol is the largest unseen shift a secondary mode may cause before the verdict
-// stops being reassuring. A mode m other than the best carries, relative to the best, the
-// Laplace mass w_m = exp(LogEvidence_m − LogEvidence_best); the part q misses is
-// w_m·min(1, |1 − ρ_m|) with ρ_m = (q(z_m)/q(z_best)) / (p(z_m)/p(z_best)) the importance
-// weight ratio between the two modes (ρ ≈ 1: q holds the mode in proportion, as a mixture
-// over the modes does; ρ ≈ 0: q does not cover it, as a Gaussian at the other mode); moving
-// that mass over the distance D_m = max_i |z_m,i − z_best,i| / sd_best,i costs ≈ its product
-// in W1/sd. 10⁻³ leaves a factor 100 (4.6 nats) for the Laplace evidence's error below the
-// W1/sd of 0.1 that the trust benchmark counts as wrong.
-const ModeShiftTol = 1e-3
+// ModeShiftTol and ModeCoverRatio decide when a secondary mode makes the verdict
+// unreassuring. A mode m other than the best carries, relative to the best, the Laplace mass
+// w_m = exp(LogEvidence_m − LogEvidence_best), and q holds it in the proportion
+// ρ_m = (q(z_m)/q(z_best)) / (p(z_m)/p(z_best)), the importance weight ratio between the two
+// modes (ρ ≈ 1: q holds the mode in proportion, as a mixture over the modes does; ρ ≈ 0: q
+// does not reach it, as a Gaussian at the other mode). A mode is uncovered when
+// ρ_m < ModeCoverRatio — q sends so few draws there that k̂, computed on q's draws, cannot see
+// the mass it misses; with ρ ≥ ModeCoverRatio q's draws reach the mode and a wrong weight
+// shows in the importance weights, i.e. in k̂ — and its missing mass moved over the distance
+// D_m = max_i |z_m,i − z_best,i| / sd_best,i, w_m·(1 − ρ_m)·D_m (≈ the W1/sd it costs), is
+// above ModeShiftTol. 10⁻³ leaves a factor 100 (4.6 nats) for the Laplace evidence's error
+// below the W1/sd of 0.1 that the trust benchmark counts as wrong.
+const (
+	ModeShiftTol   = 1e-3
+	ModeCoverRatio = 0.1
+)
 
 // Assessment is the verdict on a fit: what its k̂ and its multi-start search say together.
 type Assessment struct {
@@ -32,14 +38,15 @@ type Assessment struct {
 	Modes int
 	Gap   float64
 	// Shift is the largest unseen shift of a secondary mode (see ModeShiftTol), in W1/sd;
-	// 0 with one mode. Uncovered counts the modes whose shift exceeds ModeShiftTol.
+	// 0 with one mode. Uncovered counts the modes q does not cover whose shift exceeds
+	// ModeShiftTol.
 	Shift     float64
 	Uncovered int
 }
 
 // Assess is the verdict on res: the k̂ verdict (Result.KHatVerdict) prefixed by what the
-// multi-start mode search found, and not reassuring when a mode holds mass q misses — k̂
-// cannot see it, because the draws of q never go there. The texts:
+// multi-start mode search found, and not reassuring when a mode holds mass q misses
+// (ModeShiftTol) — k̂ cannot see it, because the draws of q do not go there. The texts:
 //
 //	"one start (other modes not looked for); k̂ = 0.41: reliable"
 //	"4 of 4 starts reached one mode; k̂ = 0.41: reliable"
@@ -82,9 +89,9 @@ func Assess(res *Result) Assessment {
 	best := res.Modes[0]
 	a.Gap = best.LogEvidence - res.Modes[1].LogEvidence
 	for _, m := range res.Modes[1:] {
-		s := modeShift(best, m)
+		s, covered := modeShift(best, m)
 		a.Shift = max(a.Shift, s)
-		if !(s <= ModeShiftTol) {
+		if !covered && !(s <= ModeShiftTol) {
 			a.Uncovered++
 		}
 	}
@@ -104,22 +111,26 @@ func Assess(res *Result) Assessment {
 	return a
 }
 
-// modeShift is the unseen shift of mode m next to the best mode b (ModeShiftTol).
-func modeShift(b, m Mode) float64 {
+// modeShift is the unseen shift of mode m next to the best mode b, w_m·(1 − ρ_m)·D_m, and
+// whether q covers m (ρ_m ≥ ModeCoverRatio); see ModeShiftTol.
+func modeShift(b, m Mode) (shift float64, covered bool) {
 	w := math.Exp(m.LogEvidence - b.LogEvidence)
 	if !isFinite(w) {
 		w = math.Exp(m.LogDensity - b.LogDensity)
 	}
+	// NaN (log q not known) is not covered and misses everything; +Inf (q far above p there)
+	// is covered.
 	rho := math.Exp((m.LogQ - b.LogQ) - (m.LogDensity - b.LogDensity))
-	miss := 1.0
-	if isFinite(rho) {
-		miss = min(1, math.Abs(1-rho))
-	}
+	covered = rho >= ModeCoverRatio
 	D := 0.0
 	for i := range b.Z {
 		D = max(D, math.Abs(m.Z[i]-b.Z[i])/b.SD[i])
 	}
-	return w * miss * D
+	miss := 1.0
+	if rho >= 0 {
+		miss = max(0, 1-rho)
+	}
+	return w * miss * D, covered
 }
 
 // coversNone reports whether q holds none of the secondary modes (importance weight ratio
