@@ -84,9 +84,16 @@ Families (--family):
   realnvp    4 affine coupling layers (MLP 32×32, tanh), STL gradient
   bernstein  triangular Bernstein flow of BF-VI (degree 20, MADE 10×10, tanh, linear tails)
   auto       meanfield, fullrank, then bernstein, then maf, until the family leading on
-             ELBO has k̂ below the PSIS threshold (0.67 with 1000 draws) or --budget is
-             spent; keeps the highest-ELBO family below the threshold and prints a line
-             per stage and why it chose it
+             ELBO has k̂ below the PSIS threshold (0.67 with 1000 draws) and covers every
+             mode the starts found, or --budget is spent; a Gaussian that misses modes is
+             followed by an ensemble with one member per mode; keeps the highest-ELBO family
+             that passes (else the highest ELBO, with a warning) and prints a line per stage
+             and why it chose it
+Every fit starts with --starts mode searches (default 8: from --init or 0, then from
+uniform(−2, 2) draws on the unconstrained scale, as Stan initialises) and starts q at the mode
+of highest Laplace evidence; the verdict says how many modes the starts found, and is never
+"reliable" or "usable" when q misses one that holds mass (k̂ cannot see mass q does not
+cover).
 Flows are warm-started: a full-rank Gaussian is fitted first and the flow starts exactly
 at it, in its whitened coordinates (--warm=false starts from the Laplace approximation
 instead). --layers, --hidden, --activation, --degree, --bounded and --affine change the

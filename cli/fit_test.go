@@ -378,3 +378,28 @@ func TestFitStartsFlag(t *testing.T) {
 		}
 	}
 }
+
+// --init on the constrained scale: a value outside the support is an error naming the
+// parameter (model.Layout.FreeNamed), and a point inside it is start 0 of the mode search.
+func TestFitInitSupport(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	good := filepath.Join(dir, "good.json")
+	theta := `"theta_trans": [0, 0, 0, 0, 0, 0, 0, 0]`
+	if err := os.WriteFile(bad, []byte(`{"mu": 1, "tau": -1, `+theta+`}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(good, []byte(`{"mu": 1, "tau": 2, `+theta+`}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(t, "fit", "-q", "--init", bad, "--out", filepath.Join(dir, "o1")); err == nil || !strings.Contains(err.Error(), "--init") || !strings.Contains(err.Error(), "tau") {
+		t.Errorf("tau = −1: %v", err)
+	}
+	out, err := run(t, "fit", "-q", "--init", good, "--starts", "2", "--iter", "200", "--out", filepath.Join(dir, "o2"))
+	if err != nil && !errors.Is(err, errNotConverged) {
+		t.Fatalf("good init: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "starts: 2 mode searches") {
+		t.Errorf("good init output:\n%s", out)
+	}
+}

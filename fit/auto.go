@@ -294,27 +294,33 @@ func (a *AutoResult) Best() *Result { return a.Stages[a.Chosen].Result }
 
 // Auto fits increasingly flexible families — by default mean-field Gaussian, full-rank
 // Gaussian, then bernstein and maf flows warm-started from the full-rank fit — and chooses
-// among them. Each stage is a Recipe run by Run.
+// among them. Each stage is a Recipe run by Run; the stages whose recipes have the same starts
+// share the first one's multi-start mode search (DefaultStarts searches by default).
 //
-// Two numbers judge a stage. PSIS k̂ says whether q is good enough to use (below the
+// Three things judge a stage. PSIS k̂ says whether q is good enough to use (below the
 // threshold: cfg.Threshold when set, else the stage's own min(1 − 1/log₁₀ S, 0.7) for its S
-// diagnostic draws — the threshold vigo fit's verdict uses). The ELBO ranks stages: ELBO =
-// log Z − KL(q‖p), so a higher ELBO is a q closer to the posterior; a later stage leads only
-// when its ELBO beats the leader's by more than twice their combined Monte Carlo standard
-// error (a tie goes to the simpler family). The search stops when the leading stage is below
-// its threshold, except that a mean-field fit below it is always followed by the next stage
-// when d ≤ AutoFullRankMaxDim (full rank is cheap next to a flow): on garch11 mean-field
-// passes (k̂ 0.59) with a 0.7-nat lower ELBO than full-rank and marginals off by W1/sd 0.23.
-// The choice is the leading stage among those below their thresholds; when none is, the stage
-// with the lowest k̂ (the highest ELBO when no k̂ is finite), with a warning. A stage that
-// fails with an error is recorded and skipped. opts (observers, workers) apply to every
-// stage; WithResume and the preconditioning options are not allowed.
+// diagnostic draws — the threshold vigo fit's verdict uses). The modes the starts found say
+// whether k̂ can be believed: a stage whose q misses a mode with mass (Assess: Uncovered > 0)
+// is not good whatever its k̂, since k̂ cannot see mass q does not cover, and a Gaussian stage
+// in that state escalates at once to an ensemble of its family with one member at each such
+// mode and at the best, weights fitted to the evidence (autoEnsemble; the ensemble is a stage
+// of its own, judged the same way). The ELBO ranks stages: ELBO = log Z − KL(q‖p), so a
+// higher ELBO is a q closer to the posterior; a later stage leads only when its ELBO beats
+// the leader's by more than twice their combined Monte Carlo standard error (a tie goes to
+// the simpler family). The search stops when the leading stage is good, except that a
+// mean-field fit below it is always followed by the next stage when d ≤ AutoFullRankMaxDim
+// (full rank is cheap next to a flow): on garch11 mean-field passes (k̂ 0.59) with a 0.7-nat
+// lower ELBO than full-rank and marginals off by W1/sd 0.23. The choice is the leading stage
+// among the good ones; when none is, the ELBO leader among all (issue 14: the lowest k̂ kept
+// a mean-field fit over a flow with a higher ELBO and half its W1/sd), with a warning. A
+// stage that fails with an error is recorded and skipped. opts (observers, workers) apply to
+// every stage; WithResume and the preconditioning options are not allowed.
 //
 // Cancellation: as Run — a cancelled ctx returns the partial search (the stages so far, the
 // choice among them) with an error wrapping ctx.Err(); when no stage finished, the result is
 // nil. The budget running out is not an error.
 //
-// Cost: the sum of the stages run.
+// Cost: the sum of the stages run (AutoResult.GradEvals counts the mode search once).
 func Auto(ctx context.Context, target model.Target, cfg AutoConfig, opts ...Option) (*AutoResult, error) {
 	var o options
 	for _, f := range opts {

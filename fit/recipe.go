@@ -174,7 +174,8 @@ func IsFlowKind(kind string) bool {
 //
 // The Gaussians (meanfield, fullrank, lowrank): the ELBO with the STL gradient, S = 8, Adam
 // at 0.02, the half-means plateau rule (6 estimates of 256 draws every 100 steps, tol 0.02
-// nats, 2 cuts), 20,000 steps, the Laplace start. STL is the Gaussians' estimator because its
+// nats, 2 cuts), 20,000 steps, the Laplace start from the best of DefaultStarts mode searches
+// (init.starts; the verdict reports the modes they found). STL is the Gaussians' estimator because its
 // variance vanishes as q approaches the posterior; it is what the posteriordb benchmark
 // measured.
 //

@@ -80,7 +80,10 @@ func Assess(res *Result) Assessment {
 		return a
 	case len(res.Modes) == 1:
 		fail := ""
-		if res.StartsFailed > 0 {
+		switch {
+		case res.StartsFailed > 0 && res.Modes[0].Count == 1:
+			fail = fmt.Sprintf(" (%d failed: other modes were barely looked for)", res.StartsFailed)
+		case res.StartsFailed > 0:
 			fail = fmt.Sprintf(" (%d failed)", res.StartsFailed)
 		}
 		a.Text = fmt.Sprintf("%d of %d starts reached one mode%s; %s", res.Modes[0].Count, res.Starts, fail, kv)
