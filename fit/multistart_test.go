@@ -366,3 +366,46 @@ func TestAutoEscalatesToAnEnsemble(t *testing.T) {
 		}
 	}
 }
+
+// fit.json keeps the multi-start search; a mode of the wrong length or a null in it is
+// refused, naming the field.
+func TestSavedModes(t *testing.T) {
+	m := smallModel(t)
+	r := DefaultRecipe(KindMeanField)
+	r.MaxIter, r.DiagDraws, r.Init.Starts = 200, 300, 4
+	res, err := Run(context.Background(), m, r)
+	if err != nil && res == nil {
+		t.Fatal(err)
+	}
+	s, err := NewSaved(res, SaveInfo{Model: "small", Layout: m.Layout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := writeRead(t, s)
+	if back.Starts != 4 || len(back.Modes) != len(res.Modes) || !slices.Equal(back.Modes[0].Z, res.Modes[0].Z) || back.Modes[0].LogQ != res.Modes[0].LogQ {
+		t.Fatalf("round trip: %d starts, modes %+v, want %+v", back.Starts, back.Modes, res.Modes)
+	}
+	var buf bytes.Buffer
+	if err := s.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	js := buf.String()
+	i := strings.Index(js, `"z": [`) + len(`"z": [`)
+	for _, c := range []struct{ edit, want string }{
+		{js[:i] + "null, " + js[i:], `modes[0].z`},
+		{lastReplace(js, `"starts": 4`, `"starts": 0`), `field "starts"`}, // the top-level one (the recipe's comes first)
+	} {
+		if _, err := Read("fit.json", strings.NewReader(c.edit)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("want an error naming %s, got %v", c.want, err)
+		}
+	}
+}
+
+// lastReplace replaces the last occurrence of old in s by new.
+func lastReplace(s, old, new string) string {
+	i := strings.LastIndex(s, old)
+	if i < 0 {
+		return s
+	}
+	return s[:i] + new + s[i+len(old):]
+}
