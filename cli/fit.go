@@ -44,6 +44,7 @@ type fitFlags struct {
 	k                 int
 	optimizer         string
 	recipe            string // a Recipe JSON file (or a fit.json holding one)
+	starts            int    // mode searches of the multi-start initialisation (0: the recipe's)
 
 	// flows and auto
 	layers     int
@@ -55,6 +56,11 @@ type fitFlags struct {
 	baseDF     float64
 	warm       bool
 	budget     time.Duration
+
+	// ensembles
+	ensemble        int
+	ensembleL       int
+	ensembleWeights string
 }
 
 // familyAuto is --family auto.
@@ -83,9 +89,16 @@ Families (--family):
   realnvp    4 affine coupling layers (MLP 32×32, tanh), STL gradient
   bernstein  triangular Bernstein flow of BF-VI (degree 20, MADE 10×10, tanh, linear tails)
   auto       meanfield, fullrank, then bernstein, then maf, until the family leading on
-             ELBO has k̂ below the PSIS threshold (0.67 with 1000 draws) or --budget is
-             spent; keeps the highest-ELBO family below the threshold and prints a line
-             per stage and why it chose it
+             ELBO has k̂ below the PSIS threshold (0.67 with 1000 draws) and covers every
+             mode the starts found, or --budget is spent; a Gaussian that misses modes is
+             followed by an ensemble with one member per mode; keeps the highest-ELBO family
+             that passes (else the highest ELBO, with a warning) and prints a line per stage
+             and why it chose it
+Every fit starts with --starts mode searches (default 8: from --init or 0, then from
+uniform(−2, 2) draws on the unconstrained scale, as Stan initialises) and starts q at the mode
+of highest Laplace evidence; the verdict says how many modes the starts found, and is never
+"reliable" or "usable" when q misses one that holds mass (k̂ cannot see mass q does not
+cover).
 Flows are warm-started: a full-rank Gaussian is fitted first and the flow starts exactly
 at it, in its whitened coordinates (--warm=false starts from the Laplace approximation
 instead). --layers, --hidden, --activation, --degree, --bounded and --affine change the
@@ -148,11 +161,15 @@ SIGTERM; a second one exits at once): the partial result is written to --out, or
 	fl.Float64Var(&f.lr, "lr", 0, fmt.Sprintf("Adam step size in preconditioned coordinates (default 0.02; flows %g)", fit.FlowLR))
 	fl.Float64Var(&f.tol, "tol", 0, fmt.Sprintf("plateau tolerance of the stopping rule in nats (default 0.02; flows %g)", fit.FlowTol))
 	fl.IntVar(&f.workers, "workers", 0, "goroutines per step, at most 4 (default GOMAXPROCS); results do not depend on it")
+	fl.IntVar(&f.starts, "starts", 0, fmt.Sprintf("mode searches before the fit: from --init (or 0), then from uniform(−2, 2) draws on the unconstrained scale; q starts at the mode of highest Laplace evidence and the verdict reports the modes found (default %d; 1: one search, no check for other modes)", fit.DefaultStarts))
 	fl.StringVar(&f.init, "init", "", "initial values: a CmdStan init JSON file with every parameter's constrained value by name; the fit's Laplace mode search starts there")
 	fl.StringVar(&f.estimator, "estimator", "", "gradient estimator: elbo (plain reparameterisation), stl, iwelbo or dreg (default: stl for the Gaussians and realnvp, elbo for maf and bernstein)")
 	fl.IntVar(&f.k, "k", 0, "iwelbo and dreg: draws per importance-weighted group (default 1; with --estimator iwelbo|dreg, 4)")
 	fl.StringVar(&f.optimizer, "optimizer", "", "optimiser: adam (default) or rmsprop (Keras's, as the BF-VI paper uses)")
 	fl.StringVar(&f.recipe, "recipe", "", "run the fit described by this Recipe JSON file (or the recipe stored in a fit.json); other fit flags change its fields")
+	fl.IntVar(&f.ensemble, "ensemble", 0, fmt.Sprintf("fit an ensemble of S members of the family (seeds derived from --seed; 1 to %d) and use their mixture, scored by MISELBO (0: one fit)", fit.MaxEnsembleMembers))
+	fl.IntVar(&f.ensembleL, "ensemble-l", 0, "--ensemble: draws per member in each importance-weighted group of MISELBO_L and the mean IWELBO_L (default 10)")
+	fl.StringVar(&f.ensembleWeights, "ensemble-weights", "", "--ensemble: mixture weights, uniform (default, the balance heuristic) or evidence (maximise the mixture's ELBO over the weights)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
 	return cmd
 }
@@ -186,6 +203,7 @@ func fitRecipe(f fitFlags, init []float64) (fit.Recipe, error) {
 	}
 	r.Family.Rank = max(r.Family.Rank, f.rank)
 	applyCommon(&r, f, init)
+	applyEnsemble(&r, f)
 	if err := r.Validate(); err != nil {
 		return r, flagError(err, r.Family.Kind)
 	}
@@ -195,10 +213,31 @@ func fitRecipe(f fitFlags, init []float64) (fit.Recipe, error) {
 // recipeFlags maps a Recipe's JSON fields to the flags that set them.
 func recipeFlags() map[string]string {
 	return map[string]string{
+		"ensemble.members": "--ensemble", "ensemble.l": "--ensemble-l", "ensemble.weights": "--ensemble-weights",
 		"family.rank": "--rank", "objective.estimator": "--estimator", "objective.samples": "--samples",
 		"objective.k": "--k", "objective.samples × objective.k": "--samples", "optimizer.name": "--optimizer",
 		"optimizer.lr": "--lr", "stop.tol": "--tol", "max_iter": "--iter", "diag_draws": "--draws",
-		"init.point": "--init",
+		"init.point": "--init", "init.starts": "--starts",
+	}
+}
+
+// applyEnsemble writes --ensemble, --ensemble-l and --ensemble-weights into r (a --recipe's
+// ensemble is kept and changed by the flags given).
+func applyEnsemble(r *fit.Recipe, f fitFlags) {
+	if f.ensemble != 0 {
+		if r.Ensemble == nil {
+			r.Ensemble = fit.DefaultEnsemble(f.ensemble)
+		}
+		r.Ensemble.Members = f.ensemble
+	}
+	if r.Ensemble == nil {
+		return
+	}
+	if f.ensembleL != 0 {
+		r.Ensemble.L = f.ensembleL
+	}
+	if f.ensembleWeights != "" {
+		r.Ensemble.Weights = f.ensembleWeights
 	}
 }
 
@@ -263,6 +302,9 @@ func applyCommon(r *fit.Recipe, f fitFlags, init []float64) {
 	}
 	if init != nil {
 		r.Init.Point = init
+	}
+	if f.starts != 0 {
+		r.Init.Starts = f.starts
 	}
 }
 
@@ -429,6 +471,9 @@ func checkFitFlags(f fitFlags) error {
 		{"--warm=false", !f.warm, fit.IsFlowKind(f.family), "a flow family (auto always warm-starts its flows)"},
 		{"--budget", f.budget != 0, f.family == familyAuto, "--family auto"},
 		{"--recipe", f.recipe != "", f.family != familyAuto, "a single family (auto runs its own stages)"},
+		{"--ensemble", f.ensemble != 0, f.family != familyAuto, "a single family (auto runs its own stages)"},
+		{"--ensemble-l", f.ensembleL != 0, f.ensemble != 0 || f.recipe != "", "--ensemble S"},
+		{"--ensemble-weights", f.ensembleWeights != "", f.ensemble != 0 || f.recipe != "", "--ensemble S"},
 	} {
 		if c.set && !c.ok {
 			return fmt.Errorf("%s: only for %s (family=%s)", c.flag, c.need, f.family)
@@ -450,6 +495,8 @@ func checkFitFlags(f fitFlags) error {
 		return fmt.Errorf("--draws: %d, want at most %d (fit.MaxDiagDraws, a hard cap; more draws: vigo draw with several --seed values)", f.draws, lim)
 	case f.workers < 0:
 		return bad("--workers", f.workers)
+	case f.starts < 0 || f.starts > fit.MaxStarts:
+		return fmt.Errorf("--starts: %d, want 1 to %d (fit.MaxStarts, a hard cap)", f.starts, fit.MaxStarts)
 	case f.out == "":
 		return errors.New("--out: empty directory name")
 	}
@@ -588,12 +635,16 @@ func printFitReport(w io.Writer, m *loadedModel, f fitFlags, res *fit.Result, o 
 	fmt.Fprintf(w, "ELBO = %.6g ± %.2g (MCSE, %d draws); k̂ = %s ± %.2f (bootstrap sd) on %d draws (threshold %.2f), PSIS ESS %.0f\n",
 		res.ELBO, res.ELBOSE, len(res.LogP), diag.FormatKhat(res.KHat), res.KHatSD, len(res.LogP), res.KHatThreshold, res.PSISESS)
 	fmt.Fprintf(w, "stopped: %s: %s\n", res.Status, res.Reason)
+	printModes(w, res)
 	fmt.Fprintf(w, "verdict: %s\n", res.Verdict)
 	if next := nextFlags(res); next != "" {
 		fmt.Fprintf(w, "next: %s\n", next)
 	}
 	if o.Resample != "" {
 		fmt.Fprintf(w, "PSIS resampling: %s\n", o.Resample)
+	}
+	if en := res.Ensemble; en != nil {
+		printEnsemble(w, res, en)
 	}
 	if auto != nil {
 		fmt.Fprintln(w, "\nfamily chosen automatically:")
@@ -603,6 +654,25 @@ func printFitReport(w io.Writer, m *loadedModel, f fitFlags, res *fit.Result, o 
 		fmt.Fprintf(w, "chose %s: %s\n", auto.Stages[auto.Chosen].Family, auto.Reason)
 	}
 	fmt.Fprintf(w, "wrote %s\n", strings.Join(o.Files, ", "))
+}
+
+// printEnsemble prints an ensemble's bounds and members.
+func printEnsemble(w io.Writer, res *fit.Result, en *fit.EnsembleResult) {
+	S := len(en.Members)
+	fmt.Fprintf(w, "\nensemble of %d members, weights %s\n", S, en.WeightNote)
+	fmt.Fprintf(w, "MISELBO_%d = %.6g ± %.2g, mean IWELBO_%d = %.6g ± %.2g\n", en.L, en.MISELBO, en.MISELBOSE, en.L, en.MeanIWELBO, en.IWELBOSE)
+	fmt.Fprintf(w, "MISELBO_1 = %.6g, mean ELBO = %.6g ± %.2g, JSD = MISELBO_1 − mean ELBO = %.3g ± %.2g (0 to log %d = %.3g)\n",
+		en.MISELBO1, en.MeanELBO, en.MeanELBOSE, en.JSD, en.JSDSE, S, math.Log(float64(S)))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "member\tseed\tweight\tELBO\tMCSE\tk̂\tstatus\t")
+	for s, m := range en.Members {
+		var seed uint64
+		if m.Recipe != nil {
+			seed = m.Recipe.Seed
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%.3g\t%.6g\t%.2g\t%s\t%s\t\n", s, seed, en.Weights[s], en.ELBO[s], en.ELBOSE[s], diag.FormatKhat(m.KHat), m.Status)
+	}
+	tw.Flush()
 }
 
 // progress shows the fit's tracking estimates: one updating line on a terminal, plain lines
@@ -640,7 +710,7 @@ func (p *progress) observe(pr fit.Progress) {
 	if !math.IsNaN(pr.Gain) {
 		gain = fmt.Sprintf("  gain over window %+.3g", pr.Gain)
 	}
-	line := fmt.Sprintf("iter %d/%d  ELBO %.6g%s  step %.3g  %s", pr.Iter, pr.MaxIter, pr.ELBO, gain, pr.LR, time.Since(p.start).Round(100*time.Millisecond))
+	line := fmt.Sprintf("%siter %d/%d  ELBO %.6g%s  step %.3g  %s", ensemblePrefix(pr.Stage), pr.Iter, pr.MaxIter, pr.ELBO, gain, pr.LR, time.Since(p.start).Round(100*time.Millisecond))
 	if pr.Skipped > 0 {
 		line += fmt.Sprintf("  skipped %d", pr.Skipped)
 	}
@@ -661,15 +731,56 @@ func (p *progress) line(s string) {
 	p.printed = false
 }
 
+// ensemblePrefix names the ensemble member a progress line is about ("meanfield member 2/4: "),
+// "" outside an ensemble.
+func ensemblePrefix(stage string) string {
+	if strings.Contains(stage, " member ") {
+		return stage + ": "
+	}
+	return ""
+}
+
 func (p *progress) finish() {
 	if p != nil && p.tty && p.printed {
 		fmt.Fprintln(p.w)
 	}
 }
 
-// nextFlags suggests the flags of a richer fit when k̂ is not below its threshold: the verdict's
-// advice in this command line's terms.
+// maxModeLines caps the modes printed by printModes.
+const maxModeLines = 5
+
+// printModes prints the modes the multi-start search found, best first, when there was a
+// search with more than one start.
+func printModes(w io.Writer, res *fit.Result) {
+	if res.Starts <= 1 || len(res.Modes) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "starts: %d mode searches", res.Starts)
+	if res.StartsFailed > 0 {
+		fmt.Fprintf(w, " (%d failed)", res.StartsFailed)
+	}
+	fmt.Fprintf(w, ", %d distinct mode(s), best (highest Laplace evidence) first; q started at mode 1:\n", len(res.Modes))
+	for i, m := range res.Modes {
+		if i == maxModeLines {
+			fmt.Fprintf(w, "  … %d more (fit.json lists them all)\n", len(res.Modes)-i)
+			break
+		}
+		fmt.Fprintf(w, "  mode %d: log p %.6g, Laplace log evidence %.6g (%+.3g nats), log q %.4g, reached by %d start(s)",
+			i+1, m.LogDensity, m.LogEvidence, m.LogEvidence-res.Modes[0].LogEvidence, m.LogQ, m.Count)
+		if m.DiagHessian {
+			fmt.Fprint(w, "; Hessian not positive definite (rough evidence)")
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// nextFlags suggests the flags of a richer fit when k̂ is not below its threshold, or an
+// ensemble when the starts found modes q misses: the verdict's advice in this command line's
+// terms.
 func nextFlags(res *fit.Result) string {
+	if a := fit.Assess(res); a.Uncovered > 0 {
+		return fmt.Sprintf("--ensemble %d (one member per mode: the posterior is multimodal); --starts %d looks for more modes", min(len(res.Modes), 8), 2*max(res.Starts, 4))
+	}
 	if res.Recipe == nil || res.KHat < res.KHatThreshold {
 		return ""
 	}

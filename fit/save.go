@@ -23,17 +23,23 @@ import (
 // SaveVersion and refuses newer ones, naming the field and the version. History: version 1
 // held the Gaussian families, version 2 added flows (KindFlow), version 3 stores the Recipe
 // that ran ("recipe") instead of the loop's configuration ("config", Go field names). Files of
-// every earlier version load; they are written at version 3.
+// every earlier version load; they are written at version 4. Version 4 added ensembles
+// (family kind KindMixture with "mixture").
 const (
 	SaveFormat  = "vigo-fit"
-	SaveVersion = 3
+	SaveVersion = 4
 )
+
+// mixtureVersion is the first version that can hold a mixture.
+const mixtureVersion = 4
 
 // Family kinds in a saved fit.
 const (
 	KindMeanField = "meanfield"
 	KindFullRank  = "fullrank"
 	KindLowRank   = "lowrank"
+	// KindMixture is an ensemble's mixture (Saved.Mixture holds its members).
+	KindMixture = "mixture"
 )
 
 // drawStream is the RNG stream of the diagnostic draws (Result.Draws) and of Saved.Sample.
@@ -79,6 +85,16 @@ type Saved struct {
 	Config      *Config      `json:"config,omitempty"`
 	Diagnostics Diagnostics  `json:"diagnostics"`
 	Trace       []TracePoint `json:"trace"`
+	// Starts, StartsFailed and Modes are the multi-start search (Result.Modes); absent in
+	// files written before it existed and for fits without one.
+	Starts       int    `json:"starts,omitempty"`
+	StartsFailed int    `json:"starts_failed,omitempty"`
+	Modes        []Mode `json:"modes,omitempty"`
+
+	// Mixture holds the members and weights of an ensemble (Family.Kind KindMixture; then
+	// Params are the members' parameters one after the other, Shift and Scale the identity);
+	// nil otherwise.
+	Mixture *MixtureSpec `json:"mixture,omitempty"`
 
 	aff *family.Affine
 	lay *model.Layout
@@ -97,6 +113,54 @@ type FamilySpec struct {
 	// BaseDF is a flow's Student-t base degrees of freedom (family.FlowBaseDF); absent (0):
 	// the standard-normal base, as in files written before it existed.
 	BaseDF float64 `json:"base_df,omitempty"`
+}
+
+// MixtureSpec is a saved ensemble: the normalised weights and the members, each a fitted
+// family with its parameters and preconditioning map in the form a single fit is saved in.
+type MixtureSpec struct {
+	Weights []float64    `json:"weights"`
+	Members []MemberSpec `json:"members"`
+	// Bounds are the ensemble's bounds on log Z when it was fitted (for the record; absent
+	// for a mixture that was not fitted as an ensemble).
+	Bounds *SavedBounds `json:"bounds,omitempty"`
+}
+
+// SavedBounds are an EnsembleResult's numbers as fit.json records them (non-finite values as
+// the Diagnostics write them).
+type SavedBounds struct {
+	WeightNote   string   `json:"weight_note"`
+	L            int      `json:"l"`
+	MISELBO      jfloat   `json:"miselbo"`
+	MISELBOSE    jfloat   `json:"miselbo_mcse"`
+	MeanIWELBO   jfloat   `json:"mean_iwelbo"`
+	IWELBOSE     jfloat   `json:"mean_iwelbo_mcse"`
+	MISELBO1     jfloat   `json:"miselbo_1"`
+	MeanELBO     jfloat   `json:"mean_elbo"`
+	MeanELBOSE   jfloat   `json:"mean_elbo_mcse"`
+	JSD          jfloat   `json:"jsd"`
+	JSDSE        jfloat   `json:"jsd_mcse"`
+	MemberELBO   []jfloat `json:"member_elbo"`
+	MemberELBOSE []jfloat `json:"member_elbo_mcse"`
+}
+
+func savedBounds(e *EnsembleResult) *SavedBounds {
+	b := &SavedBounds{WeightNote: e.WeightNote, L: e.L, MISELBO: jfloat(e.MISELBO), MISELBOSE: jfloat(e.MISELBOSE),
+		MeanIWELBO: jfloat(e.MeanIWELBO), IWELBOSE: jfloat(e.IWELBOSE), MISELBO1: jfloat(e.MISELBO1),
+		MeanELBO: jfloat(e.MeanELBO), MeanELBOSE: jfloat(e.MeanELBOSE), JSD: jfloat(e.JSD), JSDSE: jfloat(e.JSDSE)}
+	for s := range e.ELBO {
+		b.MemberELBO = append(b.MemberELBO, jfloat(e.ELBO[s]))
+		b.MemberELBOSE = append(b.MemberELBOSE, jfloat(e.ELBOSE[s]))
+	}
+	return b
+}
+
+// MemberSpec is one member of a saved mixture: q_s is Family pushed through Shift + Scale·u.
+type MemberSpec struct {
+	Family    FamilySpec `json:"family"`
+	Params    []float64  `json:"params"`
+	Shift     []float64  `json:"shift"`
+	Scale     []float64  `json:"scale"`
+	ScaleDiag bool       `json:"scale_is_diagonal"`
 }
 
 // Diagnostics are the end-of-fit numbers of a Result. Non-finite values are written as JSON
@@ -209,22 +273,18 @@ func NewSaved(res *Result, info SaveInfo) (*Saved, error) {
 	}
 	aff := res.Family
 	d := aff.Dim()
-	spec := FamilySpec{Dim: d}
-	switch b := aff.Base.(type) {
-	case *family.MeanField:
-		spec.Kind, spec.Positivity = KindMeanField, b.Positivity().String()
-	case *family.FullRank:
-		spec.Kind, spec.Positivity = KindFullRank, b.Positivity().String()
-	case *family.LowRank:
-		spec.Kind, spec.Positivity, spec.Rank = KindLowRank, b.Positivity().String(), b.Rank()
-	case *family.Flow:
-		fs := b.Flow().Spec()
-		spec.Kind, spec.Name, spec.Flow = KindFlow, b.Kind(), &fs
-		if nu := b.BaseDF(); !math.IsInf(nu, 1) {
-			spec.BaseDF = nu
+	spec, err := baseSpec(aff.Base)
+	if err != nil {
+		return nil, err
+	}
+	var mixSpec *MixtureSpec
+	if mix, ok := aff.Base.(*family.Mixture); ok {
+		if mixSpec, err = mixtureSpec(mix, res.Params); err != nil {
+			return nil, err
 		}
-	default:
-		return nil, fmt.Errorf("fit: NewSaved: family %T cannot be saved", aff.Base)
+		if res.Ensemble != nil {
+			mixSpec.Bounds = savedBounds(res.Ensemble)
+		}
 	}
 	version := SaveVersion
 	if info.Layout == nil {
@@ -258,10 +318,58 @@ func NewSaved(res *Result, info SaveInfo) (*Saved, error) {
 			PSISESS: res.PSISESS, Draws: len(res.LogQ), Verdict: res.Verdict,
 			ElapsedSeconds: res.Elapsed.Seconds(),
 		},
-		Trace: append([]TracePoint(nil), res.Trace...),
-		aff:   aff, lay: info.Layout,
+		Trace:   append([]TracePoint(nil), res.Trace...),
+		Mixture: mixSpec,
+		Starts:  res.Starts, StartsFailed: res.StartsFailed, Modes: cloneModes(res.Modes),
+		aff: aff, lay: info.Layout,
 	}
 	return s, nil
+}
+
+// baseSpec describes a base family.
+func baseSpec(base family.Family) (FamilySpec, error) {
+	spec := FamilySpec{Dim: base.Dim()}
+	switch b := base.(type) {
+	case *family.MeanField:
+		spec.Kind, spec.Positivity = KindMeanField, b.Positivity().String()
+	case *family.FullRank:
+		spec.Kind, spec.Positivity = KindFullRank, b.Positivity().String()
+	case *family.LowRank:
+		spec.Kind, spec.Positivity, spec.Rank = KindLowRank, b.Positivity().String(), b.Rank()
+	case *family.Flow:
+		fs := b.Flow().Spec()
+		spec.Kind, spec.Name, spec.Flow = KindFlow, b.Kind(), &fs
+		if nu := b.BaseDF(); !math.IsInf(nu, 1) {
+			spec.BaseDF = nu
+		}
+	case *family.Mixture:
+		spec.Kind = KindMixture
+	default:
+		return spec, fmt.Errorf("fit: NewSaved: family %T cannot be saved", base)
+	}
+	return spec, nil
+}
+
+// mixtureSpec describes a mixture whose members are fitted families (each an *family.Affine
+// over a family baseSpec describes).
+func mixtureSpec(mix *family.Mixture, params []float64) (*MixtureSpec, error) {
+	ms := &MixtureSpec{Weights: mix.Weights()}
+	for s := range mix.Len() {
+		a, ok := mix.Member(s).(*family.Affine)
+		if !ok {
+			return nil, fmt.Errorf("fit: NewSaved: mixture member %d is a %T, want a fitted family (*family.Affine)", s, mix.Member(s))
+		}
+		if _, nested := a.Base.(*family.Mixture); nested {
+			return nil, fmt.Errorf("fit: NewSaved: mixture member %d is itself a mixture", s)
+		}
+		fs, err := baseSpec(a.Base)
+		if err != nil {
+			return nil, err
+		}
+		ms.Members = append(ms.Members, MemberSpec{Family: fs, Params: clone(mix.MemberParams(params, s)),
+			Shift: clone(a.Shift), Scale: clone(a.Scale), ScaleDiag: a.Diag})
+	}
+	return ms, nil
 }
 
 func clone[T any](x []T) []T {
@@ -357,6 +465,18 @@ func checkNulls(b []byte) error {
 				Point []*float64 `json:"point"`
 			} `json:"init"`
 		} `json:"recipe"`
+		Modes []struct {
+			Z  []*float64 `json:"z"`
+			SD []*float64 `json:"sd"`
+		} `json:"modes"`
+		Mixture *struct {
+			Weights []*float64 `json:"weights"`
+			Members []struct {
+				Params []*float64 `json:"params"`
+				Shift  []*float64 `json:"shift"`
+				Scale  []*float64 `json:"scale"`
+			} `json:"members"`
+		} `json:"mixture"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err // not reached: the same bytes decoded into Saved
@@ -370,6 +490,26 @@ func checkNulls(b []byte) error {
 			name string
 			x    []*float64
 		}{"recipe.init.point", w.Recipe.Init.Point})
+	}
+	for i, m := range w.Modes {
+		fields = append(fields, struct {
+			name string
+			x    []*float64
+		}{fmt.Sprintf("modes[%d].z", i), m.Z}, struct {
+			name string
+			x    []*float64
+		}{fmt.Sprintf("modes[%d].sd", i), m.SD})
+	}
+	if m := w.Mixture; m != nil {
+		type field = struct {
+			name string
+			x    []*float64
+		}
+		fields = append(fields, field{"mixture.weights", m.Weights})
+		for i, mb := range m.Members {
+			p := fmt.Sprintf("mixture.members[%d].", i)
+			fields = append(fields, field{p + "params", mb.Params}, field{p + "shift", mb.Shift}, field{p + "scale", mb.Scale})
+		}
 	}
 	for _, f := range fields {
 		for i, v := range f.x {
@@ -400,6 +540,12 @@ func (s *Saved) check() error {
 		if err := s.Recipe.Validate(); err != nil {
 			return fmt.Errorf("field \"recipe\": %w", err)
 		}
+	}
+	if s.Family.Kind == KindMixture {
+		return s.checkMixture()
+	}
+	if s.Mixture != nil {
+		return fmt.Errorf("field \"mixture\": set for family kind %q, want it only for %q", s.Family.Kind, KindMixture)
 	}
 	fs := s.Family
 	d := fs.Dim
@@ -447,9 +593,12 @@ func (s *Saved) check() error {
 		}
 		need, scales = 2*d+d*fs.Rank, d+d*fs.Rank
 	default:
-		return fmt.Errorf("field \"family.kind\": %q, want %s, %s, %s or %s", fs.Kind, KindMeanField, KindFullRank, KindLowRank, KindFlow)
+		return fmt.Errorf("field \"family.kind\": %q, want %s, %s, %s, %s or %s", fs.Kind, KindMeanField, KindFullRank, KindLowRank, KindFlow, KindMixture)
 	}
 	if err := finiteLen("params", s.Params, need, what); err != nil {
+		return err
+	}
+	if err := checkModes(s, d, what); err != nil {
 		return err
 	}
 	if err := finiteLen("shift", s.Shift, d, what); err != nil {
@@ -522,6 +671,74 @@ func (s *Saved) check() error {
 	}
 	if got := lay.Names(); len(s.Names) != 0 && !slices.Equal(got, s.Names) {
 		return fmt.Errorf("field \"names\": %d names do not match the layout's %d", len(s.Names), len(got))
+	}
+	s.Names = lay.Names()
+	s.aff, s.lay = aff, lay
+	return nil
+}
+
+// checkMixture validates a saved ensemble: every member as a saved fit of its own (same
+// checks, same error messages under "mixture.members[s]"), of the mixture's dimension, the
+// weights, and the top-level params equal to the members' parameters one after the other.
+func (s *Saved) checkMixture() error {
+	if s.Version < mixtureVersion {
+		return fmt.Errorf("field \"version\": %d, a %s family needs version %d", s.Version, KindMixture, mixtureVersion)
+	}
+	mx := s.Mixture
+	d := s.Family.Dim
+	switch {
+	case d < 1:
+		return fmt.Errorf("field \"family.dim\": %d, want ≥ 1", d)
+	case mx == nil:
+		return fmt.Errorf("field \"family.kind\": %q without a \"mixture\" description", KindMixture)
+	case len(mx.Members) < 1 || len(mx.Members) > family.MaxMixtureMembers:
+		return fmt.Errorf("field \"mixture.members\": %d members, want 1 to %d", len(mx.Members), family.MaxMixtureMembers)
+	case len(mx.Weights) != len(mx.Members):
+		return fmt.Errorf("field \"mixture.weights\": %d weights for %d members", len(mx.Weights), len(mx.Members))
+	}
+	fams := make([]family.Family, len(mx.Members))
+	var params []float64
+	var lay *model.Layout
+	for i, m := range mx.Members {
+		if m.Family.Kind == KindMixture {
+			return fmt.Errorf("field \"mixture.members[%d].family.kind\": %q, a member cannot be a mixture", i, m.Family.Kind)
+		}
+		if m.Family.Dim != d {
+			return fmt.Errorf("field \"mixture.members[%d].family.dim\": %d, the mixture's dimension is %d", i, m.Family.Dim, d)
+		}
+		ms := &Saved{Format: s.Format, Version: s.Version, Family: m.Family, Params: m.Params, Shift: m.Shift,
+			Scale: m.Scale, ScaleDiag: m.ScaleDiag, Layout: s.Layout, Names: s.Names}
+		if err := ms.check(); err != nil {
+			return fmt.Errorf("field \"mixture.members[%d]\": %w", i, err)
+		}
+		fams[i] = ms.aff
+		params = append(params, m.Params...)
+		lay = ms.lay
+	}
+	if !slices.Equal(params, s.Params) {
+		return fmt.Errorf("field \"params\": %d values, want the %d parameters of the mixture's members one after the other", len(s.Params), len(params))
+	}
+	mix, err := family.NewMixture(fams, mx.Weights)
+	if err != nil {
+		return fmt.Errorf("field \"mixture.weights\": %w", err)
+	}
+	if err := finiteLen("shift", s.Shift, d, "a mixture"); err != nil {
+		return err
+	}
+	if err := finiteLen("scale", s.Scale, d, "a mixture (a diagonal identity)"); err != nil {
+		return err
+	}
+	for i := range d {
+		if s.Shift[i] != 0 || s.Scale[i] != 1 || !s.ScaleDiag {
+			return fmt.Errorf("field \"scale\": a mixture's shift and scale are the identity (0 and a diagonal of 1), coordinate %d has %g and %g", i, s.Shift[i], s.Scale[i])
+		}
+	}
+	aff, err := family.NewAffine(mix, s.Shift, s.Scale, true)
+	if err != nil {
+		return fmt.Errorf("field \"scale\": %w", err)
+	}
+	if err := usable(aff, s.Params); err != nil {
+		return err
 	}
 	s.Names = lay.Names()
 	s.aff, s.lay = aff, lay
@@ -627,6 +844,11 @@ func (s *Saved) Sample(seed uint64, n int) (z, logq []float64) {
 func sampleAffine(aff *family.Affine, params []float64, seed uint64, n int) (z, logq []float64) {
 	d := aff.Dim()
 	stream := rng.New(seed, drawStream)
+	if _, ok := aff.Base.(*family.Mixture); ok { // an ensemble: stratified over its members
+		z, logq = make([]float64, n*d), make([]float64, n)
+		family.SampleStratified(aff, params, n, stream.NormFloat64, z, logq)
+		return z, logq
+	}
 	eps := make([]float64, aff.NoiseDim())
 	z = make([]float64, n*d)
 	logq = make([]float64, n)
@@ -647,4 +869,26 @@ func (s *Saved) Constrain(x, z []float64) []float64 {
 	}
 	s.lay.ConstrainValues(z, x)
 	return x
+}
+
+// checkModes checks the saved multi-start search: counts within the starts, and each mode's
+// point and sds of length d, finite (sds > 0).
+func checkModes(s *Saved, d int, what string) error {
+	if s.Starts < 0 || s.Starts > MaxStarts || s.StartsFailed < 0 || s.StartsFailed > s.Starts || len(s.Modes) > s.Starts {
+		return fmt.Errorf("field \"starts\": %d starts, %d failed and %d modes do not fit together", s.Starts, s.StartsFailed, len(s.Modes))
+	}
+	for i, m := range s.Modes {
+		if err := finiteLen(fmt.Sprintf("modes[%d].z", i), m.Z, d, what); err != nil {
+			return err
+		}
+		if err := finiteLen(fmt.Sprintf("modes[%d].sd", i), m.SD, d, what); err != nil {
+			return err
+		}
+		for j, v := range m.SD {
+			if !(v > 0) {
+				return fmt.Errorf("field \"modes[%d].sd\": value %d is %g, want > 0", i, j, v)
+			}
+		}
+	}
+	return nil
 }

@@ -108,7 +108,7 @@ func TestReadFlowErrorsNameTheField(t *testing.T) {
 	}
 	good := buf.String()
 	for _, c := range []struct{ old, new, want string }{
-		{`"version": 3`, `"version": 1`, `field "version": 1, a flow family needs version 2`},
+		{`"version": 4`, `"version": 1`, `field "version": 1, a flow family needs version 2`},
 		{`"type": "maf"`, `"type": "spline"`, `field "family.flow.parts[0].type"`},
 		{`"k": 2`, `"k": 3`, `field "family.flow.parts[0].made.k"`},
 		{`"activation": "tanh"`, `"activation": "swish"`, `field "family.flow.parts[0].made.activation"`},

@@ -132,7 +132,7 @@ func TestReadErrorsNameFileAndField(t *testing.T) {
 	for _, c := range []struct {
 		old, new, want string
 	}{
-		{`"version": 3`, `"version": 99`, `field "version": 99`},
+		{`"version": 4`, `"version": 99`, `field "version": 99`},
 		{`"format": "vigo-fit"`, `"format": "other"`, `field "format"`},
 		{`"kind": "meanfield"`, `"kind": "flow"`, `field "family.kind"`},
 		{`"dim": 5`, `"dim": 4`, `field "params": 10 values, meanfield in d=4 needs 8`},
