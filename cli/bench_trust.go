@@ -192,7 +192,7 @@ func trustMethods() []bench.TrustMethod {
 				if res == nil {
 					return bench.TrustFit{}, err
 				}
-				return bench.TrustFit{Result: res, GradEvals: res.GradEvals, Family: output.FamilyDesc(res)}, err
+				return trustFit(res, res.GradEvals), err
 			}},
 		{Name: "auto", About: "`vigo fit --family auto --seed S` (autoStages, fit.Auto, AutoResult.Best)",
 			Fit: func(ctx context.Context, tg model.Target, seed uint64) (bench.TrustFit, error) {
@@ -205,8 +205,14 @@ func trustMethods() []bench.TrustMethod {
 				if a == nil || a.Best() == nil {
 					return bench.TrustFit{}, err
 				}
-				res := a.Best()
-				return bench.TrustFit{Result: res, GradEvals: a.GradEvals, Family: output.FamilyDesc(res)}, err
+				return trustFit(a.Best(), a.GradEvals), err
 			}},
 	}
+}
+
+// trustFit is a fit's result for the trust benchmark, with fit.Assess's judgement of whether
+// the verdict vigo fit prints reassures.
+func trustFit(res *fit.Result, grads int) bench.TrustFit {
+	reassuring := fit.Assess(res).Reassuring
+	return bench.TrustFit{Result: res, GradEvals: grads, Family: output.FamilyDesc(res), Reassuring: &reassuring}
 }
