@@ -409,3 +409,35 @@ func lastReplace(s, old, new string) string {
 	}
 	return s[:i] + new + s[i+len(old):]
 }
+
+// The importance-sampling gap against a direct computation, and its use: a k̂ in the usable
+// band reads usable with a small gap and rough (not reassuring) with a gap above
+// RoughGapPerDim·d.
+func TestAssessRoughGap(t *testing.T) {
+	// Two log weights a and b: log((e^a + e^b)/2) − (a + b)/2 = log cosh((a − b)/2).
+	if g := isGap([]float64{1, 3}, []float64{0, 0}); math.Abs(g-math.Log(math.Cosh(1))) > 1e-15 {
+		t.Errorf("isGap %v, want log cosh 1", g)
+	}
+	if g := isGap([]float64{1, math.Inf(-1)}, []float64{0, 0}); !math.IsNaN(g) {
+		t.Errorf("isGap with −Inf: %v, want NaN", g)
+	}
+	aff, err := family.NewAffine(family.NewMeanField(2), []float64{0, 0}, []float64{1, 1}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		spread float64 // log weights ±spread: gap log cosh(spread)
+		rough  bool
+	}{{0.1, false}, {1, true}} {
+		n := 1000
+		lp, lq := make([]float64, n), make([]float64, n)
+		for i := range lp {
+			lp[i] = c.spread * float64(2*(i%2)-1)
+		}
+		res := &Result{Family: aff, KHat: 0.6, LogP: lp, LogQ: lq, KHatVerdict: "k̂ = 0.6: usable"}
+		a := Assess(res)
+		if a.Rough != c.rough || a.Reassuring == c.rough || (c.rough && !strings.Contains(a.Text, "do not use them unweighted")) {
+			t.Errorf("spread %v (gap %.3g, limit %.3g): %+v", c.spread, a.ISGap, 2*RoughGapPerDim, a)
+		}
+	}
+}
