@@ -80,11 +80,15 @@ func TestMultiStartFindsTheMajorMode(t *testing.T) {
 		if !near(res.State.Shift, g.mu[1], 0.05) {
 			t.Errorf("seed %d: 8 starts: q starts at %v, want the major mode %v", seed, res.State.Shift, g.mu[1])
 		}
-		if len(res.Modes) != 2 || res.Starts != 8 || !near(res.Modes[0].Z, g.mu[1], 0.05) || !near(res.Modes[1].Z, g.mu[0], 0.05) {
-			t.Fatalf("seed %d: modes %+v", seed, res.Modes)
+		// 8 starts, doubled (up to starts_max 64) while a mode was reached by one start only.
+		if len(res.Modes) != 2 || res.Starts < 8 || res.Starts > DefaultStartsMax || !near(res.Modes[0].Z, g.mu[1], 0.05) || !near(res.Modes[1].Z, g.mu[0], 0.05) {
+			t.Fatalf("seed %d: %d starts, modes %+v", seed, res.Starts, res.Modes)
 		}
-		if n := res.Modes[0].Count + res.Modes[1].Count + res.StartsFailed; n != 8 {
-			t.Errorf("seed %d: counts add to %d, want 8", seed, n)
+		if n := res.Modes[0].Count + res.Modes[1].Count + res.StartsFailed; n != res.Starts {
+			t.Errorf("seed %d: counts add to %d, want %d", seed, n, res.Starts)
+		}
+		if unseen(res.Modes, res.Starts) > UnseenModeTol && res.Starts < DefaultStartsMax {
+			t.Errorf("seed %d: stopped at %d starts with the unseen estimate %v", seed, res.Starts, unseen(res.Modes, res.Starts))
 		}
 		a := Assess(res)
 		if a.Reassuring || a.Modes != 2 || a.Uncovered != 1 || !strings.Contains(res.Verdict, "multimodal") ||
@@ -439,5 +443,32 @@ func TestAssessRoughGap(t *testing.T) {
 		if a.Rough != c.rough || a.Reassuring == c.rough || (c.rough && !strings.Contains(a.Text, "do not use them unweighted")) {
 			t.Errorf("spread %v (gap %.3g, limit %.3g): %+v", c.spread, a.ISGap, 2*RoughGapPerDim, a)
 		}
+	}
+}
+
+// The doubling: a start depends on its index only, so the first starts of a doubled search are
+// those of the undoubled one; a search whose modes were each reached by several starts does
+// not double, one with singletons doubles until f₁/n ≤ UnseenModeTol or StartsMax.
+func TestStartsDoubling(t *testing.T) {
+	a := startPoints(Config{Seed: 4, Starts: 4}, 3)
+	b := startPoints(Config{Seed: 4, Starts: 8}, 3)
+	for k := range a {
+		if !slices.Equal(a[k], b[k]) {
+			t.Errorf("start %d: %v with 4 starts, %v with 8", k, a[k], b[k])
+		}
+	}
+	g := minorAtZero()
+	cfg := Config{Seed: 2, Starts: 8, StartsMax: 8}.withDefaults()
+	if ms := searchModes(g, cfg); ms.starts != 8 || ms.doubled != 0 {
+		t.Errorf("StartsMax = Starts: %d starts, doubled %d", ms.starts, ms.doubled)
+	}
+	cfg.StartsMax = 64
+	ms := searchModes(g, cfg)
+	if ms.starts == 8 || ms.doubled == 0 || unseen(ms.modes, ms.starts) > UnseenModeTol && ms.starts < 64 {
+		t.Errorf("seed 2 (the major mode first reached by one of 8 starts): %d starts, doubled %d, unseen %v", ms.starts, ms.doubled, unseen(ms.modes, ms.starts))
+	}
+	one := searchModes(g, Config{Seed: 2, Starts: 1, StartsMax: 64}.withDefaults())
+	if one.starts != 1 {
+		t.Errorf("one start doubled to %d", one.starts)
 	}
 }

@@ -66,6 +66,8 @@ type Assessment struct {
 //
 //	"one start (other modes not looked for); k̂ = 0.41: reliable"
 //	"4 of 4 starts reached one mode; k̂ = 0.41: reliable"
+//	"4 of 4 starts reached one mode; k̂ = 0.57: unreliable — k̂ is in the usable band, but the
+//	 ELBO is 0.22 nats below the importance-sampling estimate of log Z …"
 //	"4 starts found 2 modes 60 nats apart (Laplace evidence); the best is kept, the others'
 //	 mass is negligible; k̂ = …"
 //	"4 starts found 2 modes within 3.1 nats and q covers them; k̂ = …"
@@ -89,7 +91,7 @@ func Assess(res *Result) Assessment {
 	a.ISGap = isGap(res.LogP, res.LogQ)
 	if a.KHat == diag.Usable && res.Family != nil && a.ISGap > RoughGapPerDim*float64(res.Family.Dim()) {
 		a.Rough, a.Reassuring = true, false
-		kv = fmt.Sprintf("k̂ = %s is in the usable band, but the ELBO is %.3g nats below the importance-sampling estimate of log Z (%.2g per coordinate, above %g): q's own draws are off — do not use them unweighted; use PSIS-weighted estimates (resampled draws) or a richer family",
+		kv = fmt.Sprintf("k̂ = %s: unreliable — k̂ is in the usable band, but the ELBO is %.3g nats below the importance-sampling estimate of log Z (%.2g per coordinate, above %g): q's own draws are off; do not use them unweighted — use PSIS-weighted estimates (resampled draws) or a richer family",
 			diag.FormatKhat(res.KHat), a.ISGap, a.ISGap/float64(res.Family.Dim()), RoughGapPerDim)
 	}
 	switch {
