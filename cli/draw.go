@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -110,7 +111,7 @@ func runDraw(stdout io.Writer, reg *registry, path string, f drawFlags, seedSet 
 		"method = variational (draws from a saved fit)",
 		"fit = " + path,
 		"model = " + s.Model,
-		"family = " + savedFamilyDesc(s.Family),
+		"family = " + savedDesc(s),
 		fmt.Sprintf("seed = %d", seed),
 		fmt.Sprintf("draws = %d", f.draws),
 		"fit_status = " + s.Diagnostics.Status,
@@ -176,6 +177,19 @@ func savedFamilyDesc(f fit.FamilySpec) string {
 		return f.Name + " (flow)"
 	}
 	return f.Kind
+}
+
+// savedDesc names a saved fit's approximation: its family, or an ensemble's members
+// ("mixture of 3: meanfield, meanfield, meanfield").
+func savedDesc(s *fit.Saved) string {
+	if s.Mixture == nil {
+		return savedFamilyDesc(s.Family)
+	}
+	names := make([]string, len(s.Mixture.Members))
+	for i, m := range s.Mixture.Members {
+		names[i] = savedFamilyDesc(m.Family)
+	}
+	return fmt.Sprintf("mixture of %d (ensemble; draws stratified over the members): %s", len(names), strings.Join(names, ", "))
 }
 
 // drawsLimit is the error of a --draws that would hold more than fit.MaxDrawValues values of

@@ -56,6 +56,11 @@ type fitFlags struct {
 	baseDF     float64
 	warm       bool
 	budget     time.Duration
+
+	// ensembles
+	ensemble        int
+	ensembleL       int
+	ensembleWeights string
 }
 
 // familyAuto is --family auto.
@@ -162,6 +167,9 @@ SIGTERM; a second one exits at once): the partial result is written to --out, or
 	fl.IntVar(&f.k, "k", 0, "iwelbo and dreg: draws per importance-weighted group (default 1; with --estimator iwelbo|dreg, 4)")
 	fl.StringVar(&f.optimizer, "optimizer", "", "optimiser: adam (default) or rmsprop (Keras's, as the BF-VI paper uses)")
 	fl.StringVar(&f.recipe, "recipe", "", "run the fit described by this Recipe JSON file (or the recipe stored in a fit.json); other fit flags change its fields")
+	fl.IntVar(&f.ensemble, "ensemble", 0, fmt.Sprintf("fit an ensemble of S members of the family (seeds derived from --seed; 1 to %d) and use their mixture, scored by MISELBO (0: one fit)", fit.MaxEnsembleMembers))
+	fl.IntVar(&f.ensembleL, "ensemble-l", 0, "--ensemble: draws per member in each importance-weighted group of MISELBO_L and the mean IWELBO_L (default 10)")
+	fl.StringVar(&f.ensembleWeights, "ensemble-weights", "", "--ensemble: mixture weights, uniform (default, the balance heuristic) or evidence (maximise the mixture's ELBO over the weights)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
 	return cmd
 }
@@ -195,6 +203,7 @@ func fitRecipe(f fitFlags, init []float64) (fit.Recipe, error) {
 	}
 	r.Family.Rank = max(r.Family.Rank, f.rank)
 	applyCommon(&r, f, init)
+	applyEnsemble(&r, f)
 	if err := r.Validate(); err != nil {
 		return r, flagError(err, r.Family.Kind)
 	}
@@ -204,10 +213,31 @@ func fitRecipe(f fitFlags, init []float64) (fit.Recipe, error) {
 // recipeFlags maps a Recipe's JSON fields to the flags that set them.
 func recipeFlags() map[string]string {
 	return map[string]string{
+		"ensemble.members": "--ensemble", "ensemble.l": "--ensemble-l", "ensemble.weights": "--ensemble-weights",
 		"family.rank": "--rank", "objective.estimator": "--estimator", "objective.samples": "--samples",
 		"objective.k": "--k", "objective.samples × objective.k": "--samples", "optimizer.name": "--optimizer",
 		"optimizer.lr": "--lr", "stop.tol": "--tol", "max_iter": "--iter", "diag_draws": "--draws",
 		"init.point": "--init", "init.starts": "--starts",
+	}
+}
+
+// applyEnsemble writes --ensemble, --ensemble-l and --ensemble-weights into r (a --recipe's
+// ensemble is kept and changed by the flags given).
+func applyEnsemble(r *fit.Recipe, f fitFlags) {
+	if f.ensemble != 0 {
+		if r.Ensemble == nil {
+			r.Ensemble = fit.DefaultEnsemble(f.ensemble)
+		}
+		r.Ensemble.Members = f.ensemble
+	}
+	if r.Ensemble == nil {
+		return
+	}
+	if f.ensembleL != 0 {
+		r.Ensemble.L = f.ensembleL
+	}
+	if f.ensembleWeights != "" {
+		r.Ensemble.Weights = f.ensembleWeights
 	}
 }
 
@@ -441,6 +471,9 @@ func checkFitFlags(f fitFlags) error {
 		{"--warm=false", !f.warm, fit.IsFlowKind(f.family), "a flow family (auto always warm-starts its flows)"},
 		{"--budget", f.budget != 0, f.family == familyAuto, "--family auto"},
 		{"--recipe", f.recipe != "", f.family != familyAuto, "a single family (auto runs its own stages)"},
+		{"--ensemble", f.ensemble != 0, f.family != familyAuto, "a single family (auto runs its own stages)"},
+		{"--ensemble-l", f.ensembleL != 0, f.ensemble != 0 || f.recipe != "", "--ensemble S"},
+		{"--ensemble-weights", f.ensembleWeights != "", f.ensemble != 0 || f.recipe != "", "--ensemble S"},
 	} {
 		if c.set && !c.ok {
 			return fmt.Errorf("%s: only for %s (family=%s)", c.flag, c.need, f.family)
@@ -610,6 +643,9 @@ func printFitReport(w io.Writer, m *loadedModel, f fitFlags, res *fit.Result, o 
 	if o.Resample != "" {
 		fmt.Fprintf(w, "PSIS resampling: %s\n", o.Resample)
 	}
+	if en := res.Ensemble; en != nil {
+		printEnsemble(w, res, en)
+	}
 	if auto != nil {
 		fmt.Fprintln(w, "\nfamily chosen automatically:")
 		for _, s := range auto.Stages {
@@ -618,6 +654,25 @@ func printFitReport(w io.Writer, m *loadedModel, f fitFlags, res *fit.Result, o 
 		fmt.Fprintf(w, "chose %s: %s\n", auto.Stages[auto.Chosen].Family, auto.Reason)
 	}
 	fmt.Fprintf(w, "wrote %s\n", strings.Join(o.Files, ", "))
+}
+
+// printEnsemble prints an ensemble's bounds and members.
+func printEnsemble(w io.Writer, res *fit.Result, en *fit.EnsembleResult) {
+	S := len(en.Members)
+	fmt.Fprintf(w, "\nensemble of %d members, weights %s\n", S, en.WeightNote)
+	fmt.Fprintf(w, "MISELBO_%d = %.6g ± %.2g, mean IWELBO_%d = %.6g ± %.2g\n", en.L, en.MISELBO, en.MISELBOSE, en.L, en.MeanIWELBO, en.IWELBOSE)
+	fmt.Fprintf(w, "MISELBO_1 = %.6g, mean ELBO = %.6g ± %.2g, JSD = MISELBO_1 − mean ELBO = %.3g ± %.2g (0 to log %d = %.3g)\n",
+		en.MISELBO1, en.MeanELBO, en.MeanELBOSE, en.JSD, en.JSDSE, S, math.Log(float64(S)))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "member\tseed\tweight\tELBO\tMCSE\tk̂\tstatus\t")
+	for s, m := range en.Members {
+		var seed uint64
+		if m.Recipe != nil {
+			seed = m.Recipe.Seed
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%.3g\t%.6g\t%.2g\t%s\t%s\t\n", s, seed, en.Weights[s], en.ELBO[s], en.ELBOSE[s], diag.FormatKhat(m.KHat), m.Status)
+	}
+	tw.Flush()
 }
 
 // progress shows the fit's tracking estimates: one updating line on a terminal, plain lines
@@ -655,7 +710,7 @@ func (p *progress) observe(pr fit.Progress) {
 	if !math.IsNaN(pr.Gain) {
 		gain = fmt.Sprintf("  gain over window %+.3g", pr.Gain)
 	}
-	line := fmt.Sprintf("iter %d/%d  ELBO %.6g%s  step %.3g  %s", pr.Iter, pr.MaxIter, pr.ELBO, gain, pr.LR, time.Since(p.start).Round(100*time.Millisecond))
+	line := fmt.Sprintf("%siter %d/%d  ELBO %.6g%s  step %.3g  %s", ensemblePrefix(pr.Stage), pr.Iter, pr.MaxIter, pr.ELBO, gain, pr.LR, time.Since(p.start).Round(100*time.Millisecond))
 	if pr.Skipped > 0 {
 		line += fmt.Sprintf("  skipped %d", pr.Skipped)
 	}
@@ -674,6 +729,15 @@ func (p *progress) line(s string) {
 	}
 	fmt.Fprintln(p.w, s)
 	p.printed = false
+}
+
+// ensemblePrefix names the ensemble member a progress line is about ("meanfield member 2/4: "),
+// "" outside an ensemble.
+func ensemblePrefix(stage string) string {
+	if strings.Contains(stage, " member ") {
+		return stage + ": "
+	}
+	return ""
 }
 
 func (p *progress) finish() {

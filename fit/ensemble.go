@@ -24,7 +24,11 @@ const (
 	// importance sampling, as MISELBO (Kviman et al. 2022) uses.
 	WeightsUniform = "uniform"
 	// WeightsEvidence fits the weights to the evidence: the w on the simplex that maximise the
-	// mixture's ELBO, E_{q_w}[log p] + H[q_w] with q_w = Σ_s w_s q_s (see fitWeights).
+	// mixture's ELBO, E_{q_w}[log p] + H[q_w] with q_w = Σ_s w_s q_s (see fitWeights), on one
+	// set of draws, and keeps them when on another set their mixture ELBO beats the uniform
+	// mixture's by more than 2 standard errors (else the weights are uniform and
+	// EnsembleResult.WeightNote says why): members that overlap make the ELBO nearly flat in
+	// w, and its maximiser on finite draws then follows Monte Carlo noise.
 	WeightsEvidence = "evidence"
 )
 
@@ -211,6 +215,12 @@ func (r *Recipe) Member(s int) Recipe {
 // bit-identical for any number of workers: each member's fit is, and the members are combined
 // in order. WithResume takes a State of an earlier ensemble fit of the same recipe: members
 // Done are kept as they were, a member stopped part way resumes, the others start.
+//
+// The Result's Iterations and Skipped are the members' sums, GradEvals the members' sum plus
+// the draws of the bounds, of the evidence weights and of the diagnostics, Elapsed the wall
+// time of the whole; Trace is empty (each member has its own). Cancelled, it is the mixture of
+// the members that have a result (finished or partial) with Status Cancelled, and nil when no
+// member started.
 func runEnsemble(ctx context.Context, target model.Target, r Recipe, o options) (*Result, error) {
 	start := time.Now()
 	d := target.Dim()
@@ -262,12 +272,12 @@ func runEnsemble(ctx context.Context, target model.Target, r Recipe, o options) 
 			continue
 		}
 		if ctx.Err() != nil {
-			break
+			continue // not started; the members done before are still restored
 		}
 		sem <- struct{}{}
 		if ctx.Err() != nil {
 			<-sem
-			break
+			continue
 		}
 		mopts := []Option{WithWorkers(per)}
 		mopts = append(mopts, observe(s)...)
@@ -440,23 +450,30 @@ func combine(target model.Target, r Recipe, members []*Result) (*Result, error) 
 	if err != nil {
 		return nil, fmt.Errorf("fit: Run: ensemble: %w", err)
 	}
+	// The evaluation draws do not depend on the weights (each member draws its own), so one
+	// set scores both the uniform and the fitted weights.
+	n := e.evalDraws(r.DiagDraws)
+	lp, lq := ensembleDraws(target, uni, params, rng.New(r.Seed, ensembleEvalStream), n)
+	res.GradEvals += S * n
 	weights := uni.Weights()
 	note := "uniform (the balance heuristic)"
 	if e.Weights == WeightsEvidence && S > 1 {
-		n := e.evalDraws(r.DiagDraws)
-		lp, lq := ensembleDraws(target, uni, params, rng.New(r.Seed, ensembleWeightStream), n)
+		wlp, wlq := ensembleDraws(target, uni, params, rng.New(r.Seed, ensembleWeightStream), n)
 		res.GradEvals += S * n
-		var iters int
-		weights, iters = fitWeights(lp, lq, S)
-		note = fmt.Sprintf("fitted to the evidence: the mixture ELBO maximised over the simplex on %d draws per member (%d iterations)", n, iters)
+		fitted, iters := fitWeights(wlp, wlq, S)
+		gain, se := weightGain(lp, lq, S, fitted, weights)
+		how := fmt.Sprintf("the mixture ELBO maximised over the simplex on %d draws per member (%d iterations); on %d other draws per member it gains %.3g ± %.2g nats over uniform weights", n, iters, n, gain, se)
+		if gain > 2*se {
+			weights = fitted
+			note = "fitted to the evidence: " + how
+		} else {
+			note = "uniform (the balance heuristic), kept because the evidence weights did not gain 2 standard errors: " + how
+		}
 	}
 	mix, err := family.NewMixture(fams, weights)
 	if err != nil {
 		return nil, fmt.Errorf("fit: Run: ensemble: %w", err)
 	}
-	n := e.evalDraws(r.DiagDraws)
-	lp, lq := ensembleDraws(target, mix, params, rng.New(r.Seed, ensembleEvalStream), n)
-	res.GradEvals += S * n
 	b, err := objective.EnsembleBounds(lp, lq, S, e.L, mix.Weights())
 	if err != nil {
 		return nil, fmt.Errorf("fit: Run: ensemble: %w", err)
@@ -488,6 +505,10 @@ func ensembleDraws(target model.Target, mix *family.Mixture, params []float64, s
 	lq = make([]float64, S*n*S)
 	z := make([]float64, d)
 	var t ad.Tape
+	probers := make([]family.LogProber, S)
+	for j := range S {
+		probers[j] = mix.Member(j).(family.LogProber) // NewMixture checked it
+	}
 	for s := range S {
 		m := mix.Member(s)
 		eps := make([]float64, m.NoiseDim())
@@ -501,8 +522,12 @@ func ensembleDraws(target model.Target, mix *family.Mixture, params []float64, s
 			t.Reset()
 			lp[row] = t.Float(target.LogDensity(&t, t.Input(z)))
 			out := lq[row*S : (row+1)*S]
-			mix.LogProbs(params, z, out)
-			out[s] = own // the member's own log density as its draw returned it
+			for j, p := range probers {
+				out[j] = own // the member's own log density as its draw returned it
+				if j != s {
+					out[j] = p.LogProb(mix.MemberParams(params, j), z)
+				}
+			}
 		}
 	}
 	return lp, lq
@@ -589,6 +614,33 @@ func fitWeights(lp, lq []float64, S int) ([]float64, int) {
 		}
 	}
 	return w, min(it, 500)
+}
+
+// weightGain is the difference of the mixture ELBO estimates, Σ_s w_s mean_s(log p − log q_w)
+// − Σ_s u_s mean_s(log p − log q_u), on member-major draws (n per member, log densities lq
+// under every member), and its standard error: the draws of different members are
+// independent, so var = Σ_s var_s(h)/n with h = w_s(log p − log q_w) − u_s(log p − log q_u)
+// over member s's draws (both estimates on the same draws: the difference is paired).
+func weightGain(lp, lq []float64, S int, w, u []float64) (gain, se float64) {
+	n := len(lp) / S
+	mw, mu := make([]float64, len(lp)), make([]float64, len(lp))
+	objective.WeightedMixtureLogWeights(mw, lp, lq, w)
+	objective.WeightedMixtureLogWeights(mu, lp, lq, u)
+	h := make([]float64, n)
+	v := 0.0
+	for s := range S {
+		for i := range h {
+			h[i] = 0
+			if w[s] > 0 {
+				h[i] += w[s] * mw[s*n+i]
+			}
+			h[i] -= u[s] * mu[s*n+i]
+		}
+		m, sm := meanSE(h)
+		gain += m
+		v += sm * sm
+	}
+	return gain, math.Sqrt(v)
 }
 
 // diagnoseMixture computes the ensemble Result's diagnostics on n stratified draws of the

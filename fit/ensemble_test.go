@@ -81,6 +81,9 @@ func TestEnsembleSeparatedModes(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := ev.Ensemble.Weights
+	if !strings.HasPrefix(ev.Ensemble.WeightNote, "fitted to the evidence") {
+		t.Errorf("evidence weights not kept for separated modes: %s", ev.Ensemble.WeightNote)
+	}
 	// The fitted weights estimate the masses; their Monte Carlo error is that of
 	// exp(ELBO_s)-ratios on 250 draws of nearly exact members, far below 0.02.
 	if math.Abs(w[0]-0.25) > 0.02 || math.Abs(w[1]-0.75) > 0.02 {
@@ -234,12 +237,15 @@ func TestEnsembleSaveAndDraw(t *testing.T) {
 	if err := sv.Write(&buf); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), `"kind": "mixture"`) {
-		t.Fatal("fit.json has no mixture")
+	if !strings.Contains(buf.String(), `"kind": "mixture"`) || !strings.Contains(buf.String(), `"miselbo": `) {
+		t.Fatal("fit.json has no mixture or no bounds")
 	}
 	back, err := Read("fit.json", bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if b := back.Mixture.Bounds; b == nil || float64(b.JSD) != res.Ensemble.JSD || len(b.MemberELBO) != 3 {
+		t.Fatalf("saved bounds %+v, the fit's JSD %g", b, res.Ensemble.JSD)
 	}
 	z, lq := back.Sample(back.Seed(), 30)
 	for i := range z {
@@ -259,6 +265,19 @@ func TestEnsembleSaveAndDraw(t *testing.T) {
 	b, _ := json.Marshal(doc)
 	if _, err := Read("fit.json", bytes.NewReader(b)); err == nil || !strings.Contains(err.Error(), `"mixture.members[1].family.dim": 2`) {
 		t.Fatalf("a member of dimension 2: %v", err)
+	}
+	for _, c := range []struct{ old, new, want string }{
+		{`"version": 4`, `"version": 3`, `field "version": 3, a mixture family needs version 4`},
+		{`"weights": [`, `"weights": [-1, `, `field "mixture.weights": 4 weights for 3 members`},
+		{`"members": [`, `"members": [],"x": [`, `field "mixture.members": 0 members`},
+	} {
+		bad := strings.Replace(buf.String(), c.old, c.new, 1)
+		if bad == buf.String() {
+			t.Fatalf("test setup: %q not in the file", c.old)
+		}
+		if _, err := Read("fit.json", strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s → %s: %v, want %q", c.old, c.new, err, c.want)
+		}
 	}
 }
 
@@ -299,3 +318,69 @@ func TestEnsembleBadInput(t *testing.T) {
 }
 
 var _ model.Target = twoModes{}
+
+// FuzzReadMixture is FuzzRead (save_test.go) from saved mixtures: Read of any bytes either fails
+// or gives a mixture that draws, with memory bounded by the input's length.
+func FuzzReadMixture(f *testing.F) {
+	member := `{"family":{"kind":"meanfield","dim":1,"positivity":"exp"},"params":[%s,0],"shift":[0],"scale":[1],"scale_is_diagonal":true}`
+	for i, w := range []string{"0.5,0.5", "0,1", "1e308,1e308"} {
+		doc := `{"format":"vigo-fit","version":4,"family":{"kind":"mixture","dim":1},"params":[0,0,1,0],"shift":[0],"scale":[1],"scale_is_diagonal":true,"layout":[{"name":"a","transform":"identity"}],"mixture":{"weights":[` +
+			w + `],"members":[` + strings.Replace(member, "%s", "0", 1) + `,` + strings.Replace(member, "%s", "1", 1) + `]}}`
+		if _, err := Read("seed.json", strings.NewReader(doc)); (err == nil) != (i < 2) {
+			f.Fatalf("seed %d (weights %s): %v", i, w, err)
+		}
+		f.Add(doc)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) > 4096 {
+			return
+		}
+		var sv *Saved
+		var err error
+		if n := allocated(func() { sv, err = Read("fuzz.json", strings.NewReader(s)) }); n > 64<<20 {
+			t.Fatalf("Read of %d bytes allocated %d bytes", len(s), n)
+		}
+		if err != nil {
+			return
+		}
+		z, _ := sv.Sample(1, 2)
+		sv.Constrain(nil, z[:sv.Dim()])
+	})
+}
+
+// TestEnsembleOfFlows: members of a flow family (warm-started realnvp) save into the mixture
+// and load back with the same draws, and a finished flow member is restored on resume exactly.
+func TestEnsembleOfFlows(t *testing.T) {
+	g := smallModel(t)
+	r := DefaultRecipe(KindRealNVP)
+	r.Seed, r.MaxIter, r.DiagDraws = 4, 60, 200
+	r.Family.Flow = &FlowOptions{Layers: 2, Hidden: []int{8}}
+	r.Ensemble = DefaultEnsemble(2)
+	res, err := Run(context.Background(), g, r, WithWorkers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv, err := NewSaved(res, SaveInfo{Model: "small", Layout: g.Layout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := writeRead(t, sv)
+	if back.Mixture.Members[1].Family.Kind != KindFlow {
+		t.Fatalf("member 1 saved as %q, want a flow", back.Mixture.Members[1].Family.Kind)
+	}
+	z, lq := back.Sample(back.Seed(), 10)
+	for i := range lq {
+		if lq[i] != res.LogQ[i] || z[i*5] != res.Draws[i*5] {
+			t.Fatalf("draw %d of the loaded flow ensemble differs from the fit's", i)
+		}
+	}
+	// Every member done: resuming rebuilds both without fitting, to the same ensemble.
+	again, err := Run(context.Background(), g, r, WithResume(res.State))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameFit(t, res, again, 1)
+	if again.Ensemble.MISELBO != res.Ensemble.MISELBO || again.GradEvals != res.GradEvals {
+		t.Fatalf("restored flow ensemble: MISELBO %g, grad evals %d; fitted %g, %d", again.Ensemble.MISELBO, again.GradEvals, res.Ensemble.MISELBO, res.GradEvals)
+	}
+}

@@ -578,8 +578,11 @@ func WithWorkers(n int) Option { return func(o *options) { o.workers = n } }
 // gives the previous fit to start from; GradEvals and Elapsed then include that stage. The
 // result carries a copy of r.
 //
+// With r.Ensemble it fits an ensemble instead (EnsembleRecipe): the members' recipes
+// (Recipe.Member) run in parallel, and the result is their mixture with Result.Ensemble.
+//
 // Concurrency: target.Density (or LogDensity) is called from up to four goroutines at once,
-// one tape each (see model.Target).
+// one tape each (see model.Target); an ensemble's members add up to WithWorkers goroutines.
 //
 // Cancellation: as Fit — the partial result together with an error wrapping the context's
 // cause; other errors come with a nil result.

@@ -120,6 +120,38 @@ type FamilySpec struct {
 type MixtureSpec struct {
 	Weights []float64    `json:"weights"`
 	Members []MemberSpec `json:"members"`
+	// Bounds are the ensemble's bounds on log Z when it was fitted (for the record; absent
+	// for a mixture that was not fitted as an ensemble).
+	Bounds *SavedBounds `json:"bounds,omitempty"`
+}
+
+// SavedBounds are an EnsembleResult's numbers as fit.json records them (non-finite values as
+// the Diagnostics write them).
+type SavedBounds struct {
+	WeightNote   string   `json:"weight_note"`
+	L            int      `json:"l"`
+	MISELBO      jfloat   `json:"miselbo"`
+	MISELBOSE    jfloat   `json:"miselbo_mcse"`
+	MeanIWELBO   jfloat   `json:"mean_iwelbo"`
+	IWELBOSE     jfloat   `json:"mean_iwelbo_mcse"`
+	MISELBO1     jfloat   `json:"miselbo_1"`
+	MeanELBO     jfloat   `json:"mean_elbo"`
+	MeanELBOSE   jfloat   `json:"mean_elbo_mcse"`
+	JSD          jfloat   `json:"jsd"`
+	JSDSE        jfloat   `json:"jsd_mcse"`
+	MemberELBO   []jfloat `json:"member_elbo"`
+	MemberELBOSE []jfloat `json:"member_elbo_mcse"`
+}
+
+func savedBounds(e *EnsembleResult) *SavedBounds {
+	b := &SavedBounds{WeightNote: e.WeightNote, L: e.L, MISELBO: jfloat(e.MISELBO), MISELBOSE: jfloat(e.MISELBOSE),
+		MeanIWELBO: jfloat(e.MeanIWELBO), IWELBOSE: jfloat(e.IWELBOSE), MISELBO1: jfloat(e.MISELBO1),
+		MeanELBO: jfloat(e.MeanELBO), MeanELBOSE: jfloat(e.MeanELBOSE), JSD: jfloat(e.JSD), JSDSE: jfloat(e.JSDSE)}
+	for s := range e.ELBO {
+		b.MemberELBO = append(b.MemberELBO, jfloat(e.ELBO[s]))
+		b.MemberELBOSE = append(b.MemberELBOSE, jfloat(e.ELBOSE[s]))
+	}
+	return b
 }
 
 // MemberSpec is one member of a saved mixture: q_s is Family pushed through Shift + Scale·u.
@@ -249,6 +281,9 @@ func NewSaved(res *Result, info SaveInfo) (*Saved, error) {
 	if mix, ok := aff.Base.(*family.Mixture); ok {
 		if mixSpec, err = mixtureSpec(mix, res.Params); err != nil {
 			return nil, err
+		}
+		if res.Ensemble != nil {
+			mixSpec.Bounds = savedBounds(res.Ensemble)
 		}
 	}
 	version := SaveVersion

@@ -252,6 +252,9 @@ func FamilyDesc(res *fit.Result) string {
 		return fmt.Sprintf("%T", res.Family.Base)
 	}
 	desc := res.Recipe.Family.Describe(res.Family.Dim())
+	if en := res.Ensemble; en != nil {
+		return fmt.Sprintf("ensemble of %d × %s", len(en.Members), desc)
+	}
 	if fit.IsFlowKind(res.Recipe.Family.Kind) {
 		desc += fmt.Sprintf(", %d parameters", res.Family.NumParams())
 	}
