@@ -472,3 +472,23 @@ func TestStartsDoubling(t *testing.T) {
 		t.Errorf("one start doubled to %d", one.starts)
 	}
 }
+
+// An ensemble without starts of its own spreads its members over the modes of one search:
+// on the two-mode target its two members start at the two modes, the recipe it reports records
+// them, and the verdict checks the mixture against the modes (it covers both).
+func TestEnsembleSpreadsOverTheModes(t *testing.T) {
+	g := minorAtZero()
+	r := DefaultRecipe(KindMeanField)
+	r.Ensemble = DefaultEnsemble(2)
+	res, err := Run(context.Background(), g, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := res.Recipe.Ensemble.Starts
+	if len(st) != 2 || !near(st[0], g.mu[1], 0.05) || !near(st[1], g.mu[0], 0.05) || r.Ensemble.Starts != nil {
+		t.Fatalf("starts %v (caller's recipe %v)", st, r.Ensemble.Starts)
+	}
+	if a := Assess(res); a.Modes != 2 || a.Uncovered != 0 || res.Verdict != a.Text || !strings.Contains(res.Verdict, "q covers them") {
+		t.Errorf("assessment %+v, verdict %q", a, res.Verdict)
+	}
+}
