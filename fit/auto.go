@@ -415,8 +415,7 @@ func Auto(ctx context.Context, target model.Target, cfg AutoConfig, opts ...Opti
 			}
 			out.Stages = append(out.Stages, es)
 		}
-		leader := out.leader(cfg.Threshold, false)
-		done := leader >= 0 && out.good(leader, cfg.Threshold) &&
+		done := out.goodLeads(cfg.Threshold) &&
 			!(name == KindMeanField && d <= AutoFullRankMaxDim && i+1 < len(stages))
 		out.note(len(out.Stages)-1, cfg.Threshold, done, next, o.observers)
 		if done {
@@ -492,11 +491,19 @@ func stageLine(s *AutoStage, thr float64, good, done bool, leader int, next stri
 	} else {
 		r := s.Result
 		cmp := "≥"
-		if good {
+		if r.KHat < thr {
 			cmp = "<"
 		}
 		fmt.Fprintf(&b, "k̂ %s %s %.2g, ELBO %.5g ± %.2g, %d iterations, %.1f s (%s)",
 			diag.FormatKhat(r.KHat), cmp, thr, r.ELBO, r.ELBOSE, r.Iterations, r.Elapsed.Seconds(), r.Status)
+		if as := Assess(r); r.KHat < thr && !good {
+			switch {
+			case as.Uncovered > 0:
+				fmt.Fprintf(&b, ", but q misses %d of the %d modes the starts found", as.Uncovered, as.Modes)
+			case as.Rough:
+				fmt.Fprintf(&b, ", but rough: the ELBO is %.3g nats below the importance-sampling log Z", as.ISGap)
+			}
+		}
 	}
 	if s.Note != "" {
 		fmt.Fprintf(&b, "; %s", s.Note)

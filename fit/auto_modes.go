@@ -68,10 +68,15 @@ func (res *Result) adoptModes(src *Result) {
 	res.Verdict = Assess(res).Text
 }
 
-// covers reports whether stage i's fit holds every mode its search found (Assess).
+// covers reports whether stage i's fit holds every mode its search found and is not rough
+// (Assess).
 func (a *AutoResult) covers(i int) bool {
 	r := a.Stages[i].Result
-	return r != nil && Assess(r).Uncovered == 0
+	if r == nil {
+		return false
+	}
+	as := Assess(r)
+	return as.Uncovered == 0 && !as.Rough
 }
 
 // modesNote says, for the reason of the choice, what the starts found, when they found more
@@ -92,4 +97,21 @@ func (a *AutoResult) modesNote(i int) string {
 func (a *AutoResult) finiteELBO(i int) bool {
 	r := a.Stages[i].Result
 	return r != nil && !math.IsNaN(r.ELBO) && !math.IsInf(r.ELBO, 0)
+}
+
+// goodLeads reports whether the search can stop: the ELBO leader among the good stages is
+// not beaten by any finished stage's ELBO by more than twice their combined Monte Carlo
+// standard error (a tie goes to the good stage, as it goes to the simpler family in leader).
+func (a *AutoResult) goodLeads(user float64) bool {
+	g := a.leader(user, true)
+	if g < 0 {
+		return false
+	}
+	b := a.Stages[g].Result
+	for j := range a.Stages {
+		if r := a.Stages[j].Result; a.finiteELBO(j) && r.ELBO-b.ELBO > 2*math.Hypot(r.ELBOSE, b.ELBOSE) {
+			return false
+		}
+	}
+	return true
 }

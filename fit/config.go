@@ -110,6 +110,10 @@ type Config struct {
 	// before multi-start existed, bit for bit); at most MaxStarts; it is raised to
 	// 1 + len(InitPoints) when lower.
 	Starts int
+	// StartsMax > Starts lets the search double its starts, up to StartsMax, while the
+	// Good–Turing estimate of an unseen mode is above UnseenModeTol (Starts ≥ 2 only); 0 or
+	// ≤ Starts: no doubling.
+	StartsMax int
 	// InitPoints are further user-given starting points of the mode search (length d each).
 	InitPoints [][]float64
 
@@ -203,6 +207,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("fit: Config: InitPoint has a non-finite value (InitPoint=%v)", c.InitPoint)
 	case c.Starts < 0 || c.Starts > MaxStarts:
 		return fmt.Errorf("fit: Config: Starts must be 1 to %d (Starts=%d)", MaxStarts, c.Starts)
+	case c.StartsMax < 0 || c.StartsMax > MaxStarts:
+		return fmt.Errorf("fit: Config: StartsMax must be 0 to %d (StartsMax=%d)", MaxStarts, c.StartsMax)
 	case len(c.InitPoints) >= MaxStarts:
 		return fmt.Errorf("fit: Config: at most %d InitPoints (len=%d)", MaxStarts-1, len(c.InitPoints))
 	case c.Init != InitLaplace && c.Init != InitZero:

@@ -69,45 +69,63 @@ const (
 // Laplace sds from it).
 const modeTies = 1e-3
 
-// startPoints returns the cfg.Starts starting points of the mode search on ℝ^d: start 0 is
-// cfg.InitPoint (z = 0 without it), then cfg.InitPoints in order, then draws of
-// uniform(−startRadius, startRadius)^d, start k from its own stream of cfg.Seed.
+// startPoint returns start k of the mode search on ℝ^d: start 0 is cfg.InitPoint (z = 0
+// without it), starts 1..len(cfg.InitPoints) the user's points in order, and every later start
+// a draw of uniform(−startRadius, startRadius)^d from its own stream of cfg.Seed, so that a
+// start depends on its index only (the doubling of searchModes adds starts without changing
+// the earlier ones).
+func startPoint(cfg Config, d, k int) []float64 {
+	switch {
+	case k == 0:
+		z := make([]float64, d)
+		copy(z, cfg.InitPoint)
+		return z
+	case k <= len(cfg.InitPoints):
+		return clone(cfg.InitPoints[k-1])
+	}
+	s := rng.New(rng.Derive(cfg.Seed, startStream, uint64(k)), 0)
+	z := make([]float64, d)
+	for i := range z {
+		z[i] = startRadius * (2*s.Float64() - 1)
+	}
+	return z
+}
+
+// startPoints returns the first max(cfg.Starts, 1 + len(cfg.InitPoints)) starts (startPoint).
 func startPoints(cfg Config, d int) [][]float64 {
 	n := max(cfg.Starts, 1+len(cfg.InitPoints))
-	out := make([][]float64, 0, n)
-	z0 := make([]float64, d)
-	copy(z0, cfg.InitPoint)
-	out = append(out, z0)
-	for _, p := range cfg.InitPoints {
-		out = append(out, clone(p))
-	}
-	for k := len(out); k < n; k++ {
-		s := rng.New(rng.Derive(cfg.Seed, startStream, uint64(k)), 0)
-		z := make([]float64, d)
-		for i := range z {
-			z[i] = startRadius * (2*s.Float64() - 1)
-		}
-		out = append(out, z)
+	out := make([][]float64, n)
+	for k := range out {
+		out[k] = startPoint(cfg, d, k)
 	}
 	return out
 }
 
+// UnseenModeTol is the Good–Turing estimate of the chance that one more start reaches a mode
+// not seen yet, f₁/n (f₁ the modes reached by exactly one of the n starts; Good 1953, after
+// Turing), above which the multi-start search doubles its starts, up to Config.StartsMax: on a
+// landscape of many small basins (a frequency's local optima) the first starts each find a
+// different mode, and a mode holding mass may still be unseen; when every mode was reached by
+// two starts or more, f₁ = 0 and the search stops.
+const UnseenModeTol = 0.1
+
 // modeSearch is the outcome of the multi-start search.
 type modeSearch struct {
-	best   *laplaceResult // the Laplace fit at modes[0], the start of q; nil when every start failed
-	modes  []Mode         // distinct modes, best first (better)
-	starts int            // searches run
-	failed int            // searches that failed
-	err0   error          // why start 0 failed (nil when it did not)
-	evals  int            // gradient and density evaluations of all searches and the valley tests
-	cfg    Config         // the configuration it ran with (sameConfig)
+	best    *laplaceResult // the Laplace fit at modes[0], the start of q; nil when every start failed
+	modes   []Mode         // distinct modes, best first (better)
+	starts  int            // searches run
+	failed  int            // searches that failed
+	err0    error          // why start 0 failed (nil when it did not)
+	evals   int            // gradient and density evaluations of all searches and the valley tests
+	doubled int            // times the starts were doubled (UnseenModeTol)
+	cfg     Config         // the configuration it ran with (sameConfig)
 }
 
 // sameConfig reports whether a search with cfg would be this one: the same seed, starts,
 // points and search cap (Workers never changes the result).
 func (ms *modeSearch) sameConfig(cfg Config) bool {
 	c := ms.cfg
-	return c.Seed == cfg.Seed && c.Starts == cfg.Starts && c.InitIter == cfg.InitIter &&
+	return c.Seed == cfg.Seed && c.Starts == cfg.Starts && c.StartsMax == cfg.StartsMax && c.InitIter == cfg.InitIter &&
 		slices.Equal(c.InitPoint, cfg.InitPoint) &&
 		slices.EqualFunc(c.InitPoints, cfg.InitPoints, func(a, b []float64) bool { return slices.Equal(a, b) })
 }
@@ -133,8 +151,7 @@ func withSearch(ms *modeSearch) Option { return func(o *options) { o.search = ms
 // 2d values per mode.
 func searchModes(target model.Target, cfg Config) *modeSearch {
 	d := target.Dim()
-	starts := startPoints(cfg, d)
-	n := len(starts)
+	n := max(cfg.Starts, 1+len(cfg.InitPoints))
 	W := max(1, min(cfg.Workers, maxBlocks, n))
 	type outcome struct {
 		lap *laplaceResult
@@ -144,14 +161,22 @@ func searchModes(target model.Target, cfg Config) *modeSearch {
 	bestFrom := -1
 	var t ad.Tape
 	outs := make([]outcome, W)
-	for lo := 0; lo < n; lo += W {
+	for lo := 0; ; lo += W {
+		if lo >= n {
+			// Double while the Good–Turing estimate says a new mode is likely (n ≥ 2).
+			if n < 2 || n >= cfg.StartsMax || !(unseen(ms.modes, n) > UnseenModeTol) {
+				break
+			}
+			n = min(2*n, cfg.StartsMax)
+			ms.starts, ms.doubled = n, ms.doubled+1
+		}
 		hi := min(lo+W, n)
 		var wg sync.WaitGroup
 		for k := lo; k < hi; k++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				lap, err := laplace(target, starts[k], cfg.InitIter)
+				lap, err := laplace(target, startPoint(cfg, d, k), cfg.InitIter)
 				outs[k-lo] = outcome{lap, err}
 			}()
 		}
@@ -209,7 +234,7 @@ func searchModes(target model.Target, cfg Config) *modeSearch {
 	// A mode whose representative changed can lose the lead to one whose Laplace fit was not
 	// kept: search again from that mode's start (deterministic, so the same fit).
 	if len(ms.modes) > 0 && ms.modes[0].from != bestFrom {
-		lap, err := laplace(target, starts[ms.modes[0].from], cfg.InitIter)
+		lap, err := laplace(target, startPoint(cfg, d, ms.modes[0].from), cfg.InitIter)
 		ms.evals += lap.Evals
 		if err != nil {
 			lap = nil // not reached: the same search succeeded before
@@ -217,6 +242,17 @@ func searchModes(target model.Target, cfg Config) *modeSearch {
 		ms.best = lap
 	}
 	return ms
+}
+
+// unseen is the Good–Turing estimate f₁/n of the chance that start n+1 reaches a new mode.
+func unseen(modes []Mode, n int) float64 {
+	f1 := 0
+	for _, m := range modes {
+		if m.Count == 1 {
+			f1++
+		}
+	}
+	return float64(f1) / float64(n)
 }
 
 // bestIndex is the index of the leading mode of ms (better, ties to the earlier).
@@ -291,6 +327,9 @@ func (ms *modeSearch) startNote() string {
 		return ""
 	}
 	s := fmt.Sprintf("; %d starts (start 0 at the initial point, the others uniform(−%g, %g) per coordinate) found %d distinct mode(s)", ms.starts, startRadius, startRadius, len(ms.modes))
+	if ms.doubled > 0 {
+		s += fmt.Sprintf(" (the starts were doubled %d time(s): modes reached by one start only suggested unseen ones)", ms.doubled)
+	}
 	if ms.failed > 0 {
 		s += fmt.Sprintf(", %d search(es) failed", ms.failed)
 	}

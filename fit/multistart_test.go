@@ -80,11 +80,15 @@ func TestMultiStartFindsTheMajorMode(t *testing.T) {
 		if !near(res.State.Shift, g.mu[1], 0.05) {
 			t.Errorf("seed %d: 8 starts: q starts at %v, want the major mode %v", seed, res.State.Shift, g.mu[1])
 		}
-		if len(res.Modes) != 2 || res.Starts != 8 || !near(res.Modes[0].Z, g.mu[1], 0.05) || !near(res.Modes[1].Z, g.mu[0], 0.05) {
-			t.Fatalf("seed %d: modes %+v", seed, res.Modes)
+		// 8 starts, doubled (up to starts_max 64) while a mode was reached by one start only.
+		if len(res.Modes) != 2 || res.Starts < 8 || res.Starts > DefaultStartsMax || !near(res.Modes[0].Z, g.mu[1], 0.05) || !near(res.Modes[1].Z, g.mu[0], 0.05) {
+			t.Fatalf("seed %d: %d starts, modes %+v", seed, res.Starts, res.Modes)
 		}
-		if n := res.Modes[0].Count + res.Modes[1].Count + res.StartsFailed; n != 8 {
-			t.Errorf("seed %d: counts add to %d, want 8", seed, n)
+		if n := res.Modes[0].Count + res.Modes[1].Count + res.StartsFailed; n != res.Starts {
+			t.Errorf("seed %d: counts add to %d, want %d", seed, n, res.Starts)
+		}
+		if unseen(res.Modes, res.Starts) > UnseenModeTol && res.Starts < DefaultStartsMax {
+			t.Errorf("seed %d: stopped at %d starts with the unseen estimate %v", seed, res.Starts, unseen(res.Modes, res.Starts))
 		}
 		a := Assess(res)
 		if a.Reassuring || a.Modes != 2 || a.Uncovered != 1 || !strings.Contains(res.Verdict, "multimodal") ||
@@ -408,4 +412,83 @@ func lastReplace(s, old, new string) string {
 		return s
 	}
 	return s[:i] + new + s[i+len(old):]
+}
+
+// The importance-sampling gap against a direct computation, and its use: a k̂ in the usable
+// band reads usable with a small gap and rough (not reassuring) with a gap above
+// RoughGapPerDim·d.
+func TestAssessRoughGap(t *testing.T) {
+	// Two log weights a and b: log((e^a + e^b)/2) − (a + b)/2 = log cosh((a − b)/2).
+	if g := isGap([]float64{1, 3}, []float64{0, 0}); math.Abs(g-math.Log(math.Cosh(1))) > 1e-15 {
+		t.Errorf("isGap %v, want log cosh 1", g)
+	}
+	if g := isGap([]float64{1, math.Inf(-1)}, []float64{0, 0}); !math.IsNaN(g) {
+		t.Errorf("isGap with −Inf: %v, want NaN", g)
+	}
+	aff, err := family.NewAffine(family.NewMeanField(2), []float64{0, 0}, []float64{1, 1}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		spread float64 // log weights ±spread: gap log cosh(spread)
+		rough  bool
+	}{{0.1, false}, {1, true}} {
+		n := 1000
+		lp, lq := make([]float64, n), make([]float64, n)
+		for i := range lp {
+			lp[i] = c.spread * float64(2*(i%2)-1)
+		}
+		res := &Result{Family: aff, KHat: 0.6, LogP: lp, LogQ: lq, KHatVerdict: "k̂ = 0.6: usable"}
+		a := Assess(res)
+		if a.Rough != c.rough || a.Reassuring == c.rough || (c.rough && !strings.Contains(a.Text, "do not use them unweighted")) {
+			t.Errorf("spread %v (gap %.3g, limit %.3g): %+v", c.spread, a.ISGap, 2*RoughGapPerDim, a)
+		}
+	}
+}
+
+// The doubling: a start depends on its index only, so the first starts of a doubled search are
+// those of the undoubled one; a search whose modes were each reached by several starts does
+// not double, one with singletons doubles until f₁/n ≤ UnseenModeTol or StartsMax.
+func TestStartsDoubling(t *testing.T) {
+	a := startPoints(Config{Seed: 4, Starts: 4}, 3)
+	b := startPoints(Config{Seed: 4, Starts: 8}, 3)
+	for k := range a {
+		if !slices.Equal(a[k], b[k]) {
+			t.Errorf("start %d: %v with 4 starts, %v with 8", k, a[k], b[k])
+		}
+	}
+	g := minorAtZero()
+	cfg := Config{Seed: 2, Starts: 8, StartsMax: 8}.withDefaults()
+	if ms := searchModes(g, cfg); ms.starts != 8 || ms.doubled != 0 {
+		t.Errorf("StartsMax = Starts: %d starts, doubled %d", ms.starts, ms.doubled)
+	}
+	cfg.StartsMax = 64
+	ms := searchModes(g, cfg)
+	if ms.starts == 8 || ms.doubled == 0 || unseen(ms.modes, ms.starts) > UnseenModeTol && ms.starts < 64 {
+		t.Errorf("seed 2 (the major mode first reached by one of 8 starts): %d starts, doubled %d, unseen %v", ms.starts, ms.doubled, unseen(ms.modes, ms.starts))
+	}
+	one := searchModes(g, Config{Seed: 2, Starts: 1, StartsMax: 64}.withDefaults())
+	if one.starts != 1 {
+		t.Errorf("one start doubled to %d", one.starts)
+	}
+}
+
+// An ensemble without starts of its own spreads its members over the modes of one search:
+// on the two-mode target its two members start at the two modes, the recipe it reports records
+// them, and the verdict checks the mixture against the modes (it covers both).
+func TestEnsembleSpreadsOverTheModes(t *testing.T) {
+	g := minorAtZero()
+	r := DefaultRecipe(KindMeanField)
+	r.Ensemble = DefaultEnsemble(2)
+	res, err := Run(context.Background(), g, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := res.Recipe.Ensemble.Starts
+	if len(st) != 2 || !near(st[0], g.mu[1], 0.05) || !near(st[1], g.mu[0], 0.05) || r.Ensemble.Starts != nil {
+		t.Fatalf("starts %v (caller's recipe %v)", st, r.Ensemble.Starts)
+	}
+	if a := Assess(res); a.Modes != 2 || a.Uncovered != 0 || res.Verdict != a.Text || !strings.Contains(res.Verdict, "q covers them") {
+		t.Errorf("assessment %+v, verdict %q", a, res.Verdict)
+	}
 }

@@ -137,6 +137,10 @@ type InitRecipe struct {
 	// of highest Laplace evidence, and the verdict reports the modes found. 1 to MaxStarts,
 	// ≥ 1 + len(Points); 1 with method zero. DefaultRecipe: DefaultStarts. vigo fit --starts.
 	Starts int `json:"starts"`
+	// StartsMax, when above Starts, lets the search double its starts up to it while modes
+	// reached by a single start suggest unseen ones (Config.StartsMax, UnseenModeTol); 0: no
+	// doubling. At most MaxStarts. DefaultRecipe: DefaultStartsMax.
+	StartsMax int `json:"starts_max"`
 	// Points are further user-given starting points of the mode search, unconstrained
 	// (length d each).
 	Points [][]float64 `json:"points,omitempty"`
@@ -147,6 +151,9 @@ type InitRecipe struct {
 // with K starts a mode whose basin covers a fraction f of the uniform(−2, 2) start box is
 // missed with probability (1 − f)^(K−1) beyond the start at 0.
 const DefaultStarts = 8
+
+// DefaultStartsMax is DefaultRecipe's init.starts_max: the doubling stops at 64 starts.
+const DefaultStartsMax = 64
 
 // Warm starts of Recipe.WarmStart.
 const (
@@ -195,7 +202,7 @@ func DefaultRecipe(kind string) Recipe {
 			Decays: 2, TrendZ: 1.645},
 		MaxIter:   20000,
 		WarmStart: WarmNone,
-		Init:      InitRecipe{Method: InitMethodLaplace, Scale: 0.1, Iter: 1000, Starts: DefaultStarts},
+		Init:      InitRecipe{Method: InitMethodLaplace, Scale: 0.1, Iter: 1000, Starts: DefaultStarts, StartsMax: DefaultStartsMax},
 		Seed:      1,
 		DiagDraws: 1000,
 		NaN:       NaNPolicySkip,
@@ -321,6 +328,8 @@ func (r *Recipe) Validate() error {
 		return bad("init.starts", r.Init.Starts, fmt.Sprintf("1 to %d (fit.MaxStarts, a hard cap)", MaxStarts))
 	case r.Init.Starts < 1+len(r.Init.Points):
 		return bad("init.starts", r.Init.Starts, fmt.Sprintf("at least %d: the initial point and the %d init.points are starts", 1+len(r.Init.Points), len(r.Init.Points)))
+	case r.Init.StartsMax < 0 || r.Init.StartsMax > MaxStarts:
+		return bad("init.starts_max", r.Init.StartsMax, fmt.Sprintf("0 (no doubling) to %d (fit.MaxStarts, a hard cap)", MaxStarts))
 	case r.Init.Starts > 1 && r.Init.Method != InitMethodLaplace:
 		return bad("init.starts", r.Init.Starts, "1 with init.method "+r.Init.Method+" (starts are mode searches: method laplace)")
 	case r.DiagDraws < 2 || r.DiagDraws > MaxDiagDraws:
@@ -529,7 +538,7 @@ func (r *Recipe) Config(workers int) Config {
 		EvalEvery: r.Stop.EvalEvery, EvalSamples: r.Stop.EvalSamples, Window: r.Stop.Window,
 		Tol: r.Stop.Tol, Decays: r.Stop.Decays, TrendZ: r.Stop.TrendZ, Average: r.Stop.Average,
 		InitScale: r.Init.Scale, InitIter: r.Init.Iter, InitPoint: r.Init.Point,
-		Starts: max(r.Init.Starts, 1), InitPoints: r.Init.Points,
+		Starts: max(r.Init.Starts, 1), StartsMax: r.Init.StartsMax, InitPoints: r.Init.Points,
 		MaxSkips: r.MaxSkips, Workers: workers, DiagDraws: r.DiagDraws,
 		Stop: StopHalves, Optimizer: r.Optimizer.Name,
 	}

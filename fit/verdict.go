@@ -24,6 +24,17 @@ const (
 	ModeCoverRatio = 0.1
 )
 
+// RoughGapPerDim is the largest importance-sampling gap per coordinate, (log Ẑ_IS − ELBO)/d,
+// with which a k̂ in the "usable" band (0.5 < k̂ ≤ the threshold) still reads usable. On the
+// diagnostic draws, log Ẑ_IS = log mean exp(log p − log q) and ELBO = mean(log p − log q), so
+// their difference is ≥ 0 and estimates KL(q‖p) from below (log Z − ELBO = KL(q‖p); ≈ half the
+// variance of the log weights when q is close). In the usable band PSIS vouches for the
+// weighted estimates only; the gap says whether q's own draws are close: a Gaussian whose sd
+// is off by 20% in every coordinate has KL 0.043 per coordinate and W1/sd ≈ 0.16, one off by
+// 12.5% (W1/sd ≈ 0.1) has 0.016. 0.05 leaves room for the gap's Monte Carlo error on 1,000
+// draws and for posteriors whose q is close in most coordinates.
+const RoughGapPerDim = 0.05
+
 // Assessment is the verdict on a fit: what its k̂ and its multi-start search say together.
 type Assessment struct {
 	// Text is the verdict in one line, as vigo fit prints it (Result.Verdict).
@@ -42,6 +53,11 @@ type Assessment struct {
 	// ModeShiftTol.
 	Shift     float64
 	Uncovered int
+	// ISGap is log Ẑ_IS − ELBO on the diagnostic draws (see RoughGapPerDim); NaN when the
+	// log weights are not finite. Rough: k̂ is in the usable band and ISGap/d exceeds
+	// RoughGapPerDim, so the verdict is not reassuring.
+	ISGap float64
+	Rough bool
 }
 
 // Assess is the verdict on res: the k̂ verdict (Result.KHatVerdict) prefixed by what the
@@ -50,6 +66,8 @@ type Assessment struct {
 //
 //	"one start (other modes not looked for); k̂ = 0.41: reliable"
 //	"4 of 4 starts reached one mode; k̂ = 0.41: reliable"
+//	"4 of 4 starts reached one mode; k̂ = 0.57: unreliable — k̂ is in the usable band, but the
+//	 ELBO is 0.22 nats below the importance-sampling estimate of log Z …"
 //	"4 starts found 2 modes 60 nats apart (Laplace evidence); the best is kept, the others'
 //	 mass is negligible; k̂ = …"
 //	"4 starts found 2 modes within 3.1 nats and q covers them; k̂ = …"
@@ -57,7 +75,9 @@ type Assessment struct {
 //	 them (≈ 0.42 W1/sd): the posterior is multimodal and k̂ (0.41) cannot see mass q does
 //	 not cover — do not trust this approximation: fit an ensemble over the modes"
 //
-// It needs res.Modes[i].LogQ (set when Fit diagnoses the fit). Cost O(modes × d).
+// A k̂ in the usable band with a large importance-sampling gap (RoughGapPerDim) is not
+// reassuring either. It needs res.Modes[i].LogQ (set when Fit diagnoses the fit) and the
+// diagnostic log densities. Cost O(modes × d + diagnostic draws).
 func Assess(res *Result) Assessment {
 	a := Assessment{KHat: diag.Classify(res.KHat, len(res.LogP)), Modes: len(res.Modes), Gap: math.Inf(1)}
 	if math.IsInf(res.KHat, -1) {
@@ -68,6 +88,12 @@ func Assess(res *Result) Assessment {
 		kv = diag.Verdict(res.KHat, len(res.LogP), "")
 	}
 	a.Reassuring = a.KHat == diag.Good || a.KHat == diag.Usable
+	a.ISGap = isGap(res.LogP, res.LogQ)
+	if a.KHat == diag.Usable && res.Family != nil && a.ISGap > RoughGapPerDim*float64(res.Family.Dim()) {
+		a.Rough, a.Reassuring = true, false
+		kv = fmt.Sprintf("k̂ = %s: unreliable — k̂ is in the usable band, but the ELBO is %.3g nats below the importance-sampling estimate of log Z (%.2g per coordinate, above %g): q's own draws are off; do not use them unweighted — use PSIS-weighted estimates (resampled draws) or a richer family",
+			diag.FormatKhat(res.KHat), a.ISGap, a.ISGap/float64(res.Family.Dim()), RoughGapPerDim)
+	}
 	switch {
 	case res.Starts == 0:
 		a.Text = kv
@@ -147,4 +173,28 @@ func coversNone(res *Result) bool {
 		}
 	}
 	return true
+}
+
+// isGap is log mean exp(w) − mean(w) for the log weights w = logp − logq (NaN when some are
+// not finite or there are none).
+func isGap(logp, logq []float64) float64 {
+	n := len(logp)
+	if n == 0 || len(logq) != n {
+		return math.NaN()
+	}
+	m, mu := math.Inf(-1), 0.0
+	for i := range n {
+		w := logp[i] - logq[i]
+		if !isFinite(w) {
+			return math.NaN()
+		}
+		m = max(m, w)
+		mu += w
+	}
+	mu /= float64(n)
+	s := 0.0
+	for i := range n {
+		s += math.Exp(logp[i] - logq[i] - m)
+	}
+	return m + math.Log(s/float64(n)) - mu
 }
