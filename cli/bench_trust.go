@@ -39,8 +39,8 @@ records the verdict vigo fit prints, W1/sd against the reference draws, the log 
 ELBO and of importance sampling, wall time and gradients, and flags a false reassurance: a
 reliable or usable verdict with W1/sd > 0.1.
 
---json writes the raw runs (with --label); --compare FILE puts an earlier --json run (e.g.
-the "before" of a change) in the same tables, first. --quick: ` + strings.Join(trustQuick, ", ") + `, 1 seed.
+--json writes the raw runs (with --label); --compare FILE[,FILE…] puts earlier --json runs
+(e.g. the "before" of a change) in the same tables, first. --quick: ` + strings.Join(trustQuick, ", ") + `, 1 seed.
 
 Posteriors: ` + strings.Join(trustPosteriorNames(), ", ") + `.`,
 		Args: cobra.NoArgs,
@@ -51,12 +51,13 @@ Posteriors: ` + strings.Join(trustPosteriorNames(), ", ") + `.`,
 			if err := checkOutput(cmd, "json", jsonOut); err != nil {
 				return err
 			}
-			var earlier *bench.TrustSet
-			if compare != "" {
-				var err error
-				if earlier, err = bench.LoadTrustSet(compare); err != nil {
+			var earlier []*bench.TrustSet
+			for _, c := range splitList(compare) {
+				s, err := bench.LoadTrustSet(c)
+				if err != nil {
 					return fmt.Errorf("bench trust: --compare: %w", err)
 				}
+				earlier = append(earlier, s)
 			}
 			names := trustPosteriorNames()
 			switch {
@@ -92,18 +93,14 @@ Posteriors: ` + strings.Join(trustPosteriorNames(), ", ") + `.`,
 					}
 					fmt.Fprintln(errw, "wrote", jsonOut)
 				}
-				rep := &bench.TrustReport{Sets: []*bench.TrustSet{set}, Posteriors: posts}
-				if earlier != nil {
-					rep.Sets = []*bench.TrustSet{earlier, set}
-				}
-				return rep, nil
+				return &bench.TrustReport{Sets: append(earlier, set), Posteriors: posts}, nil
 			})
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&out, "out", "", `write the markdown to FILE instead of stdout (the committed table: bench/results/trust.md)`)
 	f.StringVar(&jsonOut, "json", "", "also write the raw runs as JSON to FILE (e.g. bench/results/trust/before.json)")
-	f.StringVar(&compare, "compare", "", "an earlier --json file whose runs the tables show first (before/after)")
+	f.StringVar(&compare, "compare", "", "earlier --json files, comma-separated, whose runs the tables show first (before/after)")
 	f.StringVar(&label, "label", "this run", `the label of this run's rows ("before", "after")`)
 	f.IntVar(&seeds, "seeds", 3, "seeds 1..N per posterior and method")
 	f.BoolVar(&quick, "quick", false, "smoke test: "+strings.Join(trustQuick, ", ")+", 1 seed")
