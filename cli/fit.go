@@ -44,6 +44,7 @@ type fitFlags struct {
 	k                 int
 	optimizer         string
 	recipe            string // a Recipe JSON file (or a fit.json holding one)
+	starts            int    // mode searches of the multi-start initialisation (0: the recipe's)
 
 	// flows and auto
 	layers     int
@@ -88,9 +89,16 @@ Families (--family):
   realnvp    4 affine coupling layers (MLP 32×32, tanh), STL gradient
   bernstein  triangular Bernstein flow of BF-VI (degree 20, MADE 10×10, tanh, linear tails)
   auto       meanfield, fullrank, then bernstein, then maf, until the family leading on
-             ELBO has k̂ below the PSIS threshold (0.67 with 1000 draws) or --budget is
-             spent; keeps the highest-ELBO family below the threshold and prints a line
-             per stage and why it chose it
+             ELBO has k̂ below the PSIS threshold (0.67 with 1000 draws) and covers every
+             mode the starts found, or --budget is spent; a Gaussian that misses modes is
+             followed by an ensemble with one member per mode; keeps the highest-ELBO family
+             that passes (else the highest ELBO, with a warning) and prints a line per stage
+             and why it chose it
+Every fit starts with --starts mode searches (default 8: from --init or 0, then from
+uniform(−2, 2) draws on the unconstrained scale, as Stan initialises; doubled up to 64 while a
+mode was reached by one start only) and starts q at the mode of highest Laplace evidence; the verdict says how many modes the starts found, and is never
+"reliable" or "usable" when q misses one that holds mass (k̂ cannot see mass q does not
+cover).
 Flows are warm-started: a full-rank Gaussian is fitted first and the flow starts exactly
 at it, in its whitened coordinates (--warm=false starts from the Laplace approximation
 instead). --layers, --hidden, --activation, --degree, --bounded and --affine change the
@@ -153,6 +161,7 @@ SIGTERM; a second one exits at once): the partial result is written to --out, or
 	fl.Float64Var(&f.lr, "lr", 0, fmt.Sprintf("Adam step size in preconditioned coordinates (default 0.02; flows %g)", fit.FlowLR))
 	fl.Float64Var(&f.tol, "tol", 0, fmt.Sprintf("plateau tolerance of the stopping rule in nats (default 0.02; flows %g)", fit.FlowTol))
 	fl.IntVar(&f.workers, "workers", 0, "goroutines per step, at most 4 (default GOMAXPROCS); results do not depend on it")
+	fl.IntVar(&f.starts, "starts", 0, fmt.Sprintf("mode searches before the fit: from --init (or 0), then from uniform(−2, 2) draws on the unconstrained scale, doubled up to %d while a mode was reached by one start only; q starts at the mode of highest Laplace evidence and the verdict reports the modes found (default %d; 1: one search, no check for other modes)", fit.DefaultStartsMax, fit.DefaultStarts))
 	fl.StringVar(&f.init, "init", "", "initial values: a CmdStan init JSON file with every parameter's constrained value by name; the fit's Laplace mode search starts there")
 	fl.StringVar(&f.estimator, "estimator", "", "gradient estimator: elbo (plain reparameterisation), stl, iwelbo or dreg (default: stl for the Gaussians and realnvp, elbo for maf and bernstein)")
 	fl.IntVar(&f.k, "k", 0, "iwelbo and dreg: draws per importance-weighted group (default 1; with --estimator iwelbo|dreg, 4)")
@@ -208,7 +217,7 @@ func recipeFlags() map[string]string {
 		"family.rank": "--rank", "objective.estimator": "--estimator", "objective.samples": "--samples",
 		"objective.k": "--k", "objective.samples × objective.k": "--samples", "optimizer.name": "--optimizer",
 		"optimizer.lr": "--lr", "stop.tol": "--tol", "max_iter": "--iter", "diag_draws": "--draws",
-		"init.point": "--init",
+		"init.point": "--init", "init.starts": "--starts",
 	}
 }
 
@@ -293,6 +302,9 @@ func applyCommon(r *fit.Recipe, f fitFlags, init []float64) {
 	}
 	if init != nil {
 		r.Init.Point = init
+	}
+	if f.starts != 0 {
+		r.Init.Starts = f.starts
 	}
 }
 
@@ -483,6 +495,8 @@ func checkFitFlags(f fitFlags) error {
 		return fmt.Errorf("--draws: %d, want at most %d (fit.MaxDiagDraws, a hard cap; more draws: vigo draw with several --seed values)", f.draws, lim)
 	case f.workers < 0:
 		return bad("--workers", f.workers)
+	case f.starts < 0 || f.starts > fit.MaxStarts:
+		return fmt.Errorf("--starts: %d, want 1 to %d (fit.MaxStarts, a hard cap)", f.starts, fit.MaxStarts)
 	case f.out == "":
 		return errors.New("--out: empty directory name")
 	}
@@ -621,6 +635,7 @@ func printFitReport(w io.Writer, m *loadedModel, f fitFlags, res *fit.Result, o 
 	fmt.Fprintf(w, "ELBO = %.6g ± %.2g (MCSE, %d draws); k̂ = %s ± %.2f (bootstrap sd) on %d draws (threshold %.2f), PSIS ESS %.0f\n",
 		res.ELBO, res.ELBOSE, len(res.LogP), diag.FormatKhat(res.KHat), res.KHatSD, len(res.LogP), res.KHatThreshold, res.PSISESS)
 	fmt.Fprintf(w, "stopped: %s: %s\n", res.Status, res.Reason)
+	printModes(w, res)
 	fmt.Fprintf(w, "verdict: %s\n", res.Verdict)
 	if next := nextFlags(res); next != "" {
 		fmt.Fprintf(w, "next: %s\n", next)
@@ -731,9 +746,41 @@ func (p *progress) finish() {
 	}
 }
 
-// nextFlags suggests the flags of a richer fit when k̂ is not below its threshold: the verdict's
-// advice in this command line's terms.
+// maxModeLines caps the modes printed by printModes.
+const maxModeLines = 5
+
+// printModes prints the modes the multi-start search found, best first, when there was a
+// search with more than one start.
+func printModes(w io.Writer, res *fit.Result) {
+	if res.Starts <= 1 || len(res.Modes) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "starts: %d mode searches", res.Starts)
+	if res.StartsFailed > 0 {
+		fmt.Fprintf(w, " (%d failed)", res.StartsFailed)
+	}
+	fmt.Fprintf(w, ", %d distinct mode(s), best (highest Laplace evidence) first; q started at mode 1:\n", len(res.Modes))
+	for i, m := range res.Modes {
+		if i == maxModeLines {
+			fmt.Fprintf(w, "  … %d more (fit.json lists them all)\n", len(res.Modes)-i)
+			break
+		}
+		fmt.Fprintf(w, "  mode %d: log p %.6g, Laplace log evidence %.6g (%+.3g nats), log q %.4g, reached by %d start(s)",
+			i+1, m.LogDensity, m.LogEvidence, m.LogEvidence-res.Modes[0].LogEvidence, m.LogQ, m.Count)
+		if m.DiagHessian {
+			fmt.Fprint(w, "; Hessian not positive definite (rough evidence)")
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// nextFlags suggests the flags of a richer fit when k̂ is not below its threshold, or an
+// ensemble when the starts found modes q misses: the verdict's advice in this command line's
+// terms.
 func nextFlags(res *fit.Result) string {
+	if a := fit.Assess(res); a.Uncovered > 0 {
+		return fmt.Sprintf("--ensemble %d (one member per mode: the posterior is multimodal); --starts %d looks for more modes", min(len(res.Modes), 8), 2*max(res.Starts, 4))
+	}
 	if res.Recipe == nil || res.KHat < res.KHatThreshold {
 		return ""
 	}

@@ -60,7 +60,7 @@ func TestFitWithoutArgumentsWritesEverything(t *testing.T) {
 	if err != nil {
 		t.Fatalf("vigo fit on eight schools: %v\n%s", err, out)
 	}
-	for _, want := range []string{"eight_schools", "theta[1]", "ess_bulk", "verdict: k̂ = ", "stopped: converged", "ELBO = "} {
+	for _, want := range []string{"eight_schools", "theta[1]", "ess_bulk", "verdict: 8 of 8 starts reached one mode; k̂ = ", "starts: 8 mode searches, 1 distinct mode(s)", "stopped: converged", "ELBO = "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -359,5 +359,47 @@ func TestFitPSISResample(t *testing.T) {
 		}
 	} else if !strings.Contains(outs[0], "PSIS resampling: not done: k̂") {
 		t.Errorf("unexpected note:\n%s", outs[0])
+	}
+}
+
+// --starts: 1 is one search (the verdict says other modes were not looked for); values outside
+// 1 to fit.MaxStarts are errors naming the flag and the value.
+func TestFitStartsFlag(t *testing.T) {
+	out, err := run(t, "fit", "-q", "--starts", "1", "--iter", "300", "--out", t.TempDir())
+	if err != nil && !errors.Is(err, errNotConverged) {
+		t.Fatalf("--starts 1: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "verdict: one start (other modes not looked for); k̂ = ") || strings.Contains(out, "mode searches") {
+		t.Errorf("--starts 1 output:\n%s", out)
+	}
+	for _, v := range []string{"-2", "1025"} {
+		if _, err := run(t, "fit", "-q", "--starts", v, "--out", t.TempDir()); err == nil || !strings.Contains(err.Error(), "--starts: "+v) {
+			t.Errorf("--starts %s: %v", v, err)
+		}
+	}
+}
+
+// --init on the constrained scale: a value outside the support is an error naming the
+// parameter (model.Layout.FreeNamed), and a point inside it is start 0 of the mode search.
+func TestFitInitSupport(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	good := filepath.Join(dir, "good.json")
+	theta := `"theta_trans": [0, 0, 0, 0, 0, 0, 0, 0]`
+	if err := os.WriteFile(bad, []byte(`{"mu": 1, "tau": -1, `+theta+`}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(good, []byte(`{"mu": 1, "tau": 2, `+theta+`}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(t, "fit", "-q", "--init", bad, "--out", filepath.Join(dir, "o1")); err == nil || !strings.Contains(err.Error(), "--init") || !strings.Contains(err.Error(), "tau") {
+		t.Errorf("tau = −1: %v", err)
+	}
+	out, err := run(t, "fit", "-q", "--init", good, "--starts", "2", "--iter", "200", "--out", filepath.Join(dir, "o2"))
+	if err != nil && !errors.Is(err, errNotConverged) {
+		t.Fatalf("good init: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "starts: 2 mode searches") {
+		t.Errorf("good init output:\n%s", out)
 	}
 }

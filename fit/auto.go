@@ -294,27 +294,33 @@ func (a *AutoResult) Best() *Result { return a.Stages[a.Chosen].Result }
 
 // Auto fits increasingly flexible families — by default mean-field Gaussian, full-rank
 // Gaussian, then bernstein and maf flows warm-started from the full-rank fit — and chooses
-// among them. Each stage is a Recipe run by Run.
+// among them. Each stage is a Recipe run by Run; the stages whose recipes have the same starts
+// share the first one's multi-start mode search (DefaultStarts searches by default).
 //
-// Two numbers judge a stage. PSIS k̂ says whether q is good enough to use (below the
+// Three things judge a stage. PSIS k̂ says whether q is good enough to use (below the
 // threshold: cfg.Threshold when set, else the stage's own min(1 − 1/log₁₀ S, 0.7) for its S
-// diagnostic draws — the threshold vigo fit's verdict uses). The ELBO ranks stages: ELBO =
-// log Z − KL(q‖p), so a higher ELBO is a q closer to the posterior; a later stage leads only
-// when its ELBO beats the leader's by more than twice their combined Monte Carlo standard
-// error (a tie goes to the simpler family). The search stops when the leading stage is below
-// its threshold, except that a mean-field fit below it is always followed by the next stage
-// when d ≤ AutoFullRankMaxDim (full rank is cheap next to a flow): on garch11 mean-field
-// passes (k̂ 0.59) with a 0.7-nat lower ELBO than full-rank and marginals off by W1/sd 0.23.
-// The choice is the leading stage among those below their thresholds; when none is, the stage
-// with the lowest k̂ (the highest ELBO when no k̂ is finite), with a warning. A stage that
-// fails with an error is recorded and skipped. opts (observers, workers) apply to every
-// stage; WithResume and the preconditioning options are not allowed.
+// diagnostic draws — the threshold vigo fit's verdict uses). The modes the starts found say
+// whether k̂ can be believed: a stage whose q misses a mode with mass (Assess: Uncovered > 0)
+// is not good whatever its k̂, since k̂ cannot see mass q does not cover, and a Gaussian stage
+// in that state escalates at once to an ensemble of its family with one member at each such
+// mode and at the best, weights fitted to the evidence (autoEnsemble; the ensemble is a stage
+// of its own, judged the same way). The ELBO ranks stages: ELBO = log Z − KL(q‖p), so a
+// higher ELBO is a q closer to the posterior; a later stage leads only when its ELBO beats
+// the leader's by more than twice their combined Monte Carlo standard error (a tie goes to
+// the simpler family). The search stops when the leading stage is good, except that a
+// mean-field fit below it is always followed by the next stage when d ≤ AutoFullRankMaxDim
+// (full rank is cheap next to a flow): on garch11 mean-field passes (k̂ 0.59) with a 0.7-nat
+// lower ELBO than full-rank and marginals off by W1/sd 0.23. The choice is the leading stage
+// among the good ones; when none is, the ELBO leader among all (issue 14: the lowest k̂ kept
+// a mean-field fit over a flow with a higher ELBO and half its W1/sd), with a warning. A
+// stage that fails with an error is recorded and skipped. opts (observers, workers) apply to
+// every stage; WithResume and the preconditioning options are not allowed.
 //
 // Cancellation: as Run — a cancelled ctx returns the partial search (the stages so far, the
 // choice among them) with an error wrapping ctx.Err(); when no stage finished, the result is
 // nil. The budget running out is not an error.
 //
-// Cost: the sum of the stages run.
+// Cost: the sum of the stages run (AutoResult.GradEvals counts the mode search once).
 func Auto(ctx context.Context, target model.Target, cfg AutoConfig, opts ...Option) (*AutoResult, error) {
 	var o options
 	for _, f := range opts {
@@ -351,6 +357,7 @@ func Auto(ctx context.Context, target model.Target, cfg AutoConfig, opts ...Opti
 	}
 	out := &AutoResult{Chosen: -1}
 	var fullRank *Result
+	var search *modeSearch // the first stage's mode search, reused by the stages with the same starts
 	for i, st := range stages {
 		name := st.Family.Kind
 		if ctx.Err() != nil {
@@ -363,6 +370,9 @@ func Auto(ctx context.Context, target model.Target, cfg AutoConfig, opts ...Opti
 		}
 		as := AutoStage{Family: name, Recipe: st}
 		so := opts[:len(opts):len(opts)]
+		if search != nil {
+			so = append(so, withSearch(search)) // the same starts: the same modes, searched once
+		}
 		if st.WarmStart == WarmFullRank {
 			if fullRank != nil {
 				so = append(so, WithWarmStart(fullRank))
@@ -381,22 +391,33 @@ func Auto(ctx context.Context, target model.Target, cfg AutoConfig, opts ...Opti
 			if name == KindFullRank {
 				fullRank = res
 			}
+			if res.search != nil {
+				search = res.search
+			}
 		}
 		if err == nil && res.Status == Cancelled && ctx.Err() == nil {
 			as.Note = strings.TrimPrefix(as.Note+"; budget ran out during the stage (partial fit)", "; ")
 		}
 		out.Stages = append(out.Stages, as)
-		leader := out.leader(cfg.Threshold, false)
-		done := leader >= 0 && out.good(leader, cfg.Threshold) &&
-			!(name == KindMeanField && d <= AutoFullRankMaxDim && i+1 < len(stages))
 		next := ""
 		if i+1 < len(stages) {
 			next = stages[i+1].Family.Kind
 		}
-		out.Stages[i].Line = stageLine(&out.Stages[i], out.threshold(i, cfg.Threshold), out.good(i, cfg.Threshold), done, leader, next)
-		for _, f := range o.observers {
-			f(Progress{Stage: name, Line: out.Stages[i].Line})
+		// Starts that reached modes q misses: escalate to an ensemble over the modes (a flow
+		// started at one mode is not escalated: an ensemble of flows costs members × a flow).
+		escalate := err == nil && res.Status != Cancelled && !IsFlowKind(name) && runCtx.Err() == nil &&
+			len(res.Modes) > 1 && Assess(res).Uncovered > 0
+		if escalate {
+			out.note(len(out.Stages)-1, cfg.Threshold, false, "an ensemble over the modes", o.observers)
+			es := autoEnsemble(runCtx, target, st, res, opts)
+			if es.Result != nil {
+				out.GradEvals += es.Result.GradEvals
+			}
+			out.Stages = append(out.Stages, es)
 		}
+		done := out.goodLeads(cfg.Threshold) &&
+			!(name == KindMeanField && d <= AutoFullRankMaxDim && i+1 < len(stages))
+		out.note(len(out.Stages)-1, cfg.Threshold, done, next, o.observers)
 		if done {
 			break
 		}
@@ -430,10 +451,11 @@ func (a *AutoResult) threshold(i int, user float64) float64 {
 	return 0.7
 }
 
-// good reports whether stage i finished with k̂ below its threshold.
+// good reports whether stage i finished with k̂ below its threshold and q covering every mode
+// the starts found (Assess).
 func (a *AutoResult) good(i int, user float64) bool {
 	r := a.Stages[i].Result
-	return r != nil && r.KHat < a.threshold(i, user)
+	return r != nil && r.KHat < a.threshold(i, user) && a.covers(i)
 }
 
 // leader returns the stage with the highest ELBO among the finished ones (only those below
@@ -469,11 +491,19 @@ func stageLine(s *AutoStage, thr float64, good, done bool, leader int, next stri
 	} else {
 		r := s.Result
 		cmp := "≥"
-		if good {
+		if r.KHat < thr {
 			cmp = "<"
 		}
 		fmt.Fprintf(&b, "k̂ %s %s %.2g, ELBO %.5g ± %.2g, %d iterations, %.1f s (%s)",
 			diag.FormatKhat(r.KHat), cmp, thr, r.ELBO, r.ELBOSE, r.Iterations, r.Elapsed.Seconds(), r.Status)
+		if as := Assess(r); r.KHat < thr && !good {
+			switch {
+			case as.Uncovered > 0:
+				fmt.Fprintf(&b, ", but q misses %d of the %d modes the starts found", as.Uncovered, as.Modes)
+			case as.Rough:
+				fmt.Fprintf(&b, ", but rough: the ELBO is %.3g nats below the importance-sampling log Z", as.ISGap)
+			}
+		}
 	}
 	if s.Note != "" {
 		fmt.Fprintf(&b, "; %s", s.Note)
@@ -499,7 +529,7 @@ func (a *AutoResult) choose(user float64) error {
 	if i := a.leader(user, true); i >= 0 {
 		s := a.Stages[i]
 		a.Chosen = i
-		a.Reason = fmt.Sprintf("%s has k̂ %s below %.2g", s.Family, diag.FormatKhat(s.Result.KHat), a.threshold(i, user))
+		a.Reason = fmt.Sprintf("%s has k̂ %s below %.2g", s.Family, diag.FormatKhat(s.Result.KHat), a.threshold(i, user)) + a.modesNote(i)
 		if n := a.countGood(user); n > 1 {
 			a.Reason += a.tieNote(i, n, user)
 		}
@@ -508,17 +538,14 @@ func (a *AutoResult) choose(user float64) error {
 		}
 		return nil
 	}
-	best, bestK, bestELBO := -1, math.Inf(1), math.Inf(-1)
-	for i, s := range a.Stages {
-		if s.Result == nil {
-			continue
-		}
-		r := s.Result
-		switch {
-		case r.KHat < bestK:
-			best, bestK, bestELBO = i, r.KHat, r.ELBO
-		case math.IsInf(bestK, 1) && !(r.KHat < bestK) && r.ELBO > bestELBO:
-			best, bestELBO = i, r.ELBO
+	best := a.leader(user, false)
+	if best < 0 {
+		// No finite ELBO: the lowest k̂ among the finished stages.
+		bestK := math.Inf(1)
+		for i, s := range a.Stages {
+			if s.Result != nil && (best < 0 || s.Result.KHat < bestK) {
+				best, bestK = i, s.Result.KHat
+			}
 		}
 	}
 	if best < 0 {
@@ -532,11 +559,15 @@ func (a *AutoResult) choose(user float64) error {
 	}
 	a.Chosen = best
 	s := a.Stages[best]
-	if math.IsInf(bestK, 1) {
-		a.Reason = fmt.Sprintf("no family reached its k̂ threshold and none has a finite k̂; %s has the highest ELBO (%.5g): do not trust it", s.Family, bestELBO)
+	if !a.finiteELBO(best) {
+		a.Reason = fmt.Sprintf("no family reached its k̂ threshold and none has a finite ELBO; %s has the lowest k̂ (%s): do not trust it", s.Family, diag.FormatKhat(s.Result.KHat))
 		return nil
 	}
-	a.Reason = fmt.Sprintf("no family reached its k̂ threshold (%.2g for %s); %s has the lowest k̂ (%s): treat it with care", a.threshold(best, user), s.Family, s.Family, diag.FormatKhat(bestK))
+	a.Reason = fmt.Sprintf("no family reached its k̂ threshold with every mode covered; %s has the highest ELBO (%.5g ± %.2g; a later family leads only by more than 2 MCSE) and k̂ %s: treat it with care",
+		s.Family, s.Result.ELBO, s.Result.ELBOSE, diag.FormatKhat(s.Result.KHat)) + a.modesNote(best)
+	if others := a.others(best); others != "" {
+		a.Reason += "; " + others
+	}
 	return nil
 }
 

@@ -103,6 +103,19 @@ type Config struct {
 	// InitPoint, when not nil, is the initial point in unconstrained space (length d): where
 	// InitLaplace's mode search starts, or the centre of InitZero's Gaussian. Default: 0.
 	InitPoint []float64
+	// Starts is the number of InitLaplace mode searches (multi-start, see searchModes and
+	// Result.Modes): start 0 at InitPoint (or 0), then the InitPoints, then points drawn from
+	// uniform(−2, 2)^d (Stan's default initialisation) with streams of Seed; q starts at the
+	// mode of highest Laplace evidence. Default 1 (one search, from InitPoint: the fit of
+	// before multi-start existed, bit for bit); at most MaxStarts; it is raised to
+	// 1 + len(InitPoints) when lower.
+	Starts int
+	// StartsMax > Starts lets the search double its starts, up to StartsMax, while the
+	// Good–Turing estimate of an unseen mode is above UnseenModeTol (Starts ≥ 2 only); 0 or
+	// ≤ Starts: no doubling.
+	StartsMax int
+	// InitPoints are further user-given starting points of the mode search (length d each).
+	InitPoints [][]float64
 
 	// Optimizer is OptAdam (the default, "") or OptRMSprop; LR is its step size.
 	Optimizer string
@@ -142,6 +155,7 @@ func (c Config) withDefaults() Config {
 	def(&c.Decays, 2)
 	deff(&c.InitScale, 0.1)
 	def(&c.InitIter, 1000)
+	def(&c.Starts, 1)
 	def(&c.MaxSkips, 100)
 	def(&c.Workers, runtime.GOMAXPROCS(0))
 	def(&c.DiagDraws, 1000)
@@ -191,8 +205,19 @@ func (c Config) validate() error {
 		return bad("DiagDraws", c.DiagDraws)
 	case !finiteSlice(c.InitPoint):
 		return fmt.Errorf("fit: Config: InitPoint has a non-finite value (InitPoint=%v)", c.InitPoint)
+	case c.Starts < 0 || c.Starts > MaxStarts:
+		return fmt.Errorf("fit: Config: Starts must be 1 to %d (Starts=%d)", MaxStarts, c.Starts)
+	case c.StartsMax < 0 || c.StartsMax > MaxStarts:
+		return fmt.Errorf("fit: Config: StartsMax must be 0 to %d (StartsMax=%d)", MaxStarts, c.StartsMax)
+	case len(c.InitPoints) >= MaxStarts:
+		return fmt.Errorf("fit: Config: at most %d InitPoints (len=%d)", MaxStarts-1, len(c.InitPoints))
 	case c.Init != InitLaplace && c.Init != InitZero:
 		return fmt.Errorf("fit: Config: unknown Init %d", c.Init)
+	}
+	for i, p := range c.InitPoints {
+		if !finiteSlice(p) {
+			return fmt.Errorf("fit: Config: InitPoints[%d] has a non-finite value (InitPoints[%d]=%v)", i, i, p)
+		}
 	}
 	return nil
 }

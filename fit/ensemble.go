@@ -201,7 +201,10 @@ func (r *Recipe) Member(s int) Recipe {
 	m.Ensemble = nil
 	m.Seed = rng.Derive(r.Seed, uint64(s))
 	if len(e.Starts) > 0 {
+		// One mode search, from the member's start: a multi-start search would take every
+		// member to the same, best mode.
 		m.Init.Point = clone(e.Starts[s%len(e.Starts)])
+		m.Init.Starts, m.Init.Points = 1, nil
 	}
 	return m
 }
@@ -236,6 +239,21 @@ func runEnsemble(ctx context.Context, target model.Target, r Recipe, o options) 
 			}
 			return nil, fmt.Errorf("fit: Run: resume: the state holds an ensemble of %d members, the recipe has ensemble.members = %d", n, S)
 		}
+	}
+	// Without starts of its own, the ensemble spreads its members over the modes of one
+	// multi-start search of its recipe (the best min(S, modes) modes by Laplace evidence,
+	// cycled when there are fewer modes than members; Member runs one search from each):
+	// members that searched on their own would all start at the same, best mode. The result's
+	// recipe records the starts, and its verdict (Assess) checks that the mixture covers the
+	// modes the search found.
+	var search *modeSearch
+	if len(e.Starts) == 0 && r.Init.Method == InitMethodLaplace && r.Init.Starts > 1 {
+		search = searchModes(target, r.Config(o.workers).withDefaults())
+		e = e.clone()
+		for _, m := range search.modes[:min(S, len(search.modes))] {
+			e.Starts = append(e.Starts, clone(m.Z))
+		}
+		r.Ensemble = e
 	}
 	W := o.workers
 	if W <= 0 {
@@ -325,6 +343,10 @@ func runEnsemble(ctx context.Context, target model.Target, r Recipe, o options) 
 	res, err := combine(target, r, have)
 	if err != nil {
 		return nil, err
+	}
+	if search != nil {
+		res.GradEvals += search.evals
+		res.adoptModes(&Result{Starts: search.starts, StartsFailed: search.failed, Modes: search.modes})
 	}
 	res.State = st
 	rc := r.clone()

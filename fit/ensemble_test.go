@@ -105,7 +105,7 @@ func TestEnsembleSeparatedModes(t *testing.T) {
 func TestEnsembleMISELBOAboveMeanELBO(t *testing.T) {
 	g := gauss2{m: [2]float64{1, -2}, sd: [2]float64{0.5, 2}, rho: 0.8}
 	r := ensembleRecipe(3, 5)
-	r.Init.Method = InitMethodZero // members started at N(0, 0.1²): the mean field ones differ
+	r.Init.Method, r.Init.Starts = InitMethodZero, 1 // members started at N(0, 0.1²): the mean field ones differ
 	res, err := Run(context.Background(), g, r)
 	if err != nil {
 		t.Fatal(err)

@@ -91,8 +91,9 @@ type Option func(*options)
 type options struct {
 	observers []func(Progress)
 	resume    *State
-	warm      *warmStart // WithWarmStart or WithPreconditioner; see warm.go
-	workers   int        // WithWorkers (Run)
+	warm      *warmStart  // WithWarmStart or WithPreconditioner; see warm.go
+	workers   int         // WithWorkers (Run)
+	search    *modeSearch // withSearch (Auto): a mode search to reuse
 }
 
 // WithProgress calls f at every tracking estimate (and, in Auto, once at the end of each
@@ -131,7 +132,18 @@ type Result struct {
 	// field). A verdict whose k̂ is within one KHatSD of the threshold says it is borderline.
 	KHatSD  float64
 	PSISESS float64
-	Verdict string
+	// KHatVerdict is the judgement of k̂ alone (diag.Verdict, with the family's advice);
+	// Verdict adds what the multi-start search saw (Assess): the verdict vigo fit prints.
+	KHatVerdict string
+	Verdict     string
+
+	// Starts is the number of mode searches of the multi-start initialisation (0 when there
+	// was none: InitZero, a warm start), StartsFailed those that failed, and Modes the
+	// distinct modes found, best (highest Laplace evidence) first: q started at Modes[0].
+	// A warm-started fit reports its warm stage's search.
+	Starts       int
+	StartsFailed int
+	Modes        []Mode
 
 	Draws []float64 // DiagDraws × Dim, row-major
 	LogP  []float64 // log p(z) of each draw (Jacobian included)
@@ -144,6 +156,8 @@ type Result struct {
 	// WarmStart is the full-rank fit a Recipe with WarmStart WarmFullRank started from
 	// (nil otherwise).
 	WarmStart *Result
+
+	search *modeSearch // the mode search the fit started from (Auto reuses it)
 	// Ensemble is the ensemble a Recipe with an Ensemble fitted (its members and bounds; the
 	// Result is their mixture), nil otherwise.
 	Ensemble *EnsembleResult
@@ -184,7 +198,7 @@ func Fit(ctx context.Context, target model.Target, fam family.Family, obj object
 	if _, ok := fam.(family.EntropyFamily); obj.Entropy && !ok {
 		return nil, fmt.Errorf("fit: Fit: objective.Options.Entropy needs a closed-form entropy, which family %T does not have", fam)
 	}
-	st, aff, err := initialState(target, fam, cfg, o.resume, o.warm)
+	st, aff, err := initialState(target, fam, cfg, o.resume, o.warm, o.search)
 	if err != nil {
 		return nil, err
 	}
@@ -213,6 +227,8 @@ func Fit(ctx context.Context, target model.Target, fam family.Family, obj object
 		Status: status, Reason: reason, Reported: reported, Iterations: st.Step, Skipped: st.Skipped,
 		InitNote: st.InitNote, Trace: append([]TracePoint(nil), st.Trace...),
 	}
+	res.Starts, res.StartsFailed, res.Modes = st.Starts, st.StartsFailed, cloneModes(st.Modes)
+	res.search = st.search
 	r.diagnose(res)
 	res.GradEvals = st.GradEvals
 	res.State = st.clone() // diagnostics do not touch the RNG or optimiser: resuming is exact
@@ -224,7 +240,7 @@ func Fit(ctx context.Context, target model.Target, fam family.Family, obj object
 }
 
 // initialState builds the preconditioned family and the starting state (or restores one).
-func initialState(target model.Target, fam family.Family, cfg Config, resume *State, warm *warmStart) (*State, *family.Affine, error) {
+func initialState(target model.Target, fam family.Family, cfg Config, resume *State, warm *warmStart, reuse *modeSearch) (*State, *family.Affine, error) {
 	d := target.Dim()
 	if resume != nil {
 		aff, err := family.NewAffine(fam, resume.Shift, resume.Scale, resume.Diag)
@@ -238,6 +254,7 @@ func initialState(target model.Target, fam family.Family, cfg Config, resume *St
 	}
 	st := &State{LRScale: 1, Params: make([]float64, fam.NumParams()), lastGain: math.NaN()}
 	if warm != nil {
+		st.Starts, st.StartsFailed, st.Modes = warm.starts, warm.failed, cloneModes(warm.modes)
 		return warm.state(st, target, fam, cfg)
 	}
 	_, diagOnly := fam.(*family.MeanField)
@@ -251,18 +268,27 @@ func initialState(target model.Target, fam family.Family, cfg Config, resume *St
 	var scale []float64
 	baseScale := 1.0
 	if cfg.Init == InitLaplace {
-		lap, err := laplace(target, shift, cfg.InitIter)
-		if err == nil {
+		ms := reuse
+		if ms == nil || !ms.sameConfig(cfg) {
+			ms = searchModes(target, cfg)
+			st.GradEvals += ms.evals
+		}
+		st.search = ms
+		st.Starts, st.StartsFailed, st.Modes = ms.starts, ms.failed, cloneModes(ms.modes)
+		lap, err := ms.best, ms.err0
+		if lap == nil && err == nil {
+			err = fmt.Errorf("every one of %d mode searches failed", ms.starts)
+		}
+		if lap != nil {
 			copy(shift, lap.Mode)
-			st.GradEvals += lap.Evals
-			st.InitNote = lap.Note
+			st.InitNote = lap.Note + ms.startNote()
 			if diagOnly {
 				scale = make([]float64, d)
 				for i := range scale {
 					scale[i] = math.Sqrt(lap.Cov[i*d+i])
 				}
 			} else {
-				scale = lap.Chol
+				scale = clone(lap.Chol)
 			}
 		} else {
 			st.InitNote = "Laplace start failed (" + err.Error() + "); started at N(0, InitScale²·I) instead"
@@ -681,6 +707,9 @@ func (r *runner) diagnose(res *Result) {
 	res.LogP = make([]float64, n)
 	res.LogQ = make([]float64, n)
 	logw := make([]float64, n)
+	for i := range res.Modes {
+		res.Modes[i].LogQ = r.fam.LogProb(res.Params, res.Modes[i].Z)
+	}
 	var t ad.Tape
 	finite := true
 	for i := range n {
@@ -709,19 +738,21 @@ func (r *runner) diagnose(res *Result) {
 	}
 	if !finite {
 		res.KHat = math.Inf(1)
-		res.Verdict = "log p − log q is not finite on some draws: do not trust this approximation — " + advice
+		res.KHatVerdict = "log p − log q is not finite on some draws: do not trust this approximation — " + advice
+		res.Verdict = Assess(res).Text
 		return
 	}
 	ps, err := diag.PSIS(logw)
 	if err != nil {
 		res.KHat = math.Inf(1)
-		res.Verdict = "PSIS failed (" + err.Error() + "): do not trust this approximation — " + advice
+		res.KHatVerdict = "PSIS failed (" + err.Error() + "): do not trust this approximation — " + advice
+		res.Verdict = Assess(res).Text
 		return
 	}
 	res.KHat, res.PSISESS = ps.K, ps.ESS
 	res.KHatSD = math.Sqrt(diag.KhatBootVar(logw, khatBoot, rng.New(cfg.Seed, 3).Rand))
-	res.Verdict = diag.Verdict(ps.K, n, advice)
-	res.Verdict += borderline(ps.K, res.KHatThreshold, res.KHatSD)
+	res.KHatVerdict = diag.Verdict(ps.K, n, advice) + borderline(ps.K, res.KHatThreshold, res.KHatSD)
+	res.Verdict = Assess(res).Text
 }
 
 // borderline is the verdict's note when k̂ is within one bootstrap sd of its threshold (the

@@ -18,13 +18,19 @@ type laplaceResult struct {
 	Chol  []float64 // lower Cholesky factor of Cov
 	Evals int       // gradient evaluations spent
 	Note  string    // how the start was found, in words
+	// LogDensity is log p at the mode; LogEvidence the Laplace estimate of log ∫ p,
+	// log p(z*) + d/2·log 2π − ½·log det H with H the negative Hessian (= + ½·log det Cov).
+	LogDensity, LogEvidence float64
+	// DiagHessian: the negative Hessian was not positive definite and its positive diagonal
+	// was used (the evidence is then a rough estimate).
+	DiagHessian bool
 }
 
 // laplace finds the mode of log p(z) (z unconstrained, Jacobian included) by L-BFGS from z0
 // and the curvature there by central differences of the gradient (2d gradient evaluations).
 // It fails when the optimiser does not reach a finite point or the negative Hessian is not
 // positive definite after a diagonal fallback, and then returns an error saying why, so the
-// caller can fall back to a start at z0.
+// caller can fall back to a start at z0, with a result that holds only the evaluations spent.
 func laplace(target model.Target, z0 []float64, maxIter int) (*laplaceResult, error) {
 	d := target.Dim()
 	var t ad.Tape
@@ -55,15 +61,15 @@ func laplace(target model.Target, z0 []float64, maxIter int) (*laplaceResult, er
 	}
 	start := append([]float64(nil), z0...)
 	if f := neg(start); math.IsInf(f, 1) {
-		return nil, fmt.Errorf("log density is not finite at the start point")
+		return &laplaceResult{Evals: evals}, fmt.Errorf("log density is not finite at the start point")
 	}
 	res, err := optimize.Minimize(prob, start, settings, &optimize.LBFGS{})
 	if res == nil {
-		return nil, fmt.Errorf("mode search failed: %v", err)
+		return &laplaceResult{Evals: evals}, fmt.Errorf("mode search failed: %v", err)
 	}
 	for i, x := range res.X {
 		if math.IsNaN(x) || math.Abs(x) > 1e6 {
-			return nil, fmt.Errorf("mode search ran off to z[%d] = %g (improper or unbounded density?)", i, x)
+			return &laplaceResult{Evals: evals}, fmt.Errorf("mode search ran off to z[%d] = %g (improper or unbounded density?)", i, x)
 		}
 	}
 	// Line searches near the mode can fail on rounding (gonum then reports Failure) although the
@@ -112,6 +118,7 @@ func laplace(target model.Target, z0 []float64, maxIter int) (*laplaceResult, er
 	}
 	note := fmt.Sprintf("Laplace start: L-BFGS mode (%s, %d iterations), finite-difference Hessian", status, res.Stats.MajorIterations)
 	var ch mat.Cholesky
+	diagFallback := false
 	if !ch.Factorize(sym) {
 		// Not positive definite (a saddle or a flat direction): keep the positive curvatures
 		// of the diagonal, unit curvature elsewhere.
@@ -124,15 +131,17 @@ func laplace(target model.Target, z0 []float64, maxIter int) (*laplaceResult, er
 			}
 		}
 		if !ch.Factorize(sym) {
-			return nil, fmt.Errorf("negative Hessian at the mode is not usable")
+			return &laplaceResult{Evals: evals}, fmt.Errorf("negative Hessian at the mode is not usable")
 		}
 		note += "; Hessian not positive definite, diagonal used"
+		diagFallback = true
 	}
 	var cov mat.SymDense
 	if err := ch.InverseTo(&cov); err != nil {
-		return nil, fmt.Errorf("inverting the Hessian: %v", err)
+		return &laplaceResult{Evals: evals}, fmt.Errorf("inverting the Hessian: %v", err)
 	}
-	out := &laplaceResult{Mode: mode, Cov: make([]float64, d*d), Chol: make([]float64, d*d), Evals: evals, Note: note}
+	out := &laplaceResult{Mode: mode, Cov: make([]float64, d*d), Chol: make([]float64, d*d), Evals: evals, Note: note,
+		LogDensity: -res.F, DiagHessian: diagFallback}
 	for i := 0; i < d; i++ {
 		for j := 0; j < d; j++ {
 			out.Cov[i*d+j] = cov.At(i, j)
@@ -140,7 +149,7 @@ func laplace(target model.Target, z0 []float64, maxIter int) (*laplaceResult, er
 	}
 	var cc mat.Cholesky
 	if !cc.Factorize(&cov) {
-		return nil, fmt.Errorf("covariance at the mode is not positive definite")
+		return &laplaceResult{Evals: evals}, fmt.Errorf("covariance at the mode is not positive definite")
 	}
 	var L mat.TriDense
 	cc.LTo(&L)
@@ -148,6 +157,11 @@ func laplace(target model.Target, z0 []float64, maxIter int) (*laplaceResult, er
 		for j := 0; j <= i; j++ {
 			out.Chol[i*d+j] = L.At(i, j)
 		}
+	}
+	// ½·log det Cov = Σ log L_ii.
+	out.LogEvidence = out.LogDensity + 0.5*float64(d)*math.Log(2*math.Pi)
+	for i := 0; i < d; i++ {
+		out.LogEvidence += math.Log(out.Chol[i*d+i])
 	}
 	return out, nil
 }

@@ -13,8 +13,10 @@ import (
 )
 
 // RecipeVersion is the version of the Recipe's JSON form. A reader accepts versions up to it
-// and refuses newer ones, naming the field.
-const RecipeVersion = 1
+// and refuses newer ones, naming the field. History: version 2 added init.starts and
+// init.points (multi-start); a version-1 recipe without init.starts runs one start, as it
+// did when it was written.
+const RecipeVersion = 2
 
 // Recipe fully describes a fit: the family, the objective and its gradient estimator, the
 // optimiser, the stopping rule, the iteration cap, the warm start, the initial point, the seed
@@ -130,7 +132,28 @@ type InitRecipe struct {
 	// of the Laplace mode search, or the centre of InitMethodZero's Gaussian. vigo fit --init
 	// reads it from CmdStan's init JSON on the constrained scale.
 	Point []float64 `json:"point,omitempty"`
+	// Starts is the number of Laplace mode searches (Config.Starts): start 0 at Point (or 0),
+	// then Points, then uniform(−2, 2)^d draws from streams of the seed; q starts at the mode
+	// of highest Laplace evidence, and the verdict reports the modes found. 1 to MaxStarts,
+	// ≥ 1 + len(Points); 1 with method zero. DefaultRecipe: DefaultStarts. vigo fit --starts.
+	Starts int `json:"starts"`
+	// StartsMax, when above Starts, lets the search double its starts up to it while modes
+	// reached by a single start suggest unseen ones (Config.StartsMax, UnseenModeTol); 0: no
+	// doubling. At most MaxStarts. DefaultRecipe: DefaultStartsMax.
+	StartsMax int `json:"starts_max"`
+	// Points are further user-given starting points of the mode search, unconstrained
+	// (length d each).
+	Points [][]float64 `json:"points,omitempty"`
 }
+
+// DefaultStarts is DefaultRecipe's init.starts: the mode searches of a default fit. Each costs
+// an L-BFGS run and a Hessian, small next to the VI fit (bench/results/multistart_cost.md);
+// with K starts a mode whose basin covers a fraction f of the uniform(−2, 2) start box is
+// missed with probability (1 − f)^(K−1) beyond the start at 0.
+const DefaultStarts = 8
+
+// DefaultStartsMax is DefaultRecipe's init.starts_max: the doubling stops at 64 starts.
+const DefaultStartsMax = 64
 
 // Warm starts of Recipe.WarmStart.
 const (
@@ -158,7 +181,8 @@ func IsFlowKind(kind string) bool {
 //
 // The Gaussians (meanfield, fullrank, lowrank): the ELBO with the STL gradient, S = 8, Adam
 // at 0.02, the half-means plateau rule (6 estimates of 256 draws every 100 steps, tol 0.02
-// nats, 2 cuts), 20,000 steps, the Laplace start. STL is the Gaussians' estimator because its
+// nats, 2 cuts), 20,000 steps, the Laplace start from the best of DefaultStarts mode searches
+// (init.starts; the verdict reports the modes they found). STL is the Gaussians' estimator because its
 // variance vanishes as q approaches the posterior; it is what the posteriordb benchmark
 // measured.
 //
@@ -178,7 +202,7 @@ func DefaultRecipe(kind string) Recipe {
 			Decays: 2, TrendZ: 1.645},
 		MaxIter:   20000,
 		WarmStart: WarmNone,
-		Init:      InitRecipe{Method: InitMethodLaplace, Scale: 0.1, Iter: 1000},
+		Init:      InitRecipe{Method: InitMethodLaplace, Scale: 0.1, Iter: 1000, Starts: DefaultStarts, StartsMax: DefaultStartsMax},
 		Seed:      1,
 		DiagDraws: 1000,
 		NaN:       NaNPolicySkip,
@@ -298,6 +322,16 @@ func (r *Recipe) Validate() error {
 		return bad("init.scale", r.Init.Scale, "a finite value > 0")
 	case r.Init.Iter < 1:
 		return bad("init.iter", r.Init.Iter, "≥ 1")
+	case r.Init.Starts == 0 && r.Version == 1:
+		// version 1 had no init.starts: one start
+	case r.Init.Starts < 1 || r.Init.Starts > MaxStarts:
+		return bad("init.starts", r.Init.Starts, fmt.Sprintf("1 to %d (fit.MaxStarts, a hard cap)", MaxStarts))
+	case r.Init.Starts < 1+len(r.Init.Points):
+		return bad("init.starts", r.Init.Starts, fmt.Sprintf("at least %d: the initial point and the %d init.points are starts", 1+len(r.Init.Points), len(r.Init.Points)))
+	case r.Init.StartsMax < 0 || r.Init.StartsMax > MaxStarts:
+		return bad("init.starts_max", r.Init.StartsMax, fmt.Sprintf("0 (no doubling) to %d (fit.MaxStarts, a hard cap)", MaxStarts))
+	case r.Init.Starts > 1 && r.Init.Method != InitMethodLaplace:
+		return bad("init.starts", r.Init.Starts, "1 with init.method "+r.Init.Method+" (starts are mode searches: method laplace)")
 	case r.DiagDraws < 2 || r.DiagDraws > MaxDiagDraws:
 		return bad("diag_draws", r.DiagDraws, fmt.Sprintf("2 to %d (fit.MaxDiagDraws, a hard cap; more draws: vigo draw with several --seed values)", MaxDiagDraws))
 	case !oneOf(r.NaN, NaNPolicySkip, NaNPolicyFail):
@@ -308,6 +342,13 @@ func (r *Recipe) Validate() error {
 	for i, v := range r.Init.Point {
 		if !finite(v) {
 			return bad(fmt.Sprintf("init.point[%d]", i), v, "a finite value")
+		}
+	}
+	for k, p := range r.Init.Points {
+		for i, v := range p {
+			if !finite(v) {
+				return bad(fmt.Sprintf("init.points[%d][%d]", k, i), v, "a finite value")
+			}
 		}
 	}
 	if r.Ensemble != nil {
@@ -497,6 +538,7 @@ func (r *Recipe) Config(workers int) Config {
 		EvalEvery: r.Stop.EvalEvery, EvalSamples: r.Stop.EvalSamples, Window: r.Stop.Window,
 		Tol: r.Stop.Tol, Decays: r.Stop.Decays, TrendZ: r.Stop.TrendZ, Average: r.Stop.Average,
 		InitScale: r.Init.Scale, InitIter: r.Init.Iter, InitPoint: r.Init.Point,
+		Starts: max(r.Init.Starts, 1), StartsMax: r.Init.StartsMax, InitPoints: r.Init.Points,
 		MaxSkips: r.MaxSkips, Workers: workers, DiagDraws: r.DiagDraws,
 		Stop: StopHalves, Optimizer: r.Optimizer.Name,
 	}
@@ -607,6 +649,12 @@ func (r *Recipe) ValidateFor(d int) error {
 	if r.Init.Point != nil && len(r.Init.Point) != d {
 		return &FieldError{Field: "init.point", Err: fmt.Errorf("fit: Run: init.point has %d values, the target's dimension is %d", len(r.Init.Point), d)}
 	}
+	for k, p := range r.Init.Points {
+		if len(p) != d {
+			return &FieldError{Field: fmt.Sprintf("init.points[%d]", k), Err: fmt.Errorf("fit: Run: init.points[%d] has %d values, the target's dimension is %d", k, len(p), d)}
+		}
+	}
+
 	for _, c := range []struct {
 		field string
 		n     int
@@ -632,6 +680,12 @@ func (r *Recipe) ValidateFor(d int) error {
 func (r *Recipe) clone() Recipe {
 	c := *r
 	c.Init.Point = clone(r.Init.Point)
+	if r.Init.Points != nil {
+		c.Init.Points = make([][]float64, len(r.Init.Points))
+		for i, p := range r.Init.Points {
+			c.Init.Points[i] = clone(p)
+		}
+	}
 	c.Ensemble = r.Ensemble.clone()
 	if r.Family.Flow != nil {
 		f := *r.Family.Flow

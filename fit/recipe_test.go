@@ -163,7 +163,7 @@ func TestRunWarmStartCountsTheGaussianStage(t *testing.T) {
 func TestRunInitPoint(t *testing.T) {
 	g := gauss2{m: [2]float64{1, 2}, sd: [2]float64{1, 3}, rho: 0.3}
 	r := DefaultRecipe(KindMeanField)
-	r.Init = InitRecipe{Method: InitMethodZero, Scale: 0.1, Iter: 1000, Point: []float64{5, -7}}
+	r.Init = InitRecipe{Method: InitMethodZero, Scale: 0.1, Iter: 1000, Starts: 1, Point: []float64{5, -7}}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	res, err := Run(ctx, g, r)
@@ -195,7 +195,7 @@ func TestRunRMSprop(t *testing.T) {
 	g := gauss2{m: [2]float64{1, 2}, sd: [2]float64{1, 3}, rho: 0.8}
 	r := DefaultRecipe(KindFullRank)
 	r.Optimizer = OptimizerRecipe{Name: OptRMSprop, LR: 0.005}
-	r.Init.Method = InitMethodZero
+	r.Init.Method, r.Init.Starts = InitMethodZero, 1
 	r.Seed, r.MaxIter = 3, 8000
 	res, err := Run(context.Background(), g, r)
 	if err != nil {

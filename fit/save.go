@@ -85,6 +85,11 @@ type Saved struct {
 	Config      *Config      `json:"config,omitempty"`
 	Diagnostics Diagnostics  `json:"diagnostics"`
 	Trace       []TracePoint `json:"trace"`
+	// Starts, StartsFailed and Modes are the multi-start search (Result.Modes); absent in
+	// files written before it existed and for fits without one.
+	Starts       int    `json:"starts,omitempty"`
+	StartsFailed int    `json:"starts_failed,omitempty"`
+	Modes        []Mode `json:"modes,omitempty"`
 
 	// Mixture holds the members and weights of an ensemble (Family.Kind KindMixture; then
 	// Params are the members' parameters one after the other, Shift and Scale the identity);
@@ -315,7 +320,8 @@ func NewSaved(res *Result, info SaveInfo) (*Saved, error) {
 		},
 		Trace:   append([]TracePoint(nil), res.Trace...),
 		Mixture: mixSpec,
-		aff:     aff, lay: info.Layout,
+		Starts:  res.Starts, StartsFailed: res.StartsFailed, Modes: cloneModes(res.Modes),
+		aff: aff, lay: info.Layout,
 	}
 	return s, nil
 }
@@ -459,6 +465,10 @@ func checkNulls(b []byte) error {
 				Point []*float64 `json:"point"`
 			} `json:"init"`
 		} `json:"recipe"`
+		Modes []struct {
+			Z  []*float64 `json:"z"`
+			SD []*float64 `json:"sd"`
+		} `json:"modes"`
 		Mixture *struct {
 			Weights []*float64 `json:"weights"`
 			Members []struct {
@@ -480,6 +490,15 @@ func checkNulls(b []byte) error {
 			name string
 			x    []*float64
 		}{"recipe.init.point", w.Recipe.Init.Point})
+	}
+	for i, m := range w.Modes {
+		fields = append(fields, struct {
+			name string
+			x    []*float64
+		}{fmt.Sprintf("modes[%d].z", i), m.Z}, struct {
+			name string
+			x    []*float64
+		}{fmt.Sprintf("modes[%d].sd", i), m.SD})
 	}
 	if m := w.Mixture; m != nil {
 		type field = struct {
@@ -577,6 +596,9 @@ func (s *Saved) check() error {
 		return fmt.Errorf("field \"family.kind\": %q, want %s, %s, %s, %s or %s", fs.Kind, KindMeanField, KindFullRank, KindLowRank, KindFlow, KindMixture)
 	}
 	if err := finiteLen("params", s.Params, need, what); err != nil {
+		return err
+	}
+	if err := checkModes(s, d, what); err != nil {
 		return err
 	}
 	if err := finiteLen("shift", s.Shift, d, what); err != nil {
@@ -847,4 +869,26 @@ func (s *Saved) Constrain(x, z []float64) []float64 {
 	}
 	s.lay.ConstrainValues(z, x)
 	return x
+}
+
+// checkModes checks the saved multi-start search: counts within the starts, and each mode's
+// point and sds of length d, finite (sds > 0).
+func checkModes(s *Saved, d int, what string) error {
+	if s.Starts < 0 || s.Starts > MaxStarts || s.StartsFailed < 0 || s.StartsFailed > s.Starts || len(s.Modes) > s.Starts {
+		return fmt.Errorf("field \"starts\": %d starts, %d failed and %d modes do not fit together", s.Starts, s.StartsFailed, len(s.Modes))
+	}
+	for i, m := range s.Modes {
+		if err := finiteLen(fmt.Sprintf("modes[%d].z", i), m.Z, d, what); err != nil {
+			return err
+		}
+		if err := finiteLen(fmt.Sprintf("modes[%d].sd", i), m.SD, d, what); err != nil {
+			return err
+		}
+		for j, v := range m.SD {
+			if !(v > 0) {
+				return fmt.Errorf("field \"modes[%d].sd\": value %d is %g, want > 0", i, j, v)
+			}
+		}
+	}
+	return nil
 }

@@ -32,12 +32,18 @@ type State struct {
 	BestFrom string    `json:"best_from,omitempty"` // which iterate Best is, in words
 	// Avg is the exponential moving average of the parameters (Config.Average > 0).
 	Avg []float64 `json:"avg_params,omitempty"`
+	// Starts and StartsFailed count the mode searches of the multi-start initialisation and
+	// those that failed; Modes are the distinct modes found, best first (Result.Modes).
+	Starts       int    `json:"starts,omitempty"`
+	StartsFailed int    `json:"starts_failed,omitempty"`
+	Modes        []Mode `json:"modes,omitempty"`
 	// Ensemble is the state of an ensemble fit (Recipe.Ensemble); the fields above are then
 	// unused.
 	Ensemble *EnsembleState `json:"ensemble,omitempty"`
 
 	skipRun  int
 	lastGain float64
+	search   *modeSearch // the search of a fresh state (not saved)
 }
 
 // MarshalJSON writes the state, including the unexported stopping-rule counters.
@@ -87,6 +93,7 @@ func (s *State) clone() *State {
 	c.Scale = append([]float64(nil), s.Scale...)
 	c.Best = append([]float64(nil), s.Best...)
 	c.Avg = append([]float64(nil), s.Avg...)
+	c.Modes = cloneModes(s.Modes)
 	if s.BestELBO != nil {
 		v := *s.BestELBO
 		c.BestELBO = &v

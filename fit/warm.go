@@ -17,6 +17,9 @@ type warmStart struct {
 	diag         bool
 	note         string
 	err          error
+	// The multi-start search of the previous fit (WithWarmStart), reported by the new one.
+	starts, failed int
+	modes          []Mode
 }
 
 // WithPreconditioner fits in the coordinates u of z = shift + scale·u (scale d×d lower
@@ -46,6 +49,7 @@ func WithWarmStart(prev *Result) Option {
 		w.err = errors.New("fit: WithWarmStart: no previous fit")
 	default:
 		w.shift, w.scale, w.err = gaussianMoments(prev.Family, prev.Params)
+		w.starts, w.failed, w.modes = prev.Starts, prev.StartsFailed, cloneModes(prev.Modes)
 		name := "previous"
 		if prev.Recipe != nil {
 			name = prev.Recipe.Family.Kind
