@@ -643,6 +643,9 @@ func printFitReport(w io.Writer, m *loadedModel, f fitFlags, res *fit.Result, o 
 	if o.Resample != "" {
 		fmt.Fprintf(w, "PSIS resampling: %s\n", o.Resample)
 	}
+	if o.Unsaved != "" {
+		fmt.Fprintf(w, "warning: fit.json not written: %s\n", o.Unsaved)
+	}
 	if en := res.Ensemble; en != nil {
 		printEnsemble(w, res, en)
 	}

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -33,7 +34,8 @@ type ParamSpec struct {
 
 // Spec describes the layout's parameters as data; LayoutFromSpec rebuilds a layout that
 // computes bit for bit what l computes. It fails, naming the parameter, when a Constraint is
-// not a bijector.Describer (a transform defined outside package bijector). Cost O(NumParams).
+// not a bijector.Describer (a transform defined outside package bijector); that error wraps
+// ErrUndescribed. Cost O(NumParams).
 func (l *Layout) Spec() ([]ParamSpec, error) {
 	specs := make([]ParamSpec, len(l.params))
 	for i, p := range l.params {
@@ -45,7 +47,7 @@ func (l *Layout) Spec() ([]ParamSpec, error) {
 		case p.Constraint != nil:
 			d, ok := p.Constraint.(bijector.Describer)
 			if !ok {
-				return nil, fmt.Errorf("model: Layout.Spec: parameter %s: constraint %v does not describe itself (bijector.Describer), so it cannot be saved", p.Name, p.Constraint)
+				return nil, fmt.Errorf("model: Layout.Spec: parameter %s: constraint %v does not describe itself (bijector.Describer), so it cannot be saved: %w", p.Name, p.Constraint, ErrUndescribed)
 			}
 			bs := d.Spec()
 			s.Transform = string(bs.Kind)
@@ -187,3 +189,8 @@ func (s *ParamSpec) param(known map[string]bool) (Param, error) {
 	p.Constraint = b
 	return p, nil
 }
+
+// ErrUndescribed is wrapped by Layout.Spec's error when a parameter's constraint is a transform
+// defined outside package bijector (not a bijector.Describer, e.g. a compiled Stan program's
+// array of simplexes): such a layout works for fitting and sampling but cannot be saved.
+var ErrUndescribed = errors.New("the transform is not one package bijector can rebuild")

@@ -50,6 +50,9 @@ type Report struct {
 	Distance *diag.Distance // nil without reference draws
 	Files    []string       // the files written, in order
 	Resample string         // what PSISResample did, in words; "" without it
+	// Unsaved says why fit.json was not written ("" when it was): the model's layout holds a
+	// transform fit.json cannot describe (model.ErrUndescribed).
+	Unsaved string
 }
 
 // Files are the names Write writes into its directory.
@@ -133,6 +136,24 @@ func write(set *Set, res *fit.Result, cols fit.Columns, info Info) (*Report, err
 	if info.Auto != nil {
 		sum.Notes = append(sum.Notes, AutoNotes(info.Auto)...)
 	}
+	// The approximation (before the summaries, which say when it cannot be saved).
+	var reported []string
+	if names := cols.Columns(); !slices.Equal(names, info.Layout.Names()) {
+		reported = names
+	}
+	saved, err := fit.NewSaved(res, fit.SaveInfo{Vigo: info.Vigo, Model: info.Model, Posterior: info.Posterior,
+		Data: info.Data, Layout: info.Layout, Reported: reported})
+	switch {
+	case errors.Is(err, model.ErrUndescribed):
+		rep.Unsaved = err.Error()
+		sum.Notes = append(sum.Notes, "fit.json not written: "+err.Error()+" (draws.csv and the summaries are complete; vigo draw needs fit.json)")
+	case err != nil:
+		return nil, err
+	default:
+		if err := saved.Save(path("fit.json")); err != nil {
+			return nil, err
+		}
+	}
 	rep.Summary = sum
 	if info.Reference != nil {
 		dist, dnote, err := compareReference(draws, info.Reference, info.ReferenceName)
@@ -153,20 +174,6 @@ func write(set *Set, res *fit.Result, cols fit.Columns, info Info) (*Report, err
 		if err := os.WriteFile(path(w.name), buf.Bytes(), 0o644); err != nil {
 			return nil, err
 		}
-	}
-
-	// The approximation.
-	var reported []string
-	if names := cols.Columns(); !slices.Equal(names, info.Layout.Names()) {
-		reported = names
-	}
-	saved, err := fit.NewSaved(res, fit.SaveInfo{Vigo: info.Vigo, Model: info.Model, Posterior: info.Posterior,
-		Data: info.Data, Layout: info.Layout, Reported: reported})
-	if err != nil {
-		return nil, err
-	}
-	if err := saved.Save(path("fit.json")); err != nil {
-		return nil, err
 	}
 
 	// Plots.

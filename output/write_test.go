@@ -202,3 +202,51 @@ func TestWriteRemovesAnEarlierRunsFiles(t *testing.T) {
 		t.Errorf("%d entries, want %d", got, len(Files())-1)
 	}
 }
+
+// opaque hides a bijector's Spec: a transform package bijector cannot rebuild (as a compiled
+// Stan program's column-major or array-of-simplex transforms).
+type opaque struct{ bijector.Bijector }
+
+// A layout that cannot be saved still gets every other file, with fit.json left out (and an
+// earlier run's fit.json removed, so the directory never mixes two runs), and the report and
+// the summary say why.
+func TestWriteWithoutFitJSONForAnUndescribedLayout(t *testing.T) {
+	y := []float64{1.2, 0.4, 2.2}
+	lay, err := model.NewLayout(model.Param{Name: "mu"}, model.Param{Name: "sigma", Constraint: opaque{bijector.Lower(1, 0)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &model.Model{Layout: lay, Density: func(tp *ad.Tape, p []ad.Var) ad.Var {
+		return tp.Add(density.Normal(tp, tp.ConstRef(y), p[0], p[1]), density.HalfNormal(tp, p[1], tp.Const(3)))
+	}}
+	res := testFit(t, m)
+	dir := filepath.Join(t.TempDir(), "out")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "fit.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Write(dir, res, m, Info{Vigo: "test", Model: "opaque", Data: "inline", Layout: m.Layout, Draws: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rep.Unsaved, "sigma") {
+		t.Errorf("Unsaved = %q, want the parameter named", rep.Unsaved)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "fit.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("fit.json: %v, want it absent (the earlier run's removed)", err)
+	}
+	for _, f := range []string{"draws.csv", "summary.txt"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	txt, err := os.ReadFile(filepath.Join(dir, "summary.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(txt), "fit.json not written") {
+		t.Error("summary.txt does not say that fit.json was not written")
+	}
+}
