@@ -149,10 +149,6 @@ func write(set *Set, res *fit.Result, cols fit.Columns, info Info) (*Report, err
 		sum.Notes = append(sum.Notes, "fit.json not written: "+err.Error()+" (draws.csv and the summaries are complete; vigo draw needs fit.json)")
 	case err != nil:
 		return nil, err
-	default:
-		if err := saved.Save(path("fit.json")); err != nil {
-			return nil, err
-		}
 	}
 	rep.Summary = sum
 	if info.Reference != nil {
@@ -172,6 +168,12 @@ func write(set *Set, res *fit.Result, cols fit.Columns, info Info) (*Report, err
 			return nil, fmt.Errorf("output: %s: %w", w.name, err)
 		}
 		if err := os.WriteFile(path(w.name), buf.Bytes(), 0o644); err != nil {
+			return nil, err
+		}
+	}
+
+	if saved != nil && rep.Unsaved == "" {
+		if err := saved.Save(path("fit.json")); err != nil {
 			return nil, err
 		}
 	}
