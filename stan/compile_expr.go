@@ -102,7 +102,10 @@ func (c *compiler) expr(e Expr) (evalFn, error) {
 			if err != nil {
 				return Value{}, err
 			}
-			v, err := fn(f.ctx(pos), []Value{a, b})
+			args := f.st.opArgs[:2]
+			args[0], args[1] = a, b
+			v, err := fn(f.ctx(pos), args)
+			args[0], args[1] = Value{}, Value{}
 			return v, withPos(pos, err)
 		}, nil
 	case *Unary:
@@ -122,7 +125,10 @@ func (c *compiler) expr(e Expr) (evalFn, error) {
 			if err != nil {
 				return Value{}, err
 			}
-			v, err := fn(f.ctx(pos), []Value{a})
+			args := f.st.opArgs[:1]
+			args[0] = a
+			v, err := fn(f.ctx(pos), args)
+			args[0] = Value{}
 			return v, withPos(pos, err)
 		}, nil
 	case *Ternary:

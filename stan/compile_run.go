@@ -32,6 +32,11 @@ type state struct {
 	cx     *Ctx   // the built-ins' context, made once per evaluation (Pos set per call)
 	nan    ad.Var // a constant NaN scalar, the value of an unassigned real element
 	hasNaN bool
+	// opArgs holds an operator's operands during its call, so that a binary or unary operator
+	// allocates no argument slice. Safe because operators never call back into the program
+	// (only higher-order built-ins do, through Ctx.Call, and they are calls, not operators),
+	// and their operands are evaluated before the slots are filled.
+	opArgs [2]Value
 }
 
 // frame is the variables of one program evaluation or of one user-function call.
