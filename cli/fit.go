@@ -94,8 +94,9 @@ Families (--family):
              followed by an ensemble with one member per mode; keeps the highest-ELBO family
              that passes (else the highest ELBO, with a warning) and prints a line per stage
              and why it chose it
-Every fit starts with --starts mode searches (default 8: from --init or 0, then from
-uniform(−2, 2) draws on the unconstrained scale, as Stan initialises; doubled up to 64 while a
+Every fit starts with --starts mode searches (default 16: from --init or 0, then from
+uniform(−r, r) draws on the unconstrained scale, r = 2 as Stan initialises, then 4, 8 in
+turn; doubled up to 64 while a
 mode was reached by one start only) and starts q at the mode of highest Laplace evidence; the verdict says how many modes the starts found, and is never
 "reliable" or "usable" when q misses one that holds mass (k̂ cannot see mass q does not
 cover).
@@ -161,7 +162,7 @@ SIGTERM; a second one exits at once): the partial result is written to --out, or
 	fl.Float64Var(&f.lr, "lr", 0, fmt.Sprintf("Adam step size in preconditioned coordinates (default 0.02; flows %g)", fit.FlowLR))
 	fl.Float64Var(&f.tol, "tol", 0, fmt.Sprintf("plateau tolerance of the stopping rule in nats (default 0.02; flows %g)", fit.FlowTol))
 	fl.IntVar(&f.workers, "workers", 0, "goroutines per step, at most 4 (default GOMAXPROCS); results do not depend on it")
-	fl.IntVar(&f.starts, "starts", 0, fmt.Sprintf("mode searches before the fit: from --init (or 0), then from uniform(−2, 2) draws on the unconstrained scale, doubled up to %d while a mode was reached by one start only; q starts at the mode of highest Laplace evidence and the verdict reports the modes found (default %d; 1: one search, no check for other modes)", fit.DefaultStartsMax, fit.DefaultStarts))
+	fl.IntVar(&f.starts, "starts", 0, fmt.Sprintf("mode searches before the fit: from --init (or 0), then from uniform(−r, r) draws on the unconstrained scale (r = 2, 4, 8 in turn), doubled up to %d while a mode was reached by one start only; q starts at the mode of highest Laplace evidence and the verdict reports the modes found (default %d; 1: one search, no check for other modes)", fit.DefaultStartsMax, fit.DefaultStarts))
 	fl.StringVar(&f.init, "init", "", "initial values: a CmdStan init JSON file with every parameter's constrained value by name; the fit's Laplace mode search starts there")
 	fl.StringVar(&f.estimator, "estimator", "", "gradient estimator: elbo (plain reparameterisation), stl, iwelbo or dreg (default: stl for the Gaussians and realnvp, elbo for maf and bernstein)")
 	fl.IntVar(&f.k, "k", 0, "iwelbo and dreg: draws per importance-weighted group (default 1; with --estimator iwelbo|dreg, 4)")

@@ -60,7 +60,7 @@ func TestFitWithoutArgumentsWritesEverything(t *testing.T) {
 	if err != nil {
 		t.Fatalf("vigo fit on eight schools: %v\n%s", err, out)
 	}
-	for _, want := range []string{"eight_schools", "theta[1]", "ess_bulk", "verdict: 8 of 8 starts reached one mode; k̂ = ", "starts: 8 mode searches, 1 distinct mode(s)", "stopped: converged", "ELBO = "} {
+	for _, want := range []string{"eight_schools", "theta[1]", "ess_bulk", "verdict: 16 of 16 starts reached one mode; k̂ = ", "starts: 16 mode searches, 1 distinct mode(s)", "stopped: converged", "ELBO = "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -105,7 +105,8 @@ type Config struct {
 	InitPoint []float64
 	// Starts is the number of InitLaplace mode searches (multi-start, see searchModes and
 	// Result.Modes): start 0 at InitPoint (or 0), then the InitPoints, then points drawn from
-	// uniform(−2, 2)^d (Stan's default initialisation) with streams of Seed; q starts at the
+	// uniform(−r, r)^d, r = 2 (Stan's default initialisation), 4, 8 in turn, with streams of
+	// Seed; q starts at the
 	// mode of highest Laplace evidence. Default 1 (one search, from InitPoint: the fit of
 	// before multi-start existed, bit for bit); at most MaxStarts; it is raised to
 	// 1 + len(InitPoints) when lower.
