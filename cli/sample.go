@@ -25,7 +25,7 @@ type sampleFlags struct {
 	chains, warmup, draws, thin, maxDepth int
 	seed                                  uint64
 	out, posteriordb, metric, format      string
-	data                                  string
+	data, init                            string
 	delta                                 float64
 	saveWarmup, quiet                     bool
 }
@@ -73,6 +73,7 @@ or to --out/cancelled when --out holds an earlier run's MODEL-1.csv, which is ke
 	fl.StringVar(&f.out, "out", ".", "directory for the Stan CSV files")
 	fl.StringVar(&f.posteriordb, "posteriordb", "", datadir.PosteriorDBHelp+" (eight_schools needs none)")
 	fl.StringVar(&f.data, "data", "", "data file for the model (CmdStan JSON, .json.zip or CSV with a header)")
+	fl.StringVar(&f.init, "init", "", "initial values: a CmdStan init JSON file with every parameter's constrained value by name, used by every chain (default: uniform(−2, 2) on the unconstrained scale, as Stan)")
 	fl.StringVar(&f.metric, "metric", "auto_e", "metric: auto_e, diag_e (Stan's default), dense_e, unit_e or fisher_diag_e")
 	fl.Float64Var(&f.delta, "adapt-delta", 0.8, "target acceptance statistic of step-size adaptation, in (0, 1)")
 	fl.IntVar(&f.maxDepth, "max-depth", 10, "maximum NUTS tree depth, in 1..30")
@@ -125,9 +126,16 @@ func runSample(ctx context.Context, stdout, stderr io.Writer, reg *registry, nam
 	if err := output.CheckDir(f.out); err != nil {
 		return fmt.Errorf("sample: --out %s: %w", f.out, err)
 	}
+	init, err := loadInit(f.init, m.Layout)
+	if err != nil {
+		return fmt.Errorf("sample: %w", err)
+	}
 	cfg := mcmc.Config{
 		Chains: f.chains, Warmup: f.warmup, NoWarmup: f.warmup == 0, Draws: f.draws, Thin: f.thin,
 		Seed: f.seed, Metric: metric, TargetAccept: f.delta, MaxDepth: f.maxDepth, SaveWarmup: f.saveWarmup,
+	}
+	if init != nil {
+		cfg.Inits = [][]float64{init}
 	}
 	if !f.quiet {
 		total := f.warmup + f.draws

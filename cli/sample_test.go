@@ -168,3 +168,43 @@ func TestSampleRejectsBadFlags(t *testing.T) {
 		t.Errorf("a rejected run wrote %d files", len(entries))
 	}
 }
+
+// --init is CmdStan's: a constrained value per parameter, checked against its support, used by
+// every chain (a bad value is an error naming the parameter; a good one changes where the
+// chains start).
+func TestSampleInit(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	good := filepath.Join(dir, "good.json")
+	theta := `"theta_trans": [3, 3, 3, 3, 3, 3, 3, 3]`
+	if err := os.WriteFile(bad, []byte(`{"mu": 1, "tau": -1, `+theta+`}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(good, []byte(`{"mu": 20, "tau": 2, `+theta+`}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(t, "sample", "--init", bad, "--out", dir, "--quiet"); err == nil || !strings.Contains(err.Error(), "--init") || !strings.Contains(err.Error(), "tau") {
+		t.Errorf("tau = −1: %v", err)
+	}
+	// The first draw's mu, after one leapfrog step (no warmup, tree depth 1) from the start.
+	firstMu := func(args ...string) float64 {
+		t.Helper()
+		out := t.TempDir()
+		if o, err := run(t, append([]string{"sample", "--chains", "1", "--warmup", "0", "--draws", "4", "--max-depth", "1", "--out", out, "--quiet"}, args...)...); err != nil && !errors.Is(err, errNotConverged) {
+			t.Fatalf("%v\n%s", err, o)
+		}
+		s, err := model.LoadStanCSV(filepath.Join(out, "eight_schools-1.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		j := slices.Index(s.Names, "mu")
+		if j < 0 {
+			t.Fatal("no mu column")
+		}
+		return s.Draws[j]
+	}
+	// One leapfrog step from mu = 20 cannot come back to the uniform(−2, 2) box of the default.
+	if a, b := firstMu(), firstMu("--init", good); !(b > 10) || a > 10 {
+		t.Errorf("first draw's mu: %g without --init, %g from mu = 20", a, b)
+	}
+}
