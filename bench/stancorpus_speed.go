@@ -40,7 +40,7 @@ type StanSpeedRow struct {
 	Dim             int
 	Zoo, Stan       time.Duration // per gradient
 	// RStan is rstan's gradient inside its sampler (sampler wall time / leapfrog steps, one
-	// chain of 1000 warmup + 1000 draws); 0 when not run.
+	// chain of 300 warmup + 300 draws); 0 when not run.
 	RStan time.Duration
 	Err   string
 }
@@ -177,7 +177,7 @@ func (r *StanSpeedReport) Markdown(w io.Writer, h resultmd.Header) error {
 		"goal is Stan/zoo ≤ 2 on every model.", r.Budget)
 	if r.RStan {
 		b.WriteString(" rstan: Stan's own C++ gradient timed inside its sampler in the same run (bench/stan/grad_time.R: " +
-			"one chain, 1000 warmup + 1000 draws, sampler wall time / leapfrog steps, so NUTS's own bookkeeping is included).")
+			"one chain, 300 warmup + 300 draws, sampler wall time / leapfrog steps, so NUTS's own bookkeeping is included).")
 	}
 	b.WriteString("\n\n| model | posterior | dim | zoo µs/grad | Stan program µs/grad | Stan/zoo | ≤ 2? | rstan µs/grad | Stan program / rstan |\n|---|---|---|---|---|---|---|---|---|\n")
 	met, timed := 0, 0
