@@ -19,58 +19,9 @@ suppressPackageStartupMessages({
   library(posterior)
 })
 
-args <- commandArgs(trailingOnly = FALSE)
-script <- normalizePath(sub("^--file=", "", args[grep("^--file=", args)]))
-stan_dir <- dirname(script)
-db <- Sys.getenv("POSTERIORDB",
-                 file.path(dirname(dirname(dirname(stan_dir))), "shared", "data", "posteriordb"))
-cache <- Sys.getenv("STAN_CACHE", file.path(tempdir(), "stan_cache"))
-dir.create(cache, showWarnings = FALSE, recursive = TRUE)
-# Debian's r-cran-bh ships no headers (it depends on libboost-dev), so rstan's
-# boost_lib option is empty: point it at a directory holding only a link to
-# the system Boost (not -I/usr/include itself, which upsets #include_next).
-if (!file.exists(rstan_options("boost_lib"))) {
-  boost <- file.path(cache, "boost_include")
-  dir.create(boost, showWarnings = FALSE)
-  if (!file.exists(file.path(boost, "boost")))
-    file.symlink("/usr/include/boost", file.path(boost, "boost"))
-  rstan_options(boost_lib = boost)
-}
-
-# posterior name -> (Stan program, data file)
-posteriors <- list(
-  "eight_schools-eight_schools_noncentered" = c("eight_schools_noncentered", "eight_schools"),
-  "low_dim_gauss_mix-low_dim_gauss_mix"     = c("low_dim_gauss_mix", "low_dim_gauss_mix"),
-  "garch-garch11"                           = c("garch11", "garch"),
-  "hmm_example-hmm_example"                 = c("hmm_example", "hmm_example"),
-  "arK-arK"                                 = c("arK", "arK"),
-  "mesquite-logmesquite"                    = c("logmesquite", "mesquite"),
-  "sblrc-blr"                               = c("blr", "sblrc"),
-  "kidiq-kidscore_momhsiq"                  = c("kidscore_momhsiq", "kidiq"),
-  "nes2000-nes"                             = c("nes", "nes2000"),
-  "gp_pois_regr-gp_pois_regr"               = c("gp_pois_regr", "gp_pois_regr"),
-  "earnings-logearn_interaction"            = c("logearn_interaction", "earnings"),
-  "diamonds-diamonds"                       = c("diamonds", "diamonds")
-)
-
+cache_default <- file.path(tempdir(), "stan_cache")
+source(file.path(dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(trailingOnly = FALSE), value = TRUE)))), "common.R"))
 seed <- as.integer(Sys.getenv("SEED", "1"))
-wanted <- commandArgs(trailingOnly = TRUE)
-if (length(wanted) == 0) wanted <- names(posteriors)
-
-read_data <- function(name) {
-  tmp <- tempfile()
-  dir.create(tmp)
-  unzip(file.path(db, "data", paste0(name, ".json.zip")), exdir = tmp)
-  fromJSON(file.path(tmp, paste0(name, ".json")), simplifyVector = TRUE)
-}
-
-compiled <- function(prog) {
-  rds <- file.path(cache, paste0(prog, ".rds"))
-  if (file.exists(rds)) return(readRDS(rds))
-  sm <- stan_model(file.path(stan_dir, paste0(prog, ".stan")), model_name = prog)
-  saveRDS(sm, rds)
-  sm
-}
 
 for (p in wanted) {
   spec <- posteriors[[p]]
