@@ -47,7 +47,7 @@ func TestUserModelGetsTheWholePipeline(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
-	if !strings.Contains(out, "verdict: k̂ = ") || !strings.Contains(out, "rate[12]") {
+	if !strings.Contains(out, "verdict: 16 of 16 starts reached one mode; k̂ = ") || !strings.Contains(out, "rate[12]") {
 		t.Errorf("report:\n%s", out)
 	}
 	s, err := fit.Load(filepath.Join(dir, "fit.json"))
