@@ -159,6 +159,7 @@ func runToy2D(ctx context.Context, name, init string, S, J, steps, batch int, se
 			r.Seed = rng.Derive(seed, 511, uint64(s))
 			r.Init.Point = []float64{start[0], start[1]}
 			r.Init.Method = init
+			r.Init.Starts = 1 // each member from its own start (the paper's protocol), not a multi-start search
 			if init == fit.InitMethodZero {
 				r.Init.Scale = 1
 			}
