@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,13 +44,6 @@ func StanReferencePosteriors(dir, full string) ([]string, error) {
 	return slices.Compact(names), nil
 }
 
-// posteriorDef is posteriordb's posteriors/NAME.json, the fields the benchmark reads.
-type posteriorDef struct {
-	Model      string         `json:"model_name"`
-	Data       string         `json:"data_name"`
-	Dimensions map[string]int `json:"dimensions"`
-}
-
 // stanPosterior compiles the Stan program of the posteriordb posterior name (a zoo short name
 // is mapped to its posterior) with its data and returns it as a zoo.Model whose reported
 // quantities are the reference draws' variables in the posterior's dimensions, with the
@@ -60,21 +52,17 @@ func stanPosterior(dir, full, name string) (*zoo.Model, string, error) {
 	if info, err := zoo.Get(name); err == nil {
 		name = info.Posterior
 	}
-	b, err := os.ReadFile(filepath.Join(full, "posteriors", name+".json"))
+	def, err := model.LoadPosteriorInfo(filepath.Join(full, "posteriors", name+".json"))
 	if err != nil {
 		return nil, "", fmt.Errorf("bench: stan source: %w", err)
 	}
-	var def posteriorDef
-	if err := json.Unmarshal(b, &def); err != nil {
-		return nil, "", fmt.Errorf("bench: stan source: posterior %s: %v", name, err)
-	}
-	prog := filepath.Join(full, "models", def.Model+".stan")
+	prog := filepath.Join(full, "models", def.ModelName+".stan")
 	src, err := os.ReadFile(prog)
 	if err != nil {
 		return nil, "", fmt.Errorf("bench: stan source: %w", err)
 	}
-	info := zoo.Info{Name: name, Posterior: name, Data: def.Data,
-		Description: "Stan program " + def.Model + ".stan compiled by vigo (posteriordb-full)"}
+	info := zoo.Info{Name: name, Posterior: name, Data: def.DataName,
+		Description: "Stan program " + def.ModelName + ".stan compiled by vigo (posteriordb-full)"}
 	drawsDir := ""
 	for _, d := range []string{dir, full} {
 		if _, err := os.Stat(info.DrawsPath(d)); err == nil {

@@ -86,7 +86,11 @@ func RunStanSpeed(ctx context.Context, cfg StanSpeedConfig) (*StanSpeedReport, e
 				return err
 			}
 			row.Posterior = zm.Posterior
-			prog := strings.TrimPrefix(zm.Posterior, zm.Info.Data+"-")
+			pinfo, err := model.LoadPosteriorInfo(filepath.Join(cfg.Root, "posteriors", zm.Posterior+".json"))
+			if err != nil {
+				return err
+			}
+			prog := pinfo.ModelName
 			src, err := os.ReadFile(filepath.Join(cfg.Root, "models", prog+".stan"))
 			if err != nil {
 				return err

@@ -21,7 +21,7 @@ type PosteriorInfo struct {
 	DataName  string // "eight_schools": the data file is data/DATA_NAME.json.zip
 	// Dimensions maps each parameter in the reference draws to its number
 	// of elements: "theta": 8 stands for theta[1] … theta[8], "mu": 1 for
-	// the scalar mu (or a vector of length 1).
+	// the scalar mu (or a vector of length 1), "w": [3, 4] (a matrix) for 12.
 	Dimensions map[string]int
 }
 
@@ -90,9 +90,25 @@ func parsePosteriorInfoBytes(name string, b []byte) (*PosteriorInfo, error) {
 		return fail("field %q: empty", "dimensions")
 	}
 	for k, e := range dims {
-		n, why := toInt(e)
-		if why == "" && n <= 0 {
-			why = fmt.Sprintf("%d, want a positive size", n)
+		// A size, or (posteriordb's form for matrices) an array of sizes: their product.
+		sizes, ok := e.([]any)
+		if !ok {
+			sizes = []any{e}
+		}
+		n, why := 1, ""
+		if len(sizes) == 0 {
+			why = "an empty array, want sizes"
+		}
+		for _, se := range sizes {
+			m, w := toInt(se)
+			if w == "" && m <= 0 {
+				w = fmt.Sprintf("%d, want a positive size", m)
+			}
+			if w != "" {
+				why = w
+				break
+			}
+			n *= m
 		}
 		if why != "" {
 			return fail("field \"dimensions\", %q: %s", k, why)

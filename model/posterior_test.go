@@ -46,12 +46,27 @@ func TestParsePosteriorInfoBadInput(t *testing.T) {
 		{"dimension string", `{` + names + `, "dimensions": {"mu": "1"}}`, `field "dimensions", "mu": string "1", want a number`},
 		{"dimension zero", `{` + names + `, "dimensions": {"mu": 0}}`, `field "dimensions", "mu": 0, want a positive size`},
 		{"dimension real", `{` + names + `, "dimensions": {"mu": 1.5}}`, `field "dimensions", "mu": 1.5 is not an integer`},
+		{"dimension sizes empty", `{` + names + `, "dimensions": {"w": []}}`, `field "dimensions", "w": an empty array, want sizes`},
+		{"dimension size zero", `{` + names + `, "dimensions": {"w": [3, 0]}}`, `field "dimensions", "w": 0, want a positive size`},
 		{"trailing", `{` + names + `, "dimensions": {"mu": 1}} x`, `trailing data`},
 	} {
 		t.Run(c.what, func(t *testing.T) {
 			_, err := ParsePosteriorInfo("p.json", strings.NewReader(c.src))
 			wantErr(t, err, "model: posterior info p.json: "+c.want)
 		})
+	}
+}
+
+// posteriordb writes a matrix's dimensions as an array of sizes (iohmm_reg's "w": [3, 4]): the
+// parameter has their product of elements.
+func TestParsePosteriorInfoArrayDimensions(t *testing.T) {
+	src := `{"name": "a-b", "model_name": "b", "data_name": "a", "dimensions": {"w": [3, 4], "sigma": 3}}`
+	info, err := ParsePosteriorInfo("p.json", strings.NewReader(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Dimensions["w"] != 12 || info.Dimensions["sigma"] != 3 {
+		t.Errorf("dimensions %v, want w 12, sigma 3", info.Dimensions)
 	}
 }
 

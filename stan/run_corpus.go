@@ -122,21 +122,14 @@ func CheckPosterior(root, name string) CorpusResult {
 
 func checkPosterior(root, name string) CorpusResult {
 	r := CorpusResult{Posterior: name, MaxLP: math.NaN(), MaxGrad: math.NaN()}
-	var info struct {
-		Model string `json:"model_name"`
-		Data  string `json:"data_name"`
-	}
-	b, err := os.ReadFile(filepath.Join(root, "posteriors", name+".json"))
-	if err == nil {
-		err = json.Unmarshal(b, &info)
-	}
+	info, err := model.LoadPosteriorInfo(filepath.Join(root, "posteriors", name+".json"))
 	if err != nil {
 		r.Skip = err.Error()
 		return r
 	}
-	r.Model, r.Data = info.Model, info.Data
+	r.Model, r.Data = info.ModelName, info.DataName
 	var ref refFile
-	b, err = os.ReadFile(filepath.Join(root, "rstan-logprob", name+".json"))
+	b, err := os.ReadFile(filepath.Join(root, "rstan-logprob", name+".json"))
 	if err == nil {
 		err = json.Unmarshal(b, &ref)
 	}
@@ -146,13 +139,13 @@ func checkPosterior(root, name string) CorpusResult {
 	case ref.Status != "ok":
 		r.Skip = "rstan reference: " + ref.Status
 	}
-	file := filepath.Join(root, "models", info.Model+".stan")
+	file := filepath.Join(root, "models", info.ModelName+".stan")
 	src, err := os.ReadFile(file)
 	if err != nil {
 		r.Skip = err.Error()
 		return r
 	}
-	prog, err := Parse(info.Model+".stan", src)
+	prog, err := Parse(info.ModelName+".stan", src)
 	if err != nil {
 		r.Err = firstLine(err)
 		return r
@@ -164,8 +157,8 @@ func checkPosterior(root, name string) CorpusResult {
 	}
 	r.Checked = true
 	var data *model.Data
-	if info.Data != "" {
-		if data, err = model.LoadData(filepath.Join(root, "data", info.Data+".json.zip")); err != nil {
+	if info.DataName != "" {
+		if data, err = model.LoadData(filepath.Join(root, "data", info.DataName+".json.zip")); err != nil {
 			if r.Skip == "" {
 				r.Skip = "data: " + err.Error()
 			}
