@@ -104,14 +104,15 @@ func matrixSigs() []Sig {
 		}
 		add("dot_self", TReal, dotSelf, ex(t))
 	}
+	columnsDot, rowsDot := dotsOf("columns_dot_product", false, false), dotsOf("rows_dot_product", true, false)
 	add("columns_dot_product", TRowVector, columnsDot, aMatrix, aMatrix)
 	add("columns_dot_product", TRowVector, columnsDot, aVector, aVector)
 	add("columns_dot_product", TRowVector, columnsDot, aRowVec, aRowVec)
 	add("rows_dot_product", TVector, rowsDot, aMatrix, aMatrix)
 	add("rows_dot_product", TVector, rowsDot, aVector, aVector)
 	add("rows_dot_product", TVector, rowsDot, aRowVec, aRowVec)
-	add("columns_dot_self", TRowVector, columnsDotSelf, aMatrix)
-	add("rows_dot_self", TVector, rowsDotSelf, aMatrix)
+	add("columns_dot_self", TRowVector, dotsOf("columns_dot_self", false, true), aMatrix)
+	add("rows_dot_self", TVector, dotsOf("rows_dot_self", true, true), aMatrix)
 	add("crossprod", TMatrix, crossprod, aMatrix)
 	add("tcrossprod", TMatrix, tcrossprod, aMatrix)
 	add("multiply_lower_tri_self_transpose", TMatrix, mltst, aMatrix)
@@ -794,36 +795,25 @@ func (dotsBack) Backward(c ad.Custom) {
 	}
 }
 
-func columnsDot(c *Ctx, args []Value) (Value, error) {
-	x, err := colsDot(c, "columns_dot_product", args[0], args[1], false)
-	if err != nil {
-		return Value{}, err
+// dotsOf is columns_dot_product (rows = false) or rows_dot_product (rows = true), and with
+// self the _dot_self forms (the one argument twice): a row vector of column dot products or a
+// vector of row dot products.
+func dotsOf(name string, rows, self bool) Impl {
+	ret := RowVector
+	if rows {
+		ret = Vector
 	}
-	return vecV(c, RowVector, x), nil
-}
-
-func rowsDot(c *Ctx, args []Value) (Value, error) {
-	x, err := colsDot(c, "rows_dot_product", args[0], args[1], true)
-	if err != nil {
-		return Value{}, err
+	return func(c *Ctx, args []Value) (Value, error) {
+		b := args[0]
+		if !self {
+			b = args[1]
+		}
+		x, err := colsDot(c, name, args[0], b, rows)
+		if err != nil {
+			return Value{}, err
+		}
+		return vecV(c, ret, x), nil
 	}
-	return vecV(c, Vector, x), nil
-}
-
-func columnsDotSelf(c *Ctx, args []Value) (Value, error) {
-	x, err := colsDot(c, "columns_dot_self", args[0], args[0], false)
-	if err != nil {
-		return Value{}, err
-	}
-	return vecV(c, RowVector, x), nil
-}
-
-func rowsDotSelf(c *Ctx, args []Value) (Value, error) {
-	x, err := colsDot(c, "rows_dot_self", args[0], args[0], true)
-	if err != nil {
-		return Value{}, err
-	}
-	return vecV(c, Vector, x), nil
 }
 
 func crossprod(c *Ctx, args []Value) (Value, error) {
