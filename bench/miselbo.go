@@ -290,7 +290,8 @@ func (r *MISELBOReport) Markdown(w io.Writer, h resultmd.Header) error {
 		p("- final-epoch training −ELBO per image: %s; test ELBO per encoder: %s\n", fmtList(v.TrainLoss, "%.2f"), fmtList(v.TestELBO, "%.2f"))
 		p("- evaluation: per test image and encoder %d draws (encoder 1: %d); IWELBO_L and MISELBO_L are averaged over the ⌊draws/L⌋ disjoint groups of L draws; NLL = −mean over test images, nats; MISELBO_L of the first S encoders uses S·L draws, the mean IWELBO_L of the same encoders too (each its own L); the last block is encoder 1 alone with S·L draws (the same number of draws as MISELBO)\n\n", c.maxL(), c.maxL()*c.Members)
 		p("Claim checked (paper §5.2, Table 3's content): with the same encoders and draws, MISELBO gives a lower (tighter) NLL than the members' IWELBO, and the gain grows with S.\n\n")
-		hdr := func(title string) {
+		// table writes one L × S grid: a header row of S = 1 … Members, then a row per L.
+		table := func(title string, cell func(S, li int) string) {
 			p("%s\n\n| L |", title)
 			for S := 1; S <= c.Members; S++ {
 				p(" S=%d |", S)
@@ -300,39 +301,22 @@ func (r *MISELBOReport) Markdown(w io.Writer, h resultmd.Header) error {
 				p("---:|")
 			}
 			p("\n")
-		}
-		hdr("NLL by MISELBO_L (nats)")
-		for li, L := range c.Ls {
-			p("| %d |", L)
-			for S := range c.Members {
-				p(" %.3f |", v.MIS[S][li])
+			for li, L := range c.Ls {
+				p("| %d |", L)
+				for S := range c.Members {
+					p(" %s |", cell(S, li))
+				}
+				p("\n")
 			}
-			p("\n")
 		}
-		hdr("\nNLL by the mean IWELBO_L of the same S encoders (nats)")
-		for li, L := range c.Ls {
-			p("| %d |", L)
-			for S := range c.Members {
-				p(" %.3f |", v.IW[S][li])
-			}
-			p("\n")
-		}
-		hdr("\nNLL_MIS − NLL_IW ± paired standard error over test images (negative: MISELBO tighter)")
-		for li, L := range c.Ls {
-			p("| %d |", L)
-			for S := range c.Members {
-				p(" %.3f ± %.3f |", v.MIS[S][li]-v.IW[S][li], v.MISSE[S][li])
-			}
-			p("\n")
-		}
-		hdr("\nNLL by encoder 1's IWELBO with S·L draws ± se over test images (the same draw budget as MISELBO_L with S encoders)")
-		for li, L := range c.Ls {
-			p("| %d |", L)
-			for S := range c.Members {
-				p(" %.3f ± %.3f |", v.IW1[S][li], v.IW1SE[S][li])
-			}
-			p("\n")
-		}
+		table("NLL by MISELBO_L (nats)", func(S, li int) string { return fmt.Sprintf("%.3f", v.MIS[S][li]) })
+		table("\nNLL by the mean IWELBO_L of the same S encoders (nats)", func(S, li int) string { return fmt.Sprintf("%.3f", v.IW[S][li]) })
+		table("\nNLL_MIS − NLL_IW ± paired standard error over test images (negative: MISELBO tighter)", func(S, li int) string {
+			return fmt.Sprintf("%.3f ± %.3f", v.MIS[S][li]-v.IW[S][li], v.MISSE[S][li])
+		})
+		table("\nNLL by encoder 1's IWELBO with S·L draws ± se over test images (the same draw budget as MISELBO_L with S encoders)", func(S, li int) string {
+			return fmt.Sprintf("%.3f ± %.3f", v.IW1[S][li], v.IW1SE[S][li])
+		})
 		p("\nJSD of the first S encoders (Monte Carlo, mean over test images; log S beside it): ")
 		for S := range c.Members {
 			p("S=%d: %.3f (log S %.3f); ", S+1, v.JSD[S], math.Log(float64(S+1)))
