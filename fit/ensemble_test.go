@@ -331,21 +331,7 @@ func FuzzReadMixture(f *testing.F) {
 		}
 		f.Add(doc)
 	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if len(s) > 4096 {
-			return
-		}
-		var sv *Saved
-		var err error
-		if n := allocated(func() { sv, err = Read("fuzz.json", strings.NewReader(s)) }); n > 64<<20 {
-			t.Fatalf("Read of %d bytes allocated %d bytes", len(s), n)
-		}
-		if err != nil {
-			return
-		}
-		z, _ := sv.Sample(1, 2)
-		sv.Constrain(nil, z[:sv.Dim()])
-	})
+	f.Fuzz(fuzzRead)
 }
 
 // TestEnsembleOfFlows: members of a flow family (warm-started realnvp) save into the mixture

@@ -175,22 +175,26 @@ func FuzzRead(f *testing.F) {
 	f.Add(`{"format":"vigo-fit","version":3,"recipe":{"version":1,"family":{"kind":"maf","flow":{"hidden":[16384,16384,16384,16384,16384,16384,16384,16384]}}},"family":{"kind":"meanfield","dim":1,"positivity":"exp"},"params":[0,0],"shift":[0],"scale":[1],"scale_is_diagonal":true,"layout":[{"name":"a","transform":"identity"}]}`)
 	f.Add(`{"format":"vigo-fit","version":1,"family":{"kind":"meanfield","dim":1,"positivity":"exp"},"params":[0,800],"shift":[0],"scale":[1],"scale_is_diagonal":true,"layout":[{"name":"L","dims":[3,3],"transform":"cholesky_factor_corr"}]}`)
 	f.Add(`{"format":"vigo-fit","version":1,"family":{"kind":"fullrank","dim":2,"positivity":"exp"},"params":[0,0,0,0,null],"shift":[0,0],"scale":[1,0.5,0,1],"layout":[{"name":"a","dims":[2],"transform":"identity"}]}`)
-	f.Fuzz(func(t *testing.T, s string) {
-		if len(s) > 4096 {
-			return
-		}
-		// No filter on the sizes: Read must bound its memory by the input's length itself.
-		var sv *Saved
-		var err error
-		if n := allocated(func() { sv, err = Read("fuzz.json", strings.NewReader(s)) }); n > 64<<20 {
-			t.Fatalf("Read of %d bytes allocated %d bytes", len(s), n)
-		}
-		if err != nil {
-			return
-		}
-		z, _ := sv.Sample(1, 2)
-		sv.Constrain(nil, z[:sv.Dim()])
-	})
+	f.Fuzz(fuzzRead)
+}
+
+// fuzzRead is the body of the fit.json fuzz targets (FuzzRead, FuzzReadMixture): Read never
+// panics and bounds its memory by the input's length (no filter on the sizes), and a file it
+// accepts can be sampled and constrained.
+func fuzzRead(t *testing.T, s string) {
+	if len(s) > 4096 {
+		return
+	}
+	var sv *Saved
+	var err error
+	if n := allocated(func() { sv, err = Read("fuzz.json", strings.NewReader(s)) }); n > 64<<20 {
+		t.Fatalf("Read of %d bytes allocated %d bytes", len(s), n)
+	}
+	if err != nil {
+		return
+	}
+	z, _ := sv.Sample(1, 2)
+	sv.Constrain(nil, z[:sv.Dim()])
 }
 
 // zeros returns n comma-separated zeros.
