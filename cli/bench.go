@@ -70,7 +70,7 @@ Methods: ` + strings.Join(bench.MethodNames(), ", ") + `.`,
 			}
 			cfg.Dir = d
 			if cfg.Source == bench.SourceStan {
-				if cfg.Full, err = posteriordbFull(full); err != nil {
+				if cfg.Full, err = datadir.PosteriorDBFull(full); err != nil {
 					return err
 				}
 			}
@@ -86,7 +86,7 @@ Methods: ` + strings.Join(bench.MethodNames(), ", ") + `.`,
 	f.StringVar(&out, "out", "", "write the markdown table to FILE instead of stdout")
 	f.StringVar(&dir, "posteriordb", "", datadir.PosteriorDBHelp)
 	f.StringVar(&cfg.Source, "source", bench.SourceZoo, "models: zoo (hand-written Go) or stan (each posterior's Stan program, compiled)")
-	f.StringVar(&full, "posteriordb-full", "", posteriordbFullHelp+", for --source stan")
+	f.StringVar(&full, "posteriordb-full", "", datadir.PosteriorDBFullHelp+", for --source stan")
 	f.IntVar(&cfg.MaxIter, "max-iter", 0, "iteration cap per fit (0: the fit's default)")
 	f.IntVar(&cfg.Workers, "workers", 1, "goroutines per fit (results do not depend on it; 1 compares with Stan's single core)")
 	f.IntVar(&cfg.Draws, "draws", 0, "draws per run compared with the reference and used for k̂ (0: 1000)")

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,7 +24,7 @@ writes a markdown table: per posterior, whether it parses, type-checks, loads it
 matches, or the unsupported construct.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			root, err := posteriordbFull(root)
+			root, err := datadir.PosteriorDBFull(root)
 			if err != nil {
 				return err
 			}
@@ -42,7 +41,7 @@ matches, or the unsupported construct.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&out, "out", "", "write the markdown table to FILE instead of stdout")
-	f.StringVar(&root, "posteriordb-full", "", posteriordbFullHelp)
+	f.StringVar(&root, "posteriordb-full", "", datadir.PosteriorDBFullHelp)
 	f.StringVar(&posteriors, "posteriors", "all", "all, or comma-separated posterior names")
 	return cmd
 }
@@ -60,7 +59,7 @@ bench/stan/grad_time.R it also times Stan's own C++ gradient inside its sampler 
 r-cran-rstan; each program compiles once, cached in $STAN_CACHE or ~/.cache/vigo-stan).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			root, err := posteriordbFull(root)
+			root, err := datadir.PosteriorDBFull(root)
 			if err != nil {
 				return err
 			}
@@ -74,25 +73,10 @@ r-cran-rstan; each program compiles once, cached in $STAN_CACHE or ~/.cache/vigo
 	}
 	f := cmd.Flags()
 	f.StringVar(&out, "out", "", "write the markdown table to FILE instead of stdout")
-	f.StringVar(&root, "posteriordb-full", "", posteriordbFullHelp)
+	f.StringVar(&root, "posteriordb-full", "", datadir.PosteriorDBFullHelp)
 	f.StringVar(&dir, "posteriordb", "", datadir.PosteriorDBHelp)
 	f.DurationVar(&budget, "budget", time.Second, "time spent timing each gradient")
 	f.StringVar(&rstan, "rstan", "", "path of bench/stan/grad_time.R: time Stan's own gradient in the same run (needs Rscript with rstan)")
 	f.StringVar(&rscript, "rscript", "Rscript", "the R interpreter for --rstan")
 	return cmd
-}
-
-const posteriordbFullHelp = "the posteriordb-full snapshot (default: ../shared/data/posteriordb-full beside the checkout)"
-
-// posteriordbFull resolves --posteriordb-full: the flag when given, else
-// ../shared/data/posteriordb-full beside the checkout.
-func posteriordbFull(flag string) (string, error) {
-	if flag != "" {
-		return flag, nil
-	}
-	shared, ok := datadir.Shared()
-	if !ok {
-		return "", fmt.Errorf("--posteriordb-full: no ../shared beside the checkout; give the posteriordb-full directory")
-	}
-	return filepath.Join(shared, "data", "posteriordb-full"), nil
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -106,7 +105,7 @@ Posteriors: ` + strings.Join(trustPosteriorNames(), ", ") + `.`,
 	f.BoolVar(&quick, "quick", false, "smoke test: "+strings.Join(trustQuick, ", ")+", 1 seed")
 	f.StringVar(&posteriors, "posteriors", "all", "all, or comma-separated names (see above)")
 	f.StringVar(&pdb, "posteriordb", "", datadir.PosteriorDBHelp)
-	f.StringVar(&full, "posteriordb-full", "", "posteriordb's full set (data/, draws/; default ../shared/data/posteriordb-full)")
+	f.StringVar(&full, "posteriordb-full", "", datadir.PosteriorDBFullHelp)
 	return cmd
 }
 
@@ -146,15 +145,10 @@ func trustPosteriors(names []string, pdb, full string) ([]bench.TrustPosterior, 
 				p, err = bench.ZooTrustPosterior(strings.SplitN(n, "-", 2)[0], d)
 			}
 		case "bball_drive_event_1-hmm_drive_1":
-			d := full
-			if d == "" {
-				sh, ok := datadir.Shared()
-				if !ok {
-					return nil, fmt.Errorf("bench trust: %s: no ../shared beside the checkout; give --posteriordb-full", n)
-				}
-				d = filepath.Join(sh, "data", "posteriordb-full")
+			var d string
+			if d, err = datadir.PosteriorDBFull(full); err == nil {
+				p, err = bench.BBallTrustPosterior(d)
 			}
-			p, err = bench.BBallTrustPosterior(d)
 		default:
 			return nil, fmt.Errorf("bench trust: --posteriors: unknown posterior %q (have %s)", n, strings.Join(trustPosteriorNames(), ", "))
 		}

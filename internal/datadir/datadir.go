@@ -12,6 +12,7 @@ package datadir
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -169,4 +170,21 @@ func FashionMNISTOrSkip(t Skipper) string {
 		return ""
 	}
 	return dir
+}
+
+// PosteriorDBFullHelp is the usage text of a --posteriordb-full flag.
+const PosteriorDBFullHelp = "the posteriordb-full snapshot (models/, data/, draws/, posteriors/, rstan-logprob/); default ../shared/data/posteriordb-full when run inside a vigo checkout"
+
+// PosteriorDBFull resolves the posteriordb-full directory: flag when it is not empty, else
+// ../shared/data/posteriordb-full beside the vigo checkout holding the working directory. When
+// neither is there the error names the flag.
+func PosteriorDBFull(flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	shared, ok := Shared()
+	if !ok {
+		return "", errors.New("--posteriordb-full: no ../shared beside the checkout; give the posteriordb-full directory")
+	}
+	return filepath.Join(shared, "data", "posteriordb-full"), nil
 }

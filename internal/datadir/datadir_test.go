@@ -136,3 +136,19 @@ func TestOrSkipSkips(t *testing.T) {
 		t.Errorf("PosteriorDBOrSkip with $%s=%s = %q, skip %q", PosteriorDBEnv, db, dir, r.msg)
 	}
 }
+
+// PosteriorDBFull takes the flag as given, else the snapshot beside ../shared, and otherwise
+// names the flag.
+func TestPosteriorDBFull(t *testing.T) {
+	if got, err := PosteriorDBFull("/x/full"); got != "/x/full" || err != nil {
+		t.Errorf("flag: %q, %v", got, err)
+	}
+	got, err := PosteriorDBFull("")
+	if shared, ok := Shared(); ok {
+		if want := filepath.Join(shared, "data", "posteriordb-full"); got != want || err != nil {
+			t.Errorf("default: %q, %v; want %q", got, err, want)
+		}
+	} else if err == nil || !strings.Contains(err.Error(), "--posteriordb-full") {
+		t.Errorf("no ../shared: %q, %v; want an error naming the flag", got, err)
+	}
+}
