@@ -618,7 +618,7 @@ func (cp *compiled) evalFrame(t *ad.Tape, p []ad.Var, r *rng.Stream) *frame {
 	var f *frame
 	if x, ok := cp.frames.Get().(*frame); ok && len(x.cells) == cp.nslots {
 		f = x
-		*f.st = state{t: t, c: cp.c, rng: r, target: f.st.target[:0]}
+		*f.st = state{t: t, c: cp.c, rng: r, target: f.st.target[:0], args: f.st.args[:0]}
 	} else {
 		f = &frame{st: &state{t: t, c: cp.c, rng: r}, cells: make([]cell, cp.nslots)}
 	}

@@ -37,6 +37,11 @@ type state struct {
 	// (only higher-order built-ins do, through Ctx.Call, and they are calls, not operators),
 	// and their operands are evaluated before the slots are filled.
 	opArgs [2]Value
+	// args is a stack of sampling statements' arguments (y and the distribution's parameters):
+	// a statement pushes its values, calls the density on its slice and pops back, so nested
+	// evaluations (a user _lpdf with its own ~ statements) push above it and no statement
+	// allocates an argument slice once the pooled frame's stack has grown.
+	args []Value
 }
 
 // frame is the variables of one program evaluation or of one user-function call.

@@ -463,22 +463,29 @@ func (c *compiler) tilde(s *Tilde) (execFn, error) {
 		}
 	}
 	return func(f *frame) (ctl, error) {
+		st := f.st
+		base := len(st.args)
+		defer func() { st.args = st.args[:base] }()
 		yv, err := y(f)
 		if err != nil {
 			return ctlNext, err
 		}
-		vs := make([]Value, 1+len(args))
-		vs[0] = yv
-		for i, a := range args {
-			if vs[i+1], err = a(f); err != nil {
+		st.args = append(st.args, yv)
+		for _, a := range args {
+			v, err := a(f)
+			if err != nil {
 				return ctlNext, err
 			}
+			st.args = append(st.args, v)
 		}
+		// Sliced after every argument is evaluated (a nested push may have moved the stack);
+		// capacity capped so that a callee appending to vs cannot write over a later push.
+		vs := st.args[base:len(st.args):len(st.args)]
 		lp, err := dist(f, vs)
 		if err != nil {
 			return ctlNext, withPos(pos, err)
 		}
-		f.st.addTarget(lp)
+		st.addTarget(lp)
 		if lo == nil && hi == nil {
 			return ctlNext, nil
 		}
