@@ -20,6 +20,18 @@ type compiler struct {
 	retType Type
 	funcs   map[*FunDef]*userFunc
 	byName  map[string]*userFunc
+	lane    *laneInfo // the loop being compiled in lanes (compile_lane.go), or nil
+	noLanes bool      // compile every loop as a loop (the tests' reference)
+	lanes   int       // loops compiled in lanes
+	tb      *Table    // the built-ins, for re-resolving calls on lane values
+}
+
+// builtins returns the built-in table (made on first use).
+func (c *compiler) builtins() *Table {
+	if c.tb == nil {
+		c.tb = Builtins()
+	}
+	return c.tb
 }
 
 // userFunc is a compiled user-defined function.
@@ -173,7 +185,13 @@ func CompileProgram(prog *Program, data *model.Data) (*model.Model, error) {
 }
 
 func compileProgram(prog *Program, data *model.Data) (*compiled, error) {
-	c := &compiler{prog: prog, cur: newSlots(), funcs: map[*FunDef]*userFunc{}, byName: map[string]*userFunc{}}
+	return compileProgramLanes(prog, data, true)
+}
+
+// compileProgramLanes is compileProgram with the lane compilation of independent loops
+// (compile_lane.go) on or off; off is the reference the tests compare lanes with.
+func compileProgramLanes(prog *Program, data *model.Data, lanes bool) (*compiled, error) {
+	c := &compiler{prog: prog, cur: newSlots(), funcs: map[*FunDef]*userFunc{}, byName: map[string]*userFunc{}, noLanes: !lanes}
 	cp := &compiled{c: c, file: prog.File}
 	h := fnv.New64a()
 	h.Write(prog.Src)

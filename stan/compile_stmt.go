@@ -569,6 +569,14 @@ func (c *compiler) truncate(f *frame, yv Value, vs []Value, lo, hi evalFn, lcdf,
 }
 
 func (c *compiler) forLoop(s *For) (execFn, error) {
+	if !c.noLanes {
+		if fn, err := c.laneLoop(s); err == nil {
+			c.lanes++
+			return fn, nil
+		}
+	}
+	// Not a loop of independent iterations (or a construct the lane compiler does not
+	// handle): the ordinary loop, which reports any real compile error.
 	lo, err := c.expr(s.Lo)
 	if err != nil {
 		return nil, err
