@@ -940,7 +940,11 @@ func (c *compiler) laneIndex(e *IndexExpr) (evalFn, bool, error) {
 	pos, name := e.Pos, id.Name
 	return func(f *frame) (Value, error) {
 		n := li.lanesOf(f)
-		bv := f.read(slot)
+		cl := &f.cells[slot]
+		bv := cl.v
+		if cl.elems == nil {
+			bv = f.read(slot)
+		}
 		dims := bv.Dims
 		flat, err := laneFlat(f, name, dims, idx, n)
 		if err != nil {
@@ -954,6 +958,18 @@ func (c *compiler) laneIndex(e *IndexExpr) (evalFn, bool, error) {
 			return laneInts(ks), nil
 		}
 		t := f.st.t
+		if cl.elems != nil {
+			// Written element by element (by an ordinary loop): gather the lanes' elements
+			// without materialising the whole variable.
+			xs := make([]ad.Var, n)
+			for l, j := range flat {
+				xs[l] = cl.elems[j]
+			}
+			if n == 1 {
+				return laneVec(xs[0], 1), nil
+			}
+			return laneVec(t.Concat(xs...), n), nil
+		}
 		if t.IsConst(bv.Var) {
 			// Data stay constant, so that a density drops the same terms as the scalar loop.
 			x := t.Value(bv.Var)

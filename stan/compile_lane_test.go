@@ -88,6 +88,22 @@ model {
   for (n in 1:N) y[n] ~ normal(Z[n, 1] + Z[n, 2], sd_n[n]);
   for (n in 1:N) target += log_sum_exp(-fabs(y[n] - w[1]), inv_logit(Z[n, 2]) + pow(s, 0.5) + fmax(y[n], 0));
 }`, 3, 6},
+	{"hmm-forward", laneDataBlock + `
+parameters { simplex[2] theta1; simplex[2] theta2; ordered[2] mu; }
+model {
+  array[2] vector[2] theta = {theta1, theta2};
+  array[N, 2] real gamma;
+  mu ~ normal(0, 3);
+  for (k in 1:2) gamma[1, k] = normal_lpdf(y[1] | mu[k], 1);
+  for (t in 2:N) {
+    for (k in 1:2) {
+      array[2] real acc;
+      for (j in 1:2) acc[j] = gamma[t - 1, j] + log(theta[j, k]) + normal_lpdf(y[t] | mu[k], 1);
+      gamma[t, k] = log_sum_exp(acc);
+    }
+  }
+  target += log_sum_exp(gamma[N]);
+}`, 4, 2},
 }
 
 // laneModels compiles src with and without lanes.
