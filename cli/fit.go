@@ -761,7 +761,11 @@ func printModes(w io.Writer, res *fit.Result) {
 	}
 	fmt.Fprintf(w, "starts: %d mode searches", res.Starts)
 	if res.StartsFailed > 0 {
-		fmt.Fprintf(w, " (%d failed)", res.StartsFailed)
+		fmt.Fprintf(w, " (%d failed", res.StartsFailed)
+		if res.StartsFailedWhy != "" {
+			fmt.Fprintf(w, "; the first: %s", textsafe.String(res.StartsFailedWhy))
+		}
+		fmt.Fprint(w, ")")
 	}
 	fmt.Fprintf(w, ", %d distinct mode(s), best (highest Laplace evidence) first; q started at mode 1:\n", len(res.Modes))
 	for i, m := range res.Modes {

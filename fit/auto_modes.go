@@ -59,6 +59,7 @@ func autoEnsemble(ctx context.Context, target model.Target, r Recipe, res *Resul
 // whether res covers the modes src's search found.
 func (res *Result) adoptModes(src *Result) {
 	res.Starts, res.StartsFailed, res.Modes = src.Starts, src.StartsFailed, cloneModes(src.Modes)
+	res.StartsFailedWhy = src.StartsFailedWhy
 	for i := range res.Modes {
 		res.Modes[i].LogQ = res.Family.LogProb(res.Params, res.Modes[i].Z)
 	}

@@ -346,7 +346,7 @@ func runEnsemble(ctx context.Context, target model.Target, r Recipe, o options) 
 	}
 	if search != nil {
 		res.GradEvals += search.evals
-		res.adoptModes(&Result{Starts: search.starts, StartsFailed: search.failed, Modes: search.modes})
+		res.adoptModes(&Result{Starts: search.starts, StartsFailed: search.failed, StartsFailedWhy: errText(search.why), Modes: search.modes})
 	}
 	res.State = st
 	rc := r.clone()

@@ -143,7 +143,10 @@ type Result struct {
 	// A warm-started fit reports its warm stage's search.
 	Starts       int
 	StartsFailed int
-	Modes        []Mode
+	// StartsFailedWhy is why the first failed mode search failed (with the model's own
+	// run-time error when it can tell, model.Explainer); "" when none failed.
+	StartsFailedWhy string
+	Modes           []Mode
 
 	Draws []float64 // DiagDraws × Dim, row-major
 	LogP  []float64 // log p(z) of each draw (Jacobian included)
@@ -228,6 +231,7 @@ func Fit(ctx context.Context, target model.Target, fam family.Family, obj object
 		InitNote: st.InitNote, Trace: append([]TracePoint(nil), st.Trace...),
 	}
 	res.Starts, res.StartsFailed, res.Modes = st.Starts, st.StartsFailed, cloneModes(st.Modes)
+	res.StartsFailedWhy = st.StartsFailedWhy
 	res.search = st.search
 	r.diagnose(res)
 	res.GradEvals = st.GradEvals
@@ -255,6 +259,7 @@ func initialState(target model.Target, fam family.Family, cfg Config, resume *St
 	st := &State{LRScale: 1, Params: make([]float64, fam.NumParams()), lastGain: math.NaN()}
 	if warm != nil {
 		st.Starts, st.StartsFailed, st.Modes = warm.starts, warm.failed, cloneModes(warm.modes)
+		st.StartsFailedWhy = warm.why
 		return warm.state(st, target, fam, cfg)
 	}
 	_, diagOnly := fam.(*family.MeanField)
@@ -275,6 +280,7 @@ func initialState(target model.Target, fam family.Family, cfg Config, resume *St
 		}
 		st.search = ms
 		st.Starts, st.StartsFailed, st.Modes = ms.starts, ms.failed, cloneModes(ms.modes)
+		st.StartsFailedWhy = errText(ms.why)
 		lap, err := ms.best, ms.err0
 		if lap == nil && err == nil {
 			err = fmt.Errorf("every one of %d mode searches failed", ms.starts)
@@ -545,7 +551,7 @@ func (r *runner) loop(ctx context.Context, observers []func(Progress)) (Status, 
 			st.Skipped++
 			st.skipRun++
 			if st.skipRun >= cfg.MaxSkips {
-				return 0, "", fmt.Errorf("fit: %d steps in a row had a non-finite objective or gradient, last at step %d (%s): the target is not finite where q puts its mass", st.skipRun, st.Step, r.paramName(badParam))
+				return 0, "", fmt.Errorf("fit: %d steps in a row had a non-finite objective or gradient, last at step %d (%s): the target is not finite where q puts its mass%s", st.skipRun, st.Step, r.paramName(badParam), explainAt(r.target, r.fam.Shift))
 			}
 			st.Step++
 			continue
@@ -778,4 +784,25 @@ func meanSE(x []float64) (m, se float64) {
 		ss += (v - m) * (v - m)
 	}
 	return m, math.Sqrt(ss / float64(len(x)-1) / float64(len(x)))
+}
+
+// errText is err's message, or "" for nil.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// explainAt is ", at z: why" when target can say why its log density is not finite at z
+// (model.Explainer), else "".
+func explainAt(target model.Target, z []float64) string {
+	e, ok := target.(model.Explainer)
+	if !ok || len(z) != target.Dim() {
+		return ""
+	}
+	if why := e.ExplainAt(z); why != nil {
+		return "; at q's starting location: " + why.Error()
+	}
+	return ""
 }

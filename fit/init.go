@@ -61,7 +61,13 @@ func laplace(target model.Target, z0 []float64, maxIter int) (*laplaceResult, er
 	}
 	start := append([]float64(nil), z0...)
 	if f := neg(start); math.IsInf(f, 1) {
-		return &laplaceResult{Evals: evals}, fmt.Errorf("log density is not finite at the start point")
+		err := fmt.Errorf("log density is not finite at the start point")
+		if e, ok := target.(model.Explainer); ok {
+			if why := e.ExplainAt(start); why != nil {
+				err = fmt.Errorf("log density is not finite at the start point: %w", why)
+			}
+		}
+		return &laplaceResult{Evals: evals}, err
 	}
 	res, err := optimize.Minimize(prob, start, settings, &optimize.LBFGS{})
 	if res == nil {

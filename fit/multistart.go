@@ -122,6 +122,7 @@ type modeSearch struct {
 	starts  int            // searches run
 	failed  int            // searches that failed
 	err0    error          // why start 0 failed (nil when it did not)
+	why     error          // why the first failed search failed (nil when none did)
 	evals   int            // gradient and density evaluations of all searches and the valley tests
 	doubled int            // times the starts were doubled (UnseenModeTol)
 	cfg     Config         // the configuration it ran with (sameConfig)
@@ -196,6 +197,9 @@ func searchModes(target model.Target, cfg Config) *modeSearch {
 				ms.failed++
 				if k == 0 {
 					ms.err0 = o.err
+				}
+				if ms.why == nil {
+					ms.why = o.err
 				}
 				continue
 			}

@@ -90,6 +90,8 @@ type Saved struct {
 	Starts       int    `json:"starts,omitempty"`
 	StartsFailed int    `json:"starts_failed,omitempty"`
 	Modes        []Mode `json:"modes,omitempty"`
+	// StartsFailedWhy is why the first failed mode search failed (Result.StartsFailedWhy).
+	StartsFailedWhy string `json:"starts_failed_why,omitempty"`
 
 	// Mixture holds the members and weights of an ensemble (Family.Kind KindMixture; then
 	// Params are the members' parameters one after the other, Shift and Scale the identity);
@@ -320,7 +322,7 @@ func NewSaved(res *Result, info SaveInfo) (*Saved, error) {
 		},
 		Trace:   append([]TracePoint(nil), res.Trace...),
 		Mixture: mixSpec,
-		Starts:  res.Starts, StartsFailed: res.StartsFailed, Modes: cloneModes(res.Modes),
+		Starts:  res.Starts, StartsFailed: res.StartsFailed, Modes: cloneModes(res.Modes), StartsFailedWhy: res.StartsFailedWhy,
 		aff: aff, lay: info.Layout,
 	}
 	return s, nil

@@ -37,6 +37,8 @@ type State struct {
 	Starts       int    `json:"starts,omitempty"`
 	StartsFailed int    `json:"starts_failed,omitempty"`
 	Modes        []Mode `json:"modes,omitempty"`
+	// StartsFailedWhy is Result.StartsFailedWhy.
+	StartsFailedWhy string `json:"starts_failed_why,omitempty"`
 	// Ensemble is the state of an ensemble fit (Recipe.Ensemble); the fields above are then
 	// unused.
 	Ensemble *EnsembleState `json:"ensemble,omitempty"`

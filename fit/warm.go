@@ -19,6 +19,7 @@ type warmStart struct {
 	err          error
 	// The multi-start search of the previous fit (WithWarmStart), reported by the new one.
 	starts, failed int
+	why            string // Result.StartsFailedWhy of the previous fit
 	modes          []Mode
 }
 
@@ -50,6 +51,7 @@ func WithWarmStart(prev *Result) Option {
 	default:
 		w.shift, w.scale, w.err = gaussianMoments(prev.Family, prev.Params)
 		w.starts, w.failed, w.modes = prev.Starts, prev.StartsFailed, cloneModes(prev.Modes)
+		w.why = prev.StartsFailedWhy
 		name := "previous"
 		if prev.Recipe != nil {
 			name = prev.Recipe.Family.Kind

@@ -369,7 +369,13 @@ func (ch *chainRun) initialise() error {
 		copy(ch.cur.q, cfg.Inits[min(ch.id, len(cfg.Inits)-1)])
 		ch.sys.eval(&ch.cur)
 		if !finite(&ch.cur) {
-			return fmt.Errorf("log density or gradient not finite at the given initial point (lp=%v)", ch.cur.lp)
+			why := ""
+			if e, ok := ch.sys.tg.(model.Explainer); ok {
+				if err := e.ExplainAt(ch.cur.q); err != nil {
+					why = ": " + err.Error()
+				}
+			}
+			return fmt.Errorf("log density or gradient not finite at the given initial point (lp=%v)%s", ch.cur.lp, why)
 		}
 		return nil
 	}
@@ -383,7 +389,13 @@ func (ch *chainRun) initialise() error {
 			return nil
 		}
 	}
-	return fmt.Errorf("no initial point with a finite log density and gradient in %d uniform draws from (-%g, %g)^%d", tries, cfg.InitRadius, cfg.InitRadius, len(ch.cur.q))
+	why := ""
+	if e, ok := ch.sys.tg.(model.Explainer); ok {
+		if err := e.ExplainAt(ch.cur.q); err != nil {
+			why = "; at the last: " + err.Error()
+		}
+	}
+	return fmt.Errorf("no initial point with a finite log density and gradient in %d uniform draws from (-%g, %g)^%d%s", tries, cfg.InitRadius, cfg.InitRadius, len(ch.cur.q), why)
 }
 
 // initStepSize is Stan's heuristic for a first step size from the current point: one

@@ -135,6 +135,26 @@ type Model struct {
 	// constrained parameters p (as Derive's), all normalising constants kept, so that
 	// Σ_n out[n] + log prior(θ) = Density(θ). Same concurrency rule as Derive.
 	LogLik func(p [][]float64, out []float64)
+	// Explain, when set, says why the log density is not finite at the unconstrained point z:
+	// the model's own run-time error (a compiled Stan program's "normal_lpdf: Scale parameter
+	// is -4, but must be positive!" with the statement's file:line:col), or nil when the
+	// density is finite there or the model cannot tell. It evaluates the density once, on a
+	// tape of its own; fit and vigo print it when a start point is rejected.
+	Explain func(z []float64) error
+}
+
+// Explainer is a target that can say why its log density is not finite at a point
+// (Model.Explain).
+type Explainer interface {
+	ExplainAt(z []float64) error
+}
+
+// ExplainAt returns Explain(z), or nil when m has no Explain.
+func (m *Model) ExplainAt(z []float64) error {
+	if m.Explain == nil {
+		return nil
+	}
+	return m.Explain(z)
 }
 
 // Dim returns the unconstrained size m.Layout.Dim().

@@ -761,6 +761,13 @@ func (cp *compiled) model() (*model.Model, error) {
 	if len(m.Derived) > 0 {
 		m.Derive = cp.derive
 	}
+	m.Explain = func(z []float64) error {
+		if len(z) != cp.lay.Dim() {
+			return fmt.Errorf("stan: Explain: %d values for %d unconstrained parameters", len(z), cp.lay.Dim())
+		}
+		_, err := cp.logDensityAt(z, false)
+		return err
+	}
 	if err := m.Check(); err != nil {
 		return nil, fmt.Errorf("stan: %w", err)
 	}
