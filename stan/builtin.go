@@ -40,6 +40,21 @@ type Ctx struct {
 	// a different tape from T: an ODE solver evaluates the right-hand side on its own tape to
 	// get the Jacobians its sensitivity equations need). Set by the compiler.
 	Call func(t *ad.Tape, name string, args []Value) (Value, error)
+
+	ints []int // the unused rest of the current chunk of Int's backing array
+}
+
+// Int returns the int scalar k, its Ints carved from chunks shared by the evaluation (one
+// allocation per 1024 ints instead of one per value; values never write into Ints they did
+// not copy).
+func (c *Ctx) Int(k int) Value {
+	if len(c.ints) == 0 {
+		c.ints = make([]int, 1024)
+	}
+	s := c.ints[0:1:1]
+	c.ints = c.ints[1:]
+	s[0] = k
+	return Value{Type: TInt, Ints: s}
 }
 
 // Pos is a position in a Stan source file (1-based line and column).

@@ -237,10 +237,20 @@ func (c *compiler) call(e *Call) (evalFn, error) {
 	}
 	fn := e.Sig.Fn
 	return func(f *frame) (Value, error) {
-		vs, err := evalAll(f, args)
-		if err != nil {
-			return Value{}, err
+		// The arguments go on the evaluation's argument stack (as a sampling statement's do),
+		// not in a fresh slice per call.
+		st := f.st
+		base := len(st.args)
+		defer func() { st.args = st.args[:base] }()
+		for _, a := range args {
+			v, err := a(f)
+			if err != nil {
+				return Value{}, err
+			}
+			st.args = append(st.args, v)
 		}
+		// Capacity capped so that a callee appending to vs cannot write over a later push.
+		vs := st.args[base:len(st.args):len(st.args)]
 		v, err := fn(f.ctx(pos), vs)
 		return v, withPos(pos, err)
 	}, nil

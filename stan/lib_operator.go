@@ -118,7 +118,7 @@ func arith(name string, f func(t *ad.Tape, a, b ad.Var) ad.Var, i func(a, b int)
 			if err != nil {
 				return Value{}, err
 			}
-			return intV(r), nil
+			return c.Int(r), nil
 		}
 		if f == nil {
 			return Value{}, errf(name, "arguments must be int")
@@ -194,7 +194,7 @@ func intModulus(a, b int) (int, error) {
 func opMinus(c *Ctx, args []Value) (Value, error) {
 	a := args[0]
 	if a.Type == TInt {
-		return intV(-a.Ints[0]), nil
+		return c.Int(-a.Ints[0]), nil
 	}
 	if a.Type.Base == Int {
 		return Value{}, errf("minus", "int arrays are not supported")
@@ -204,17 +204,17 @@ func opMinus(c *Ctx, args []Value) (Value, error) {
 
 func opNot(c *Ctx, args []Value) (Value, error) {
 	if scalarOf(c, args[0]) == 0 {
-		return intV(1), nil
+		return c.Int(1), nil
 	}
-	return intV(0), nil
+	return c.Int(0), nil
 }
 
 func compare(f func(a, b float64) bool) Impl {
 	return func(c *Ctx, args []Value) (Value, error) {
 		if f(scalarOf(c, args[0]), scalarOf(c, args[1])) {
-			return intV(1), nil
+			return c.Int(1), nil
 		}
-		return intV(0), nil
+		return c.Int(0), nil
 	}
 }
 
