@@ -21,8 +21,9 @@ type compiler struct {
 	funcs   map[*FunDef]*userFunc
 	byName  map[string]*userFunc
 	lane    *laneInfo // the loop being compiled in lanes (compile_lane.go), or nil
-	noLanes bool      // compile every loop as a loop (the tests' reference)
+	plain   bool      // no optimisation: every statement as written (the tests' reference)
 	lanes   int       // loops compiled in lanes
+	glms    int       // statements fused into normal_id_glm
 	tb      *Table    // the built-ins, for re-resolving calls on lane values
 }
 
@@ -185,13 +186,15 @@ func CompileProgram(prog *Program, data *model.Data) (*model.Model, error) {
 }
 
 func compileProgram(prog *Program, data *model.Data) (*compiled, error) {
-	return compileProgramLanes(prog, data, true)
+	return compileProgramOpt(prog, data, true)
 }
 
-// compileProgramLanes is compileProgram with the lane compilation of independent loops
-// (compile_lane.go) on or off; off is the reference the tests compare lanes with.
-func compileProgramLanes(prog *Program, data *model.Data, lanes bool) (*compiled, error) {
-	c := &compiler{prog: prog, cur: newSlots(), funcs: map[*FunDef]*userFunc{}, byName: map[string]*userFunc{}, noLanes: !lanes}
+// compileProgramOpt is compileProgram with the optimisations — loops of independent
+// iterations in lanes (compile_lane.go), linear predictors fused into normal_id_glm
+// (compile_glm.go) — on or off; off compiles every statement as written, the reference the
+// tests compare the optimised compilation with.
+func compileProgramOpt(prog *Program, data *model.Data, optimise bool) (*compiled, error) {
+	c := &compiler{prog: prog, cur: newSlots(), funcs: map[*FunDef]*userFunc{}, byName: map[string]*userFunc{}, plain: !optimise}
 	cp := &compiled{c: c, file: prog.File}
 	h := fnv.New64a()
 	h.Write(prog.Src)

@@ -32,6 +32,7 @@ var lanePrograms = []struct {
 	name, src string
 	params    int
 	wantLanes int
+	wantGLMs  int // statements fused into normal_id_glm
 }{
 	{"ar-inner-loop", laneDataBlock + `
 parameters { real alpha; array[K] real beta; real<lower=0> sigma; }
@@ -44,7 +45,7 @@ model {
     for (k in 1:K) m += beta[k] * y[t - k];
     y[t] ~ normal(m, sigma);
   }
-}`, 4, 1},
+}`, 4, 1, 0},
 	{"mixture-log-mix", laneDataBlock + `
 parameters { ordered[2] mu; array[2] real<lower=0> sigma; real<lower=0, upper=1> theta; }
 model {
@@ -54,7 +55,7 @@ model {
   for (n in 1:N)
     target += log_mix(theta, normal_lpdf(y[n] | mu[1], sigma[1]),
                       normal_lpdf(y[n] | mu[2], sigma[2]));
-}`, 5, 1},
+}`, 5, 1, 0},
 	{"scatter-glm-int-index", laneDataBlock + `
 parameters { array[2] real a; real b; real<lower=0> s; }
 transformed parameters {
@@ -71,7 +72,7 @@ model {
     target += -0.5 * square(r) - log(s) + 0.01 * k;
   }
   for (n in 1:N) c[n] ~ poisson_log(eta[n] / 4);
-}`, 4, 3},
+}`, 4, 3, 0},
 	{"in-place-and-compound-2d", laneDataBlock + `
 parameters { vector[K] w; real<lower=0> s; }
 transformed parameters {
@@ -87,7 +88,7 @@ model {
   s ~ lognormal(0, 1);
   for (n in 1:N) y[n] ~ normal(Z[n, 1] + Z[n, 2], sd_n[n]);
   for (n in 1:N) target += log_sum_exp(-fabs(y[n] - w[1]), inv_logit(Z[n, 2]) + pow(s, 0.5) + fmax(y[n], 0));
-}`, 3, 6},
+}`, 3, 6, 0},
 	{"hmm-forward", laneDataBlock + `
 parameters { simplex[2] theta1; simplex[2] theta2; ordered[2] mu; }
 model {
@@ -103,11 +104,25 @@ model {
     }
   }
   target += log_sum_exp(gamma[N]);
-}`, 4, 2},
+}`, 4, 2, 0},
+	{"glm-columns", laneDataBlock + `
+transformed data { vector[N] x1 = X[:, 2]; vector[N] x2 = y .* y; vector[N] yc = y - mean(y); }
+parameters { vector[3] beta; real<lower=0> sigma; }
+model {
+  sigma ~ cauchy(0, 2.5);
+  yc ~ normal(beta[1] + beta[2] * x1 - x2 * beta[3] + 0.5, sigma);
+}`, 4, 0, 1},
+	{"glm-matrix-vector-sigma", laneDataBlock + `
+parameters { real a; vector[K] b; vector<lower=0>[N] s; }
+model {
+  s ~ lognormal(0, 1);
+  target += normal_lpdf(y | a + X * b, s);
+  target += normal_lupdf(y | (X * b - a), 2);
+}`, 10, 0, 2},
 }
 
 // laneModels compiles src with and without lanes.
-func laneModels(t *testing.T, name, src string) (lanes, loops *model.Model, nLanes int) {
+func laneModels(t *testing.T, name, src string) (lanes, loops *model.Model, nLanes, nGLMs int) {
 	t.Helper()
 	prog, err := Parse(name+".stan", []byte(src))
 	if err != nil {
@@ -117,11 +132,11 @@ func laneModels(t *testing.T, name, src string) (lanes, loops *model.Model, nLan
 		t.Fatal(err)
 	}
 	data := mustData(t, laneData)
-	cl, err := compileProgramLanes(prog, data, true)
+	cl, err := compileProgramOpt(prog, data, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := compileProgramLanes(prog, data, false)
+	cs, err := compileProgramOpt(prog, data, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +148,7 @@ func laneModels(t *testing.T, name, src string) (lanes, loops *model.Model, nLan
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ml, ms, cl.c.lanes
+	return ml, ms, cl.c.lanes, cl.c.glms
 }
 
 // TestLaneLoopsMatchScalarLoops compares the log density and gradient of each program compiled
@@ -143,9 +158,9 @@ func laneModels(t *testing.T, name, src string) (lanes, loops *model.Model, nLan
 func TestLaneLoopsMatchScalarLoops(t *testing.T) {
 	for _, p := range lanePrograms {
 		t.Run(p.name, func(t *testing.T) {
-			ml, ms, n := laneModels(t, p.name, p.src)
-			if n != p.wantLanes {
-				t.Fatalf("%d loops compiled in lanes, want %d", n, p.wantLanes)
+			ml, ms, n, g := laneModels(t, p.name, p.src)
+			if n != p.wantLanes || g != p.wantGLMs {
+				t.Fatalf("%d loops compiled in lanes and %d statements fused, want %d and %d", n, g, p.wantLanes, p.wantGLMs)
 			}
 			if ml.Dim() != p.params || ms.Dim() != p.params {
 				t.Fatalf("dims %d, %d, want %d", ml.Dim(), ms.Dim(), p.params)
@@ -171,7 +186,10 @@ func TestLaneLoopsMatchScalarLoops(t *testing.T) {
 			}
 			// Output rows (parameters, transformed parameters written in lanes, generated
 			// quantities) agree too.
-			z := []float64{0.3, -0.2, 0.1, 0.4, -0.5}[:p.params]
+			z := make([]float64, p.params)
+			for i := range z {
+				z[i] = 0.1*float64(i%5) - 0.2
+			}
 			rl, rs := ml.Row(nil, z), ms.Row(nil, z)
 			if len(rl) != len(rs) || len(rl) <= p.params && len(ml.Derived) > 0 {
 				t.Fatalf("rows of %d and %d values", len(rl), len(rs))
@@ -199,7 +217,7 @@ func TestLaneLoopsRejected(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := laneDataBlock + "parameters { real a; }\nmodel {\n" + tc.body + "\n}\n"
-			_, _, n := laneModels(t, tc.name, src)
+			_, _, n, _ := laneModels(t, tc.name, src)
 			if n != 0 {
 				t.Fatalf("%d loops compiled in lanes, want 0", n)
 			}
@@ -224,7 +242,7 @@ func TestLaneErrors(t *testing.T) {
 			if err := prog.Check(Builtins()); err != nil {
 				t.Fatal(err)
 			}
-			cp, err := compileProgramLanes(prog, mustData(t, laneData), true)
+			cp, err := compileProgramOpt(prog, mustData(t, laneData), true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -240,5 +258,36 @@ func TestLaneErrors(t *testing.T) {
 				t.Fatalf("error at line %d, want the loop's line %d", re.Pos.Line, strings.Count(laneDataBlock, "\n")+3)
 			}
 		})
+	}
+}
+
+// TestGLMFallback checks that a linear predictor whose design does not fit y compiles fused
+// but runs as written, so that the user gets the unfused statement's size error.
+func TestGLMFallback(t *testing.T) {
+	src := laneDataBlock + "transformed data { vector[N - 1] w = y[1:(N - 1)]; }\nparameters { real a; real b; }\nmodel {\n  y ~ normal(a + b * w, 1);\n}\n"
+	prog, err := Parse("fb.stan", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := prog.Check(Builtins()); err != nil {
+		t.Fatal(err)
+	}
+	var msgs []string
+	for _, opt := range []bool{true, false} {
+		cp, err := compileProgramOpt(prog, mustData(t, laneData), opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if opt && cp.c.glms != 1 {
+			t.Fatalf("%d fused statements, want 1", cp.c.glms)
+		}
+		_, err = cp.logDensityAt([]float64{0.1, 0.2}, false)
+		if err == nil {
+			t.Fatalf("optimise=%v: no error for a design of N − 1 rows", opt)
+		}
+		msgs = append(msgs, err.Error())
+	}
+	if msgs[0] != msgs[1] {
+		t.Errorf("fused: %q, as written: %q", msgs[0], msgs[1])
 	}
 }

@@ -83,20 +83,41 @@ func (c *compiler) stmt(s Stmt) (execFn, error) {
 	case *Assign:
 		return c.assign(s)
 	case *Tilde:
-		return c.tilde(s)
+		fn, err := c.tilde(s)
+		if err != nil || s.Dist != "normal" || s.Trunc != nil || s.Fun != nil || len(s.Args) != 2 {
+			return fn, err
+		}
+		if glm, err := c.normalGLM(s.Pos, s.LHS, s.Args[0], s.Args[1], fn); err != nil || glm != nil {
+			return glm, err
+		}
+		return fn, nil
 	case *TargetPlus:
 		x, err := c.expr(s.Expr)
 		if err != nil {
 			return nil, err
 		}
-		return func(f *frame) (ctl, error) {
+		fn := func(f *frame) (ctl, error) {
 			v, err := x(f)
 			if err != nil {
 				return ctlNext, err
 			}
 			f.st.addTarget(v)
 			return ctlNext, nil
-		}, nil
+		}
+		e := s.Expr
+		for {
+			p, ok := e.(*Paren)
+			if !ok {
+				break
+			}
+			e = p.X
+		}
+		if call, ok := e.(*Call); ok && call.Fun == nil && len(call.Args) == 3 && (call.Name == "normal_lpdf" || call.Name == "normal_lupdf") {
+			if glm, err := c.normalGLM(call.Pos, call.Args[0], call.Args[1], call.Args[2], fn); err != nil || glm != nil {
+				return glm, err
+			}
+		}
+		return fn, nil
 	case *BlockStmt:
 		return c.stmts(s.Stmts)
 	case *For:
@@ -569,7 +590,7 @@ func (c *compiler) truncate(f *frame, yv Value, vs []Value, lo, hi evalFn, lcdf,
 }
 
 func (c *compiler) forLoop(s *For) (execFn, error) {
-	if !c.noLanes {
+	if !c.plain {
 		if fn, err := c.laneLoop(s); err == nil {
 			c.lanes++
 			return fn, nil

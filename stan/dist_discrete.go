@@ -517,10 +517,17 @@ func normalIDGLM(c *Ctx, args []Value) (Value, error) {
 	ds := fb.Partial(sv)
 	dy := fb.Partial(yv0)
 	lp := -float64(n) * mathx.LogSqrt2Pi
+	if len(ss) == 1 {
+		// One scale: its log once, not per observation.
+		lp -= float64(n) * math.Log(ss[0])
+	}
 	for i := range n {
 		s := bcast(ss, i)
 		z := (bcast(yy, i) - eta[i]) / s
-		lp -= 0.5*z*z + math.Log(s)
+		lp -= 0.5 * z * z
+		if len(ss) > 1 {
+			lp -= math.Log(s)
+		}
 		g[i] = z / s
 		if ds != nil {
 			ds[idx(ds, i)] += (z*z - 1) / s
