@@ -48,7 +48,7 @@ func lossAt(m Model, p []float64, obj Objective, ctx, tgt Dataset, S int, seed u
 
 // checkGrad compares the tape gradient of the whole loss (fixed ε: the same seed in every
 // evaluation) with central finite differences at every parameter. Tolerance: the central
-// difference with step h has truncation error O(h²·f''') ≈ 1e-10 and rounding error
+// difference with step h has truncation error O(h²·f”') ≈ 1e-10 and rounding error
 // O(ε_mach·|f|/h) ≈ 1e-11 for these O(1) losses, so 1e-6·(1+|g|) leaves margin for curvature
 // near a ReLU kink without hiding a wrong adjoint (which is off by O(|g|)).
 func checkGrad(t *testing.T, m Model, obj Objective, ctx, tgt Dataset, S int) {

@@ -138,3 +138,28 @@ func TestSaveLoad(t *testing.T) {
 }
 
 func isPOVI(m Model) bool { _, ok := m.(*POVI); return ok }
+
+// TestParameterCounts: the registered-parameter counts of apovi.md §5 ("Network sizes and
+// parameter counts"), derived there from the thesis's code.
+func TestParameterCounts(t *testing.T) {
+	g := func(train bool) Likelihood { return Likelihood{Kind: Gaussian, NoiseStd: 0.05, TrainNoise: train} }
+	a1, _ := NewAPOVI(Config{DX: 1, DY: 1, Hidden: []int{32, 32}, InferenceHidden: []int{50, 50}, Likelihood: g(false)}, 1)
+	a2, _ := NewAPOVI(Config{DX: 1, DY: 1, Hidden: []int{50, 50}, InferenceHidden: []int{50, 50}, Likelihood: g(true)}, 1)
+	f, _ := NewAMFVI(Config{DX: 1, DY: 1, Hidden: []int{50, 50}, InferenceHidden: []int{50, 50}, Likelihood: g(true)}, 1)
+	im, _ := NewAPOVI(Config{DX: 2, DY: 1, Hidden: []int{150, 150, 150}, InferenceHidden: []int{200, 200, 200}, Likelihood: Likelihood{Kind: Bernoulli}}, 1)
+	pv, _ := NewPOVI(POVIConfig{DX: 1, DY: 1, Hidden: []int{32, 32}, M: 20, Likelihood: g(false)}, 1)
+	for _, c := range []struct {
+		name      string
+		got, want int
+	}{
+		{"APOVI ELBO experiment", len(a1.Params()), 11928},
+		{"APOVI 1-D", len(a2.Params()), 15600 + 1},
+		{"AMFVI 1-D", len(f.Params()), 283602 + 1},
+		{"APOVI MNIST", len(im.Params()), 506102},
+		{"POVI ELBO experiment, M = 20", len(pv.Params()), 131 * 20},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: %d parameters, want %d", c.name, c.got, c.want)
+		}
+	}
+}
