@@ -33,10 +33,7 @@ func pseudo(mode pseudoMode, n, D int, rv, y, lam, v, dlam []float64) {
 					lam[j], dlam[j] = l, l
 					continue
 				}
-				e := math.Exp((b - logVarShift) / 2)
-				s := e + sigmaFloor
-				lam[j] = 1 / (s * s)
-				dlam[j] = -e / (s * s * s) // dλ/db = −2σ⁻³ · e/2
+				lam[j], dlam[j] = normalPrec(b)
 			}
 		}
 	case exact:
@@ -48,6 +45,16 @@ func pseudo(mode pseudoMode, n, D int, rv, y, lam, v, dlam []float64) {
 			}
 		}
 	}
+}
+
+// normalPrec returns the NormalActivation's precision λ = σ⁻², σ = e + 1e-8, e = exp((b−4)/2),
+// and dλ/db = −2σ⁻³·e/2, written as −(e/σ)/σ² so that it stays finite when e overflows (λ → 0,
+// dλ/db → 0) or underflows (λ → 1e16, dλ/db → 0).
+func normalPrec(b float64) (lam, dlam float64) {
+	e := math.Exp((b - logVarShift) / 2)
+	s := e + sigmaFloor
+	r := 1 / (1 + sigmaFloor/e)
+	return 1 / (s * s), -r / (s * s)
 }
 
 // gip is the Backwarder of one global-inducing-point layer of one Monte Carlo sample: from the

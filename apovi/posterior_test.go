@@ -413,3 +413,24 @@ func TestKLBetweenPosteriors(t *testing.T) {
 		t.Errorf("mean-field KL = %.12g, direct %.12g", got, want)
 	}
 }
+
+// TestNormalPrecExtremes: the NormalActivation stays finite at overflow and underflow.
+func TestNormalPrecExtremes(t *testing.T) {
+	for _, b := range []float64{-1e4, -100, 0, 4, 100, 1e4} {
+		l, dl := normalPrec(b)
+		if math.IsNaN(l) || math.IsInf(l, 0) || math.IsNaN(dl) || math.IsInf(dl, 0) {
+			t.Errorf("b=%v: λ=%v dλ/db=%v", b, l, dl)
+		}
+		if b > -50 && b < 50 {
+			const h = 1e-6
+			lp, _ := normalPrec(b + h)
+			lm, _ := normalPrec(b - h)
+			if fd := (lp - lm) / (2 * h); !closeRel(dl, fd, 1e-6) {
+				t.Errorf("b=%v: dλ/db=%v, finite difference %v", b, dl, fd)
+			}
+		}
+	}
+	if l, _ := normalPrec(4); !closeRel(l, 1/((1+1e-8)*(1+1e-8)), 1e-15) {
+		t.Errorf("λ(4) = %v, want (1+1e-8)⁻²", l)
+	}
+}
