@@ -163,3 +163,40 @@ func TestParameterCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentLoss: Loss reads the parameters from its Var only, so losses recorded on
+// separate tapes in parallel goroutines equal the serial ones bit for bit.
+func TestConcurrentLoss(t *testing.T) {
+	m, err := NewAPOVI(Config{DX: 1, DY: 1, Hidden: []int{6, 6}, InferenceHidden: []int{5},
+		Likelihood: Likelihood{Kind: Gaussian, NoiseStd: 0.1, TrainNoise: true}}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 6
+	data := make([]Dataset, n)
+	want := make([]float64, n)
+	for i := range data {
+		data[i] = toyData(5+i, 1, 1, false, uint64(i))
+		l, _, err := lossAt(m, m.Params(), ELBO, data[i], Dataset{}, 2, uint64(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = l
+	}
+	got := make([]float64, n)
+	done := make(chan struct{})
+	for i := range data {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			got[i], _, _ = lossAt(m, m.Params(), ELBO, data[i], Dataset{}, 2, uint64(i))
+		}()
+	}
+	for range data {
+		<-done
+	}
+	for i := range got {
+		if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+			t.Errorf("dataset %d: concurrent loss %v, serial %v", i, got[i], want[i])
+		}
+	}
+}
