@@ -145,18 +145,20 @@ func (g *gip) post(n int, hv, ld, vd, Y, bv, tmp, R, md, pc []float64) (float64,
 	for k := range bv {
 		bv[k] = 0
 	}
+	// Y holds (Λ^{1/2} U)ᵀ, K×n, so that the Gram matrix is k(k+1)/2 contiguous dot products.
+	last := Y[din*n : (din+1)*n]
 	for i := range n {
 		s := math.Sqrt(ld[i])
-		yr, hr := Y[i*K:(i+1)*K], hv[i*din:(i+1)*din]
+		hr := hv[i*din : (i+1)*din]
 		lv := ld[i] * vd[i]
 		for k, h := range hr {
-			yr[k] = s * h
+			Y[k*n+i] = s * h
 			bv[k] += lv * h
 		}
-		yr[din] = s
+		last[i] = s
 		bv[din] += lv
 	}
-	gramT(n, K, Y, R)
+	gramDot(n, K, Y, R)
 	for k := range K {
 		R[k*K+k] += g.alpha
 	}
@@ -164,7 +166,7 @@ func (g *gip) post(n int, hv, ld, vd, Y, bv, tmp, R, md, pc []float64) (float64,
 		copy(pc, R)
 		symmetrize(K, pc)
 	}
-	logDiag, ok := cholInv(K, R)
+	logDiag, ok := cholInv(K, R, tmp)
 	if !ok {
 		return 0, false
 	}
@@ -198,11 +200,11 @@ func (g *gip) Backward(c ad.Custom) {
 	gout := c.Grad()
 	gkl := gout[K*D]
 	hv := t.Value(H)
-	sc := t.Scratch(2*n*K + K*K + 5*K + n)
+	sc := t.Scratch(2*n*K + 2*K*K + 5*K + n)
 	o := 0
 	next := func(m int) []float64 { s := sc[o : o+m]; o += m; return s }
 	U, T := next(n*K), next(n*K)
-	M := next(K * K)
+	M, X := next(K*K), next(K*K)
 	wbar, mubar, cv, bbar, a := next(K), next(K), next(K), next(K), next(K)
 	ub := next(n)
 	g.fillU(n, hv, U)
@@ -226,9 +228,12 @@ func (g *gip) Backward(c ad.Custom) {
 		trmvT(K, R, cv, bbar)
 		trmv(K, R, wbar, a)
 		if gkl != 0 { // M = ½κ̄(I − α R⁻¹R⁻ᵀ)
-			blas64.Syrk(blas.NoTrans, -0.5*gkl*g.alpha, blas64.General{Rows: K, Cols: K, Stride: K, Data: R}, 0,
-				blas64.Symmetric{Uplo: blas.Lower, N: K, Stride: K, Data: M})
+			triGram(K, R, M)
 			symmetrize(K, M)
+			h := -0.5 * gkl * g.alpha
+			for i := range M {
+				M[i] *= h
+			}
 			for k := range K {
 				M[k*K+k] += 0.5 * gkl
 			}
@@ -248,11 +253,8 @@ func (g *gip) Backward(c ad.Custom) {
 			}
 			row[i] -= 0.5 * ei * a[i]
 		}
-		tri := blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: K, Stride: K, Data: R}
-		Mg := blas64.General{Rows: K, Cols: K, Stride: K, Data: M}
-		blas64.Trmm(blas.Right, blas.NoTrans, 1, tri, Mg) // M R⁻¹
-		blas64.Trmm(blas.Left, blas.Trans, 1, tri, Mg)    // R⁻ᵀ M R⁻¹
-		for i := range K {                                // P̄ = sym(M)
+		sandwich(K, R, M, X) // R⁻ᵀ M R⁻¹
+		for i := range K {   // P̄ = sym(M)
 			for j := 0; j < i; j++ {
 				s := 0.5 * (M[i*K+j] + M[j*K+i])
 				M[i*K+j], M[j*K+i] = s, s
@@ -268,7 +270,7 @@ func (g *gip) Backward(c ad.Custom) {
 // [H, 1]; T (n×K) and ub (n) are scratch.
 func (g *gip) gramBack(n int, U, T, sp, bbar, ub, ld, vd, dd, hgrad, rgrad []float64, d int) {
 	K, D, din := g.din+1, g.dout, g.din
-	gemm(false, false, n, K, K, U, sp, 0, T)
+	mulNN(n, K, K, U, sp, T)
 	blas64.Gemv(blas.NoTrans, 1, blas64.General{Rows: n, Cols: K, Stride: K, Data: U},
 		blas64.Vector{N: K, Inc: 1, Data: bbar}, 0, blas64.Vector{N: n, Inc: 1, Data: ub})
 	for i := range n {
