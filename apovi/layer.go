@@ -159,21 +159,38 @@ func (g *gip) post(n int, hv, ld, vd, Y, bv, tmp, R, md, pc []float64) (float64,
 		bv[din] += lv
 	}
 	gramDot(n, K, Y, R)
+	top := 0.0
 	for k := range K {
 		R[k*K+k] += g.alpha
+		top = max(top, R[k*K+k])
 	}
-	if pc != nil {
-		copy(pc, R)
-		symmetrize(K, pc)
+	for try := 0; ; try++ {
+		if pc != nil {
+			copy(pc, R)
+			symmetrize(K, pc)
+		}
+		if logDiag, ok := cholInv(K, R, tmp); ok {
+			trmv(K, R, bv, tmp)
+			trmvT(K, R, tmp, md)
+			return logDiag, true
+		}
+		if try == jitterTries || math.IsNaN(top) || math.IsInf(top, 0) {
+			return 0, false
+		}
+		// P is positive definite in exact arithmetic (eigenvalues ≥ σ_p⁻²), so a failed
+		// factorisation is rounding at precisions near the NormalActivation's 1e16 ceiling:
+		// refactorise P + δI, δ = 1e-12·max_k P_kk·100^try.
+		gramDot(n, K, Y, R)
+		jit := 1e-12 * top * math.Pow(100, float64(try))
+		for k := range K {
+			R[k*K+k] += g.alpha + jit
+		}
 	}
-	logDiag, ok := cholInv(K, R, tmp)
-	if !ok {
-		return 0, false
-	}
-	trmv(K, R, bv, tmp)
-	trmvT(K, R, tmp, md)
-	return logDiag, true
 }
+
+// jitterTries is how many times post retries a failed Cholesky factorisation with more jitter
+// (1e-12 up to 1e-4 of the largest diagonal entry).
+const jitterTries = 4
 
 func (g *gip) views(t *ad.Tape, out ad.Var) (W, b, kl ad.Var) {
 	K, D := g.din+1, g.dout
