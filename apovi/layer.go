@@ -63,7 +63,8 @@ func normalPrec(b float64) (lam, dlam float64) {
 // sums KL(q(w_d) ‖ N(0, σ_p² I)) over d. Output (size K·D + 1, K = din+1): the weights in
 // nn.MLP layout (W: din×D row-major, W[k·D+d] = w_d[k], then the biases w_d[din]), then the KL.
 //
-// Aux per unit d: R_d⁻¹ (K×K, lower), μ_d, ε_d; then λ, v and dλ/draw (n per unit).
+// Aux per unit d: R_d⁻¹ (K×K, lower), μ_d, R_dᵀμ_d = R_d⁻¹b_d, ε_d; then λ, v and dλ/draw
+// (n per unit). Memory D(K² + 3K) + 3nD floats per layer and sample.
 //
 // Backward, per unit, with w̄ the weight adjoint, κ̄ the KL adjoint, Σ = P⁻¹ = R⁻ᵀR⁻¹,
 // μ̄ = w̄ + κ̄σ_p⁻²μ, b̄ = Σμ̄, a = R⁻¹w̄ and Q = tril(ε aᵀ) with its diagonal halved:
