@@ -109,6 +109,16 @@ func TestGradients(t *testing.T) {
 		{"amfvi-gauss", func() (Model, error) {
 			return NewAMFVI(Config{DX: 1, DY: 1, Hidden: []int{3}, InferenceHidden: []int{4}, Likelihood: gauss, PriorVar: 2}, 3)
 		}, false, []Objective{ELBO, NPML, NPVI}},
+		// Fewer points than weights per unit (n < K): the N-space (Woodbury) form of wood.go.
+		{"apovi-gauss-wood", func() (Model, error) {
+			return NewAPOVI(Config{DX: 1, DY: 1, Hidden: []int{10, 12}, InferenceHidden: []int{2}, Likelihood: gauss}, 6)
+		}, false, []Objective{ELBO, NPML, NPVI}},
+		{"apovi-bern-wood", func() (Model, error) {
+			return NewAPOVI(Config{DX: 2, DY: 1, Hidden: []int{8}, InferenceHidden: []int{4}, Likelihood: Likelihood{Kind: Bernoulli}}, 7)
+		}, true, []Objective{NPML}},
+		{"povi-gauss-wood", func() (Model, error) {
+			return NewPOVI(POVIConfig{DX: 1, DY: 1, Hidden: []int{6, 5}, M: 4, FinalPrec: 1, Likelihood: gauss}, 8)
+		}, false, []Objective{ELBO}},
 		{"povi-gauss", func() (Model, error) {
 			return NewPOVI(POVIConfig{DX: 1, DY: 1, Hidden: []int{3, 2}, M: 4, FinalPrec: 1, Likelihood: gauss}, 4)
 		}, false, []Objective{ELBO}},
@@ -141,12 +151,13 @@ func TestReusedTapeMemory(t *testing.T) {
 	a, _ := NewAPOVI(Config{DX: 1, DY: 1, Hidden: []int{4, 3}, InferenceHidden: []int{4}, Likelihood: gauss}, 1)
 	f, _ := NewAMFVI(Config{DX: 1, DY: 1, Hidden: []int{4}, InferenceHidden: []int{4}, Likelihood: gauss}, 2)
 	p, _ := NewPOVI(POVIConfig{DX: 1, DY: 1, Hidden: []int{4, 3}, M: 5, Likelihood: gauss}, 3)
+	aw, _ := NewAPOVI(Config{DX: 1, DY: 1, Hidden: []int{12, 12}, InferenceHidden: []int{4}, Likelihood: gauss}, 4) // n < K
 	nan := make([]float64, 1<<16)
 	for i := range nan {
 		nan[i] = math.NaN()
 	}
 	var dirty ad.Tape
-	for _, m := range []Model{a, f, p} {
+	for _, m := range []Model{a, f, p, aw} {
 		objs := []Objective{ELBO, NPML, NPVI}
 		if m == Model(p) {
 			objs = objs[:1]

@@ -83,7 +83,7 @@ type gip struct {
 
 func (g *gip) sizes(n int) (K, D, naux int) {
 	K, D = g.din+1, g.dout
-	return K, D, D*(K*K+3*K) + 3*n*D
+	return K, D, D*(K*K+3*K) + 3*n*D + 1
 }
 
 // auxViews splits the aux cache.
@@ -105,9 +105,33 @@ func (g *gip) record(t *ad.Tape, H, raw ad.Var, y []float64, r *rand.Rand) (W, b
 	rinv, mu, rb, eps, lam, v, dlam := g.auxViews(aux, n)
 	pseudo(g.mode, n, D, t.Value(raw), y, lam, v, dlam)
 	hv := t.Value(H)
+	klSum := 0.0
+	if useWood(n, K, lam) {
+		aux[len(aux)-1] = 1
+		sc := t.Scratch(n*K + n*n + 3*n + K)
+		A, T := sc[:n*K], sc[n*K:n*K+n*n]
+		vt, rv, tmp, w := sc[n*K+n*n:n*K+n*n+n], sc[n*K+n*n+n:n*K+n*n+2*n], sc[n*K+n*n+2*n:n*K+n*n+3*n], sc[n*K+n*n+3*n:]
+		for d := range D {
+			st := rinv[d*K*K : (d+1)*K*K]
+			md, w0 := mu[d*K:(d+1)*K], eps[d*K:(d+1)*K]
+			kl, ok := g.woodFwd(n, hv, lam[d*n:(d+1)*n], v[d*n:(d+1)*n], A, vt, T, rv, tmp, st, md, w0, w, r)
+			if !ok {
+				for i := range out {
+					out[i] = math.NaN()
+				}
+				return g.views(t, c.Var())
+			}
+			for k := range K {
+				out[k*D+d] = w[k]
+			}
+			klSum += kl
+		}
+		out[K*D] = klSum
+		return g.views(t, c.Var())
+	}
+	aux[len(aux)-1] = 0
 	sc := t.Scratch(n*K + 2*K)
 	Y, bv, z := sc[:n*K], sc[n*K:n*K+K], sc[n*K+K:]
-	klSum := 0.0
 	lnAlpha := math.Log(g.alpha)
 	for d := range D {
 		R := rinv[d*K*K : (d+1)*K*K]
@@ -218,6 +242,25 @@ func (g *gip) Backward(c ad.Custom) {
 	gout := c.Grad()
 	gkl := gout[K*D]
 	hv := t.Value(H)
+	if c.Aux()[len(c.Aux())-1] == 1 {
+		sc := t.Scratch(2*n*K + 2*n*n + 5*n + 2*K)
+		wbar := sc[len(sc)-K:]
+		for d := range D {
+			zero := gkl == 0
+			for k := range K {
+				wbar[k] = gout[k*D+d]
+				if wbar[k] != 0 {
+					zero = false
+				}
+			}
+			if zero {
+				continue
+			}
+			g.woodBack(n, hv, lam[d*n:(d+1)*n], v[d*n:(d+1)*n], dlam[d*n:(d+1)*n], rinv[d*K*K:(d+1)*K*K],
+				mu[d*K:(d+1)*K], eps[d*K:(d+1)*K], wbar, gkl, sc[:len(sc)-K], hgrad, rgrad, d)
+		}
+		return
+	}
 	sc := t.Scratch(2*n*K + 2*K*K + 5*K + n)
 	o := 0
 	next := func(m int) []float64 { s := sc[o : o+m]; o += m; return s }
