@@ -41,18 +41,30 @@ func useWood(n, K int, lam []float64) bool {
 // G⁻¹, β and γ for the backward pass, md receives μ and w0 the prior draw. A (n×K), vt, rv,
 // tmp (n) and T (n×n) are scratch.
 func (g *gip) woodFwd(n int, hv, ld, vd, A, vt, T, rv, tmp, st, md, w0, w []float64, rnd *rand.Rand) (float64, bool) {
-	K, din := g.din+1, g.din
+	K := g.din + 1
 	g.woodA(n, hv, ld, vd, A, vt)
-	for i := range n {
-		ai := A[i*K : (i+1)*K]
-		for j := 0; j <= i; j++ {
-			T[i*n+j] = dot(ai, A[j*K:(j+1)*K])
+	gram := func(jit float64) (top float64) {
+		for i := range n {
+			ai := A[i*K : (i+1)*K]
+			for j := 0; j <= i; j++ {
+				T[i*n+j] = dot(ai, A[j*K:(j+1)*K])
+			}
+			T[i*n+i] += g.alpha + jit
+			top = max(top, T[i*n+i])
 		}
-		T[i*n+i] += g.alpha
+		return top
 	}
-	logDiag, ok := cholInv(n, T, tmp) // T = L⁻¹, G = L Lᵀ
-	if !ok {
-		return 0, false
+	top := gram(0)
+	var logDiag float64
+	for try := 0; ; try++ { // T = L⁻¹ with G = L Lᵀ; jitter as in gip.post
+		var ok bool
+		if logDiag, ok = cholInv(n, T, tmp); ok {
+			break
+		}
+		if try == jitterTries || math.IsNaN(top) || math.IsInf(top, 0) {
+			return 0, false
+		}
+		gram(1e-12 * top * math.Pow(100, float64(try)))
 	}
 	Gi, beta, gam := st[:n*n], st[n*n:n*n+n], st[n*n+n:n*n+2*n]
 	tr := 0.0
@@ -84,7 +96,6 @@ func (g *gip) woodFwd(n int, hv, ld, vd, A, vt, T, rv, tmp, st, md, w0, w []floa
 		axpy(beta[i], A[i*K:(i+1)*K], w[:K])
 	}
 	mm := dot(md[:K], md[:K])
-	_ = din
 	fn := float64(n)
 	return 0.5 * (-fn + g.alpha*tr + g.alpha*mm - fn*math.Log(g.alpha) + 2*logDiag), true
 }
