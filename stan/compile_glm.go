@@ -7,7 +7,8 @@ import (
 	"github.com/vigo-bayes/vigo/ad"
 )
 
-// Linear predictors fused into Stan's normal_id_glm.
+// Linear predictors fused into Stan's GLM densities (normal_id_glm, bernoulli_logit_glm,
+// poisson_log_glm).
 //
 // A regression written as
 //
@@ -16,11 +17,12 @@ import (
 //
 // would record two vector nodes per term (a product and a sum, each read and written once
 // forward and once backward). When y and every x (vector) or X (matrix) are data or
-// transformed data, the statement is compiled as normal_id_glm(y | X*, α, β*, σ) instead: the
+// transformed data, the statement is compiled as normal_id_glm(y | X*, α, β*, σ) instead (and
+// y ~ bernoulli_logit(…), y ~ poisson_log(…) as their GLMs, y an int array): the
 // design X* is assembled once from the data columns (x2 … xK, X's columns) and reused by every
 // evaluation, α is the sum of the scalar terms, β* the coefficients in column order. One fused
 // node then computes the log density and all partials in two passes over the design
-// (dist_discrete.go's normalIDGLM), as a hand-written model would. The result differs from the
+// (dist_discrete.go's normalIDGLM, logitGLM), as a hand-written model would. The result differs from the
 // term-by-term evaluation by rounding only. Patterns: sums and differences of scalar terms,
 // s * x and x * s (s a real scalar expression, x a data vector), and X * b (X a data matrix, b
 // a vector). Anything else — and a design whose columns do not have y's length — compiles as
@@ -110,15 +112,31 @@ type glmDesignCache struct {
 	err  error // the columns do not fit together: the statement runs unfused
 }
 
-// normalGLM compiles y ~ normal(lp, sigma) (or target += normal_lpdf(y | lp, sigma)) into
-// normal_id_glm when lp is a fused linear predictor; fallback is the statement compiled as
-// written, used when it is not (nil, nil: no fusion).
-func (c *compiler) normalGLM(pos Pos, yE, lpE, sigmaE Expr, fallback execFn) (execFn, error) {
-	if c.plain || !yE.Info().Data || lpE.Info().Type != TVector {
+// glmFamilies are the densities fused with their GLM form: the statement's distribution name,
+// the GLM's implementation, and whether y is an int array (else a real vector) and a scale
+// follows the linear predictor (normal's σ).
+var glmFamilies = map[string]struct {
+	impl       func() Impl
+	ints, sigm bool
+}{
+	"normal":          {func() Impl { return normalIDGLM }, false, true},
+	"bernoulli_logit": {func() Impl { return logitGLM(glmBernoulli) }, true, false},
+	"poisson_log":     {func() Impl { return logitGLM(glmPoisson) }, true, false},
+}
+
+// fusedGLM compiles y ~ dist(lp[, sigma]) (or target += dist_lpdf(y | lp[, sigma])) into the
+// family's GLM when lp is a fused linear predictor and y is data; fallback is the statement
+// compiled as written, used when the design does not fit (nil, nil: no fusion).
+func (c *compiler) fusedGLM(pos Pos, dist string, yE Expr, args []Expr, fallback execFn) (execFn, error) {
+	fam, ok := glmFamilies[dist]
+	if c.plain || !ok || !yE.Info().Data || len(args) != map[bool]int{false: 1, true: 2}[fam.sigm] || args[0].Info().Type != TVector {
+		return nil, nil
+	}
+	if fam.ints && yE.Info().Type != (Type{Base: Int, Array: 1}) || !fam.ints && yE.Info().Type != TVector {
 		return nil, nil
 	}
 	var p glmParts
-	ok, err := c.glmSplit(lpE, false, &p)
+	ok, err := c.glmSplit(args[0], false, &p)
 	if err != nil || !ok || len(p.cols)+len(p.mats) == 0 {
 		return nil, err
 	}
@@ -126,12 +144,16 @@ func (c *compiler) normalGLM(pos Pos, yE, lpE, sigmaE Expr, fallback execFn) (ex
 	if err != nil {
 		return nil, err
 	}
-	sigma, err := c.expr(sigmaE)
-	if err != nil {
-		return nil, err
+	var sigma evalFn
+	var sigTy Type
+	if fam.sigm {
+		if sigma, err = c.expr(args[1]); err != nil {
+			return nil, err
+		}
+		sigTy = args[1].Info().Type
 	}
+	impl := fam.impl()
 	cache := &glmDesignCache{}
-	sigTy := sigmaE.Info().Type
 	c.glms++
 	return func(f *frame) (ctl, error) {
 		cache.once.Do(func() { cache.build(f, &p) })
@@ -143,8 +165,11 @@ func (c *compiler) normalGLM(pos Pos, yE, lpE, sigmaE Expr, fallback execFn) (ex
 		if err != nil {
 			return ctlNext, err
 		}
-		yv = toReal(t, yv, TVector)
-		if !t.IsConst(yv.Var) || yv.Len() != cache.n {
+		if fam.ints {
+			if len(yv.Ints) != cache.n {
+				return fallback(f)
+			}
+		} else if yv = toReal(t, yv, TVector); !t.IsConst(yv.Var) || yv.Len() != cache.n {
 			return fallback(f)
 		}
 		alpha := t.Const(0)
@@ -184,19 +209,21 @@ func (c *compiler) normalGLM(pos Pos, yE, lpE, sigmaE Expr, fallback execFn) (ex
 		if t.Size(beta) != cache.k {
 			return fallback(f)
 		}
-		sv, err := sigma(f)
-		if err != nil {
-			return ctlNext, err
-		}
-		sv = toReal(t, sv, sigTy)
 		st := f.st
 		base := len(st.args)
 		defer func() { st.args = st.args[:base] }()
 		st.args = append(st.args, yv,
 			mkValue(t, TMatrix, []int{cache.n, cache.k}, t.ConstRef(cache.x)),
 			Value{Type: TReal, Var: alpha},
-			Value{Type: TVector, Dims: []int{cache.k}, Var: beta}, sv)
-		lp, err := normalIDGLM(f.ctx(pos), st.args[base:len(st.args):len(st.args)])
+			Value{Type: TVector, Dims: []int{cache.k}, Var: beta})
+		if sigma != nil {
+			sv, err := sigma(f)
+			if err != nil {
+				return ctlNext, err
+			}
+			st.args = append(st.args, toReal(t, sv, sigTy))
+		}
+		lp, err := impl(f.ctx(pos), st.args[base:len(st.args):len(st.args)])
 		if err != nil {
 			return ctlNext, withPos(pos, err)
 		}

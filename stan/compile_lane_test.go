@@ -119,6 +119,14 @@ model {
   target += normal_lpdf(y | a + X * b, s);
   target += normal_lupdf(y | (X * b - a), 2);
 }`, 10, 0, 2},
+	{"glm-logit-poisson", laneDataBlock + `
+transformed data { array[N] int z; for (n in 1:N) z[n] = c[n] > 1; vector[N] x1 = col(X, 2); }
+parameters { real a; real b; vector[K] w; }
+model {
+  z ~ bernoulli_logit(a + b * x1);
+  target += poisson_log_lpmf(c | X * w - a);
+  target += bernoulli_logit_lupmf(z | 0.5 * x1 + X * w);
+}`, 4, 0, 3},
 }
 
 // laneModels compiles src with and without lanes.

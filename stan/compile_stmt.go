@@ -84,10 +84,10 @@ func (c *compiler) stmt(s Stmt) (execFn, error) {
 		return c.assign(s)
 	case *Tilde:
 		fn, err := c.tilde(s)
-		if err != nil || s.Dist != "normal" || s.Trunc != nil || s.Fun != nil || len(s.Args) != 2 {
+		if err != nil || s.Trunc != nil || s.Fun != nil {
 			return fn, err
 		}
-		if glm, err := c.normalGLM(s.Pos, s.LHS, s.Args[0], s.Args[1], fn); err != nil || glm != nil {
+		if glm, err := c.fusedGLM(s.Pos, s.Dist, s.LHS, s.Args, fn); err != nil || glm != nil {
 			return glm, err
 		}
 		return fn, nil
@@ -112,9 +112,15 @@ func (c *compiler) stmt(s Stmt) (execFn, error) {
 			}
 			e = p.X
 		}
-		if call, ok := e.(*Call); ok && call.Fun == nil && len(call.Args) == 3 && (call.Name == "normal_lpdf" || call.Name == "normal_lupdf") {
-			if glm, err := c.normalGLM(call.Pos, call.Args[0], call.Args[1], call.Args[2], fn); err != nil || glm != nil {
-				return glm, err
+		if call, ok := e.(*Call); ok && call.Fun == nil && len(call.Args) >= 2 {
+			dist := call.Name
+			for _, suf := range []string{"_lpdf", "_lupdf", "_lpmf", "_lupmf"} {
+				dist = strings.TrimSuffix(dist, suf)
+			}
+			if dist != call.Name {
+				if glm, err := c.fusedGLM(call.Pos, dist, call.Args[0], call.Args[1:], fn); err != nil || glm != nil {
+					return glm, err
+				}
 			}
 		}
 		return fn, nil

@@ -2,8 +2,8 @@ package stan
 
 import (
 	"os"
-	"syscall"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/vigo-bayes/vigo/ad"
