@@ -37,7 +37,7 @@ type MMCLConfig struct {
 	MNIST string
 	// Subsets are the training-set sizes, each the first n images (1000, 9000); Test the
 	// held-out images, the last Test of the file (1000). Budgets are the training CPU seconds
-	// of every method on each subset (40, 60), parallel to Subsets.
+	// of every method on each subset (25, 35), parallel to Subsets.
 	Subsets []int
 	Test    int
 	Budgets []float64
@@ -50,16 +50,17 @@ type MMCLConfig struct {
 	Leapfrog int
 	Accept   float64
 	StepGain float64
-	// Checkpoints is the number of evaluations along each run after the one at time 0 (5, at
-	// 1/8, 1/4, 1/2, 3/4 and 1 of the budget); EvalImages the training and test images each
-	// evaluation uses (the first EvalImages of each; 100), EvalDraws the importance draws per
-	// image (100); FinalImages the images of the final evaluation of every run (300).
+	// Checkpoints is the number of evaluations along each run after the one at time 0 (4, at
+	// 1/4, 1/2, 3/4 and 1 of the budget; the one at 0 is shared by the methods, which start
+	// from the same θ); EvalImages the training and test images each evaluation uses (the
+	// first EvalImages of each; 50), EvalDraws the importance draws per image (100);
+	// FinalImages the images of the final evaluation of every run (200).
 	Checkpoints int
 	EvalImages  int
 	EvalDraws   int
 	FinalImages int
 	// BruteImages (4) images get the brute-force check of the estimator at the end of the
-	// first subset's runs: BruteDraws (50000) draws of the same proposal and of the prior.
+	// first subset's runs: BruteDraws (20000) draws of the same proposal and of the prior.
 	BruteImages, BruteDraws int
 	// TimingReps (3) interleaved repeats of 100 steps of each method measure the cost per step.
 	TimingReps int
@@ -86,7 +87,7 @@ func (c MMCLConfig) defaults() MMCLConfig {
 		setDefault(&c.TimingReps, 1)
 	}
 	setDefaultSlice(&c.Subsets, []int{1000, 9000})
-	setDefaultSlice(&c.Budgets, []float64{40, 60})
+	setDefaultSlice(&c.Budgets, []float64{25, 35})
 	setDefault(&c.Test, 1000)
 	setDefaultSlice(&c.Ls, []int{10, 100, 500})
 	setDefault(&c.K1, 3)
@@ -96,12 +97,12 @@ func (c MMCLConfig) defaults() MMCLConfig {
 	setDefault(&c.Leapfrog, 10)
 	setDefault(&c.Accept, 0.9)
 	setDefault(&c.StepGain, 0.02)
-	setDefault(&c.Checkpoints, 5)
-	setDefault(&c.EvalImages, 100)
+	setDefault(&c.Checkpoints, 4)
+	setDefault(&c.EvalImages, 50)
 	setDefault(&c.EvalDraws, 100)
-	setDefault(&c.FinalImages, 300)
+	setDefault(&c.FinalImages, 200)
 	setDefault(&c.BruteImages, 4)
-	setDefault(&c.BruteDraws, 50000)
+	setDefault(&c.BruteDraws, 20000)
 	setDefault(&c.TimingReps, 3)
 	setDefault(&c.Seed, 1)
 	return c
@@ -299,8 +300,9 @@ func runMMCLOn(ctx context.Context, cfg MMCLConfig, all *mnistBinary) (*MMCLRepo
 	methods := append([]int{0}, cfg.Ls...)
 	for si, n := range cfg.Subsets {
 		train := all.subset(0, n)
+		var start *curvePoint
 		for _, L := range methods {
-			run, err := trainMMCL(ctx, cfg, train, test, L, cfg.Budgets[si])
+			run, err := trainMMCL(ctx, cfg, train, test, L, cfg.Budgets[si], &start)
 			if err != nil {
 				return rep, err
 			}
@@ -410,7 +412,9 @@ func checkpointFractions(k int) []float64 {
 	return f
 }
 
-func trainMMCL(ctx context.Context, cfg MMCLConfig, train, test *mnistBinary, L int, budget float64) (*MMCLRun, error) {
+// trainMMCL runs method L on train for budget CPU seconds. *start is the evaluation at time 0,
+// made by the first call and reused by the others (every method starts from the same θ).
+func trainMMCL(ctx context.Context, cfg MMCLConfig, train, test *mnistBinary, L int, budget float64, start **curvePoint) (*MMCLRun, error) {
 	lr, err := newLearner(cfg, train, L)
 	if err != nil {
 		return nil, err
@@ -428,7 +432,11 @@ func trainMMCL(ctx context.Context, cfg MMCLConfig, train, test *mnistBinary, L 
 		}
 		return p
 	}
-	run.Points = append(run.Points, ev(0, cfg.EvalImages))
+	if *start == nil {
+		p := ev(0, cfg.EvalImages)
+		*start = &p
+	}
+	run.Points = append(run.Points, **start)
 	perm := make([]int, train.N)
 	for i := range perm {
 		perm[i] = i

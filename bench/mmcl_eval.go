@@ -16,9 +16,9 @@ import (
 // per image (Hesterberg 1995, "Weighted average importance sampling and defensive mixture
 // distributions", Technometrics 37),
 //
-//	q(ε) = α·N(ε; 0, I) + (1 − α)·(1/J) Σ_j t_ν(ε; m_j, Σ_j),   α = 0.1, ν = 5, J ≤ 3,
+//	q(ε) = α·N(ε; 0, I) + (1 − α)·(1/J) Σ_j t_ν(ε; m_j, Σ_j),   α = 0.1, ν = 5, J ≤ 2,
 //
-// m_j the modes of log p_θ(x, ε) reached by damped Newton from each of the 3 best of 32 prior
+// m_j the modes of log p_θ(x, ε) reached by damped Newton from each of the 2 best of 32 prior
 // draws (Hessian by central differences of the analytic gradient, stopped when an iteration
 // gains < 1e-3 nats; the posterior can be multimodal through the tanh layers) and
 // Σ_j = (−H)⁻¹ at m_j with H's eigenvalues capped at −isMinCurv, and, after a first round of S
@@ -35,8 +35,8 @@ const (
 	isDefensive = 0.1
 	isNu        = 5.0
 	isInit      = 32
-	isStarts    = 3
-	isNewton    = 10
+	isStarts    = 2
+	isNewton    = 8
 	isMinCurv   = 0.25
 	isFDStep    = 1e-5
 )
