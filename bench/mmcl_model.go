@@ -184,7 +184,7 @@ func (n *dncpNet) backward(w *netWork, eps []float64, c float64, gEps, gTheta []
 	}
 }
 
-// logPrior is log N(ε; 0, I); addPriorGrad adds its gradient −ε.
+// logPrior is log N(ε; 0, I), the DNCP prior of the sampled latent (gradient −ε).
 func logPrior(eps []float64) float64 {
 	return -0.5*kernel.Dot(eps, eps) - 0.5*float64(len(eps))*math.Log(2*math.Pi)
 }
