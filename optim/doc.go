@@ -1,5 +1,5 @@
 // Package optim holds first-order stochastic optimisers that update caller-owned parameter
-// slices in place: Adam, RMSprop, SGD with (Nesterov) momentum and Stan's ADVI step-size
+// slices in place: Adam, RMSprop, Adagrad, SGD with (Nesterov) momentum and Stan's ADVI step-size
 // sequence, plus step-size schedules and gradient clipping.
 //
 // Convention: every optimiser minimises. Step(params, grad) moves params against grad, so a

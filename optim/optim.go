@@ -318,4 +318,5 @@ var (
 	_ Optimizer = (*RMSprop)(nil)
 	_ Optimizer = (*SGD)(nil)
 	_ Optimizer = (*ADVI)(nil)
+	_ Optimizer = (*Adagrad)(nil)
 )

@@ -202,6 +202,7 @@ func TestSaveRestoreBitIdentical(t *testing.T) {
 		"RMSprop": func() Optimizer { return NewRMSprop(3, RMSpropConfig{Momentum: 0.3}) },
 		"SGD":     func() Optimizer { return NewSGD(3, SGDConfig{LR: 0.003, Momentum: 0.9, Nesterov: true}) },
 		"ADVI":    func() Optimizer { return NewADVI(3, ADVIConfig{Eta: 0.1, Schedule: RobbinsMonro{Kappa: 0.6}}) },
+		"Adagrad": func() Optimizer { return NewAdagrad(3, AdagradConfig{LR: 0.05, InitialAccumulator: 0.1}) },
 	}
 	for name, mk := range makers {
 		g := make([]float64, 3)
@@ -281,6 +282,7 @@ func TestNoAllocs(t *testing.T) {
 		NewRMSprop(100, RMSpropConfig{Momentum: 0.9}),
 		NewSGD(100, SGDConfig{Momentum: 0.9, Schedule: ExpDecay{Rate: 0.5, Every: 10}}),
 		NewADVI(100, ADVIConfig{}),
+		NewAdagrad(100, AdagradConfig{ClipValue: 10}),
 	} {
 		if n := testing.AllocsPerRun(100, func() { o.Step(x, g) }); n != 0 {
 			t.Errorf("%T.Step: %v allocs per call, want 0", o, n)
