@@ -67,7 +67,7 @@ func (f Family) String() string {
 }
 
 // varianceFactor is c_F, the conditional variance of the family's standard member as the
-// correlation criterion sees it: 1/(−(log f)''(0)), the inverse curvature of the standard log
+// correlation criterion sees it: 1/(−(log f)”(0)), the inverse curvature of the standard log
 // density at its centre (the Laplace approximation of the prior around μ). Normal 1,
 // Student-t ν/(ν+1), logistic 2 (log f = −x − 2 log(1 + e^{−x}) has curvature −1/2 at 0),
 // Cauchy 1/2. The Laplace density has a kink at 0, so its variance 2 stands in.

@@ -63,7 +63,10 @@ func logDensity(tg model.Target, z []float64) (float64, []float64) {
 // log N(mu | 0, 5) + log Cauchy(tau | 0, 5) + log tau.
 func cpEightSchools(z []float64) float64 {
 	mu, tau := z[8], math.Exp(z[9])
-	norm := func(x, m, s float64) float64 { r := (x - m) / s; return -0.5*r*r - math.Log(s) - 0.5*math.Log(2*math.Pi) }
+	norm := func(x, m, s float64) float64 {
+		r := (x - m) / s
+		return -0.5*r*r - math.Log(s) - 0.5*math.Log(2*math.Pi)
+	}
 	lp := norm(mu, 0, 5) + math.Log(2/(math.Pi*5*(1+tau*tau/25))) - math.Log(2) + z[9]
 	for j := range 8 {
 		lp += norm(z[j], mu, tau) + norm(schoolsY[j], z[j], schoolsSigma[j])
@@ -124,7 +127,7 @@ func TestEightSchoolsEnds(t *testing.T) {
 
 // TestPartialJacobian: for every family and λ, the built density equals the centred density at
 // θ(θ̃) plus the log Jacobian (1 − λ)·Σ log σ (the change of variables, exact), and the
-// gradient matches central finite differences (h = 1e-6, error O(h²·f''') ≈ 1e-10; 1e-6
+// gradient matches central finite differences (h = 1e-6, error O(h²·f”') ≈ 1e-10; 1e-6
 // tolerance).
 func TestPartialJacobian(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
@@ -224,4 +227,3 @@ func TestSpecErrors(t *testing.T) {
 		t.Errorf("Nu 0: %v", err)
 	}
 }
-

@@ -35,7 +35,7 @@ var levels = map[string]int{
 	"stan":               4, // the Stan-language front end: programs + data → model.Model
 	"bnn":                5,
 	"fit":                5,
-	"reparam":            5, // location–scale groups in centred / non-centred / partial form (issue 18)
+	"reparam":            6, // location–scale groups in centred / non-centred / partial form (issue 18)
 	"zoo":                6,
 	"output":             6, // what vigo fit writes, for any model (plots live here, not in fit)
 	"flow/flowtest":      4, // the shared checker of the flow.Flow contract, for tests
