@@ -210,6 +210,7 @@ func runReparamRow(ctx context.Context, cfg ReparamConfig, p reparamProblem) (*R
 	}
 	fail := func(err error) (*ReparamRow, error) {
 		row.Err = err.Error()
+		cfg.progress("%s: %v", p.name, err)
 		if ctx.Err() != nil {
 			return row, err
 		}
@@ -252,9 +253,12 @@ func runReparamRow(ctx context.Context, cfg ReparamConfig, p reparamProblem) (*R
 			if err1 != nil || err2 != nil {
 				return fail(fmt.Errorf("bench: reparam: %v %v", err1, err2))
 			}
-			mr, err := mcmc.SampleMixture(ctx, m, mcmc.Mixture{Alt: mcmc.Reparam{Target: models["NCP"], To: to.Convert, From: from.Convert}, Prob: 0.5}, hmc)
+			mh := hmc
+			mh.Metric = mcmc.Unit // SampleMixture supports the unit metric only
+			mr, err := mcmc.SampleMixture(ctx, m, mcmc.Mixture{Alt: mcmc.Reparam{Target: models["NCP"], To: to.Convert, From: from.Convert}, Prob: 0.5}, mh)
 			if err != nil {
 				row.NUTS[f] = &NUTSForm{Err: err.Error()}
+				cfg.progress("%s: NUTS %s: %v", p.name, f, err)
 				continue
 			}
 			res = mr.Result
@@ -262,6 +266,7 @@ func runReparamRow(ctx context.Context, cfg ReparamConfig, p reparamProblem) (*R
 			m = models[f]
 			if res, err = mcmc.Sample(ctx, m, hmc); err != nil {
 				row.NUTS[f] = &NUTSForm{Err: err.Error()}
+				cfg.progress("%s: NUTS %s: %v", p.name, f, err)
 				if ctx.Err() != nil {
 					return row, err
 				}
@@ -565,7 +570,7 @@ func (r *ReparamReport) Markdown(w io.Writer, h resultmd.Header) error {
 		return err
 	}
 	p("- NUTS (every form): %d chains × (%d warmup + %d draws), seed %d, diagonal metric (mcmc defaults). ESS = min over the quantities in original coordinates (the groups' θ and every other parameter, constrained) of the rank-normalised bulk ESS over all chains; ESS/grad divides it by every gradient evaluation of the run, warmup included.\n", c.Chains, c.Warmup, c.Draws, c.Seed)
-	p("- Mixture: Kingma & Welling's (2014, §4) proposal, a CP NUTS transition with probability 0.5, else an NCP one (`mcmc.SampleMixture`, the two coordinate systems mapped by `reparam.Converter`). NUTS only.\n")
+	p("- Mixture: Kingma & Welling's (2014, §4) proposal, a CP NUTS transition with probability 0.5, else an NCP one (`mcmc.SampleMixture`, the two coordinate systems mapped by `reparam.Converter`), with the unit metric (the only one SampleMixture supports; the other forms adapt a diagonal metric). NUTS only.\n")
 	p("- auto (a): `reparam.Spec.Choose`: per group, NCP iff the median over a pilot's 20 points × the group's elements of c_F·σ²·(−β) is below 1 (σ the group's scale, β the curvature of the rest of the log density in θ, c_F = 1 for a normal); pilot: NUTS on the all-NCP model, 1 chain, 150 warmup + 100 draws. The pilot's gradients are NOT in ESS/grad (column \"pilot grads\").\n")
 	p("- auto (b): `reparam.Spec.LearnLambda`: VIP (Gorinova, Moore & Hoffman 2020) from λ = 0.1 and 0.9, each started from a mean-field `fit.Run` at that λ, then %d joint Adam steps (4 draws each) on (q, λ); the start with the higher ELBO wins. Its gradients are NOT in ESS/grad (column \"VIP grads\"). The NUTS and VI runs of auto (b) use the learned λ fixed.\n", c.VIPSteps)
 	p("- VI (every form but the mixture): `fit.Run` with `fit.DefaultRecipe(\"meanfield\")`, seed %d; W1/sd = mean over the original-coordinate quantities of W1(VI draws, reference)/sd(reference) on 1,000 VI draws; k̂ from fit. The reference is per row (column \"reference\").\n", c.Seed)
@@ -578,8 +583,8 @@ func (r *ReparamReport) Markdown(w io.Writer, h resultmd.Header) error {
 	}
 	p("## NUTS: min ESS per 1000 gradients\n\n| problem | groups | dim | CP | NCP | mixture | auto (a) | auto (b) | pilot grads (a) / VIP grads (b) | auto (a) within noise of best of CP/NCP? | auto (b)? | max R̂ CP / NCP |\n|---|---|---:|---:|---:|---:|---:|---:|---|---|---|---|\n")
 	for _, row := range r.Rows {
-		if row.Err != "" && row.NUTS == nil {
-			p("| %s | — | | error: %s | | | | | | | | |\n", row.Name, row.Err)
+		if row.Err != "" {
+			p("| %s | %s | | error: %s | | | | | | | | |\n", row.Name, row.Group, row.Err)
 			continue
 		}
 		p("| %s | %s | %d |", row.Name, row.Group, row.Dim)
@@ -595,7 +600,7 @@ func (r *ReparamReport) Markdown(w io.Writer, h resultmd.Header) error {
 	p("\nNoise factor (largest seed spread of NUTS ESS/grad in the table): %.2f. The ratio in the verdict columns is auto / best.\n\n", fN)
 	p("## Mean-field VI: W1/sd (k̂)\n\n| problem | CP | NCP | auto (a) | auto (b) | auto (a) within noise of best? | auto (b)? | reference |\n|---|---:|---:|---:|---:|---|---|---|\n")
 	for _, row := range r.Rows {
-		if row.VI == nil {
+		if row.Err != "" {
 			continue
 		}
 		p("| %s |", row.Name)
@@ -616,7 +621,7 @@ func (r *ReparamReport) Markdown(w io.Writer, h resultmd.Header) error {
 	}
 	p("\n## Wall time (s): NUTS / VI per form; pilot and VIP\n\n| problem | CP | NCP | mixture | auto (a) | auto (b) | pilot (a) | VIP (b) |\n|---|---|---|---|---|---|---:|---:|\n")
 	for _, row := range r.Rows {
-		if row.NUTS == nil {
+		if row.Err != "" {
 			continue
 		}
 		p("| %s |", row.Name)
@@ -635,7 +640,7 @@ func (r *ReparamReport) Markdown(w io.Writer, h resultmd.Header) error {
 	}
 	p("\n## Which form each group got, and why\n\n")
 	for _, row := range r.Rows {
-		if row.ChoiceA == "" {
+		if row.ChoiceA == "" || row.ChoiceB == "" {
 			continue
 		}
 		p("**%s**\n\n- auto (a):\n", row.Name)

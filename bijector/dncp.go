@@ -101,7 +101,8 @@ func LogNormalDNCP(n int) *DNCP { return newDNCP("LogNormalDNCP", dncpLogNormal,
 // steps on logit P(a, eʷ) = u in w = log x (mathx.LogRegIncGamma's logs, so both tails are
 // resolved), to a relative 1e-14 in x. dx/du = σ(u)σ(−u)/(f_a(x)) with f_a the Gamma(a, 1)
 // density, so log J = Σ [log σ(u) + log σ(−u) − log f_a(x₁)] − n·log rate, x₁ = P⁻¹(a, σ(u)).
-// Cost: O(n) Newton solves of a few incomplete-gamma evaluations each.
+// For |u| > 10⁸ (x beyond ≈ 10⁸ or below e^{−10⁸/a}) x is NaN: the inverse is not resolved
+// there. Cost: O(n) Newton solves of a few incomplete-gamma evaluations each.
 //
 // This is the shape-dependent exact transform: Marsaglia & Tsang's x = d(1 + cu)³ is exact only
 // with its rejection step, which a bijection cannot have.
@@ -274,7 +275,12 @@ func (d *DNCP) Free(x, theta, u []float64) error {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return domainErr(name, "x[%d] = %g, want finite", i, v)
 			}
-			if err := fin(i, cauchyInv((v-theta[0])/theta[1])); err != nil {
+			z := (v - theta[0]) / theta[1]
+			if math.Abs(z) > 1e300 {
+				// The tail probability atan(1/|z|)/π would be subnormal: u not resolved.
+				return domainErr(name, "x[%d] = %g is %g scales from loc, beyond 1e300", i, v, math.Abs(z))
+			}
+			if err := fin(i, cauchyInv(z)); err != nil {
 				return err
 			}
 		}
@@ -416,7 +422,7 @@ func cauchyInv(z float64) float64 {
 		return 0
 	}
 	m := math.Atan(1/math.Abs(z)) / math.Pi // the smaller of σ(u) and σ(−u)
-	v := math.Log1p(-m) - math.Log(m)      // logit(1 − m)
+	v := math.Log1p(-m) - math.Log(m)       // logit(1 − m)
 	if z < 0 {
 		return -v
 	}
@@ -472,8 +478,16 @@ func softplusInvExp(w float64) float64 {
 // value x.
 func gammaLogit(a, x float64) float64 {
 	lp, lq, _, _ := mathx.LogRegIncGamma(a, x)
-	return lp - lq
+	if u := lp - lq; math.Abs(u) <= gammaMaxU {
+		return u
+	}
+	return math.NaN()
 }
+
+// gammaMaxU bounds |u| for the Gamma constructions: beyond it the Newton slope
+// x·f_a(x)/(P·Q) cancels terms of the size of x (for u ≫ 0, x ≈ u) and the inverse is no longer
+// resolved to 1e-9, so Forward gives NaN there and Free refuses the x that would map there.
+const gammaMaxU = 1e8
 
 // gammaInv returns w = log x with logit P(a, x) = u by Newton steps in w, kept inside a bracket
 // that halves when a step leaves it. logit P is increasing in w with slope
@@ -532,7 +546,10 @@ func gammaMap(t *ad.Tape, u ad.Var, shape float64, shapes ...float64) (g, logJ a
 		if len(shapes) > 0 {
 			a = shapes[i]
 		}
-		w := gammaInv(a, ui)
+		w := math.NaN()
+		if math.Abs(ui) <= gammaMaxU {
+			w = gammaInv(a, ui)
+		}
 		x := math.Exp(w)
 		logf := (a-1)*w - x - mathx.Lgamma(a)
 		lj := mathx.LogLogistic(ui) + mathx.LogLogistic(-ui) - logf

@@ -63,7 +63,7 @@ func dncpCases() []dncpCase {
 			func(x []float64) float64 { return sum(x, func(v float64) float64 { return math.Log(rate) - rate*v }) }, logisticBase),
 		mk("cauchy3", CauchyDNCP(3), []float64{loc, scale}, all(3),
 			func(x []float64) float64 {
-				return sum(x, func(v float64) float64 { z := (v - loc) / scale; return -math.Log(math.Pi*scale*(1+z*z)) })
+				return sum(x, func(v float64) float64 { z := (v - loc) / scale; return -math.Log(math.Pi * scale * (1 + z*z)) })
 			}, logisticBase),
 		mk("gumbel3", GumbelDNCP(3), []float64{-1, 0.7}, all(3),
 			func(x []float64) float64 {
@@ -81,7 +81,10 @@ func dncpCases() []dncpCase {
 			}, logisticBase),
 		mk("locscale3", LocScale(3), []float64{loc, scale}, all(3),
 			func(x []float64) float64 {
-				return sum(x, func(v float64) float64 { z := (v - loc) / scale; return -0.5*z*z - math.Log(scale) - 0.5*math.Log(2*math.Pi) })
+				return sum(x, func(v float64) float64 {
+					z := (v - loc) / scale
+					return -0.5*z*z - math.Log(scale) - 0.5*math.Log(2*math.Pi)
+				})
 			}, normalBase),
 		mk("lognormal3", LogNormalDNCP(3), []float64{mu, sig}, all(3),
 			func(x []float64) float64 {
@@ -263,3 +266,88 @@ func contains(s, sub string) bool {
 	}
 	return false
 }
+
+// fuzzDNCP drives one DNCP construction (case name of dncpCases) with arbitrary u, x and
+// parameters: nothing may panic; with the case's parameters, a finite x = Constrain(u) that
+// Free accepts must come back from Constrain(Free(x)) within 1e-9·max(1, |x|), and any x that
+// Free accepts must be reproduced within 1e-7 (FuzzRoundTrip's tolerances, for the same
+// reasons); with fuzzed parameters, Forward and Free must not panic and Free must not accept
+// an x whose preimage it cannot produce finitely.
+func fuzzDNCP(f *testing.F, name string) {
+	var dc dncpCase
+	for _, c := range dncpCases() {
+		if c.name == name {
+			dc = c
+		}
+	}
+	if dc.d == nil {
+		f.Fatalf("no case %s", name)
+	}
+	f.Add(encode(0.3, -1.2, 2.5, 0.01, -4, 7, 1, 2))
+	f.Add(encode(-700, 700, 40, -40, 0.5, 3))
+	f.Add(encode(0.2, 0.3, 0.5, 1, 2, 3, math.NaN(), math.Inf(1)))
+	f.Add([]byte{1, 2, 3})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b := dc.b
+		vals := floats(data)
+		u := make([]float64, b.FreeSize())
+		x := make([]float64, b.Size())
+		fill(u, vals, 0)
+		var tp ad.Tape
+		b.Forward(&tp, tp.Input(u))
+		lj := b.Constrain(u, x)
+		if finite(x) && !math.IsNaN(lj) {
+			u2 := make([]float64, len(u))
+			if err := b.Free(x, u2); err == nil {
+				if !finite(u2) {
+					t.Fatalf("%s: Free(%v) accepted but gave u = %v", name, x, u2)
+				}
+				x2 := make([]float64, len(x))
+				b.Constrain(u2, x2)
+				for i := range x {
+					if !nearScaled(x2[i], x[i], math.Abs(x[i]), 1e-9) {
+						t.Fatalf("%s: u=%v: x[%d] = %.17g → %.17g", name, u, i, x[i], x2[i])
+					}
+				}
+			}
+		}
+		xg := make([]float64, b.Size())
+		fill(xg, vals, len(u))
+		ug := make([]float64, len(u))
+		if err := b.Free(xg, ug); err == nil {
+			if !finite(ug) {
+				t.Fatalf("%s: Free(%v) accepted but gave u = %v", name, xg, ug)
+			}
+			x3 := make([]float64, len(xg))
+			b.Constrain(ug, x3)
+			for i := range xg {
+				if !nearScaled(x3[i], xg[i], math.Abs(xg[i]), 1e-7) {
+					t.Fatalf("%s: Free accepted x=%v but Constrain gives back x[%d] = %.17g", name, xg, i, x3[i])
+				}
+			}
+		}
+		// Fuzzed parameters: no panics, and an accepted x has a finite preimage.
+		theta := make([]float64, dc.d.NumParams())
+		fill(theta, vals, len(u)+len(xg))
+		var tq ad.Tape
+		th := tq.Const(0)
+		if len(theta) > 0 {
+			th = tq.Const(theta...)
+		}
+		dc.d.Forward(&tq, tq.Input(u), th)
+		if err := dc.d.Free(xg, theta, ug); err == nil && !finite(ug) {
+			t.Fatalf("%s: Free(%v; θ=%v) accepted but gave u = %v", name, xg, theta, ug)
+		}
+	})
+}
+
+// One fuzz target per construction. Run: go test -fuzz FuzzDNCPGamma -fuzztime 1m ./bijector
+func FuzzDNCPExponential(f *testing.F) { fuzzDNCP(f, "exponential3") }
+func FuzzDNCPCauchy(f *testing.F)      { fuzzDNCP(f, "cauchy3") }
+func FuzzDNCPGumbel(f *testing.F)      { fuzzDNCP(f, "gumbel3") }
+func FuzzDNCPWeibull(f *testing.F)     { fuzzDNCP(f, "weibull3") }
+func FuzzDNCPLocScale(f *testing.F)    { fuzzDNCP(f, "locscale3") }
+func FuzzDNCPLogNormal(f *testing.F)   { fuzzDNCP(f, "lognormal3") }
+func FuzzDNCPGamma(f *testing.F)       { fuzzDNCP(f, "gamma2-a0.3") }
+func FuzzDNCPBeta(f *testing.F)        { fuzzDNCP(f, "beta-2,3") }
+func FuzzDNCPDirichlet(f *testing.F)   { fuzzDNCP(f, "dirichlet4") }

@@ -71,8 +71,9 @@ type VIPResult struct {
 // VIPStart is one start of LearnLambda.
 type VIPStart struct {
 	Init   float64
-	Lambda []float64
+	Lambda []float64 // nil when the start failed
 	ELBO   float64
+	Err    string // why the start failed ("" when it did not)
 }
 
 // String explains the result, one line per group: "theta: λ=0.04 (VIP: near NCP)".
@@ -88,6 +89,10 @@ func (r *VIPResult) String() string {
 		}
 		fmt.Fprintf(&b, "%s: λ=%.3f (VIP: %s; ELBO %.4g after %d Adam steps", r.Params[g], l, near, r.ELBO, r.Steps)
 		for _, st := range r.Starts {
+			if st.Err != "" {
+				fmt.Fprintf(&b, "; from λ=%.2g: failed (%s)", st.Init, st.Err)
+				continue
+			}
 			fmt.Fprintf(&b, "; from λ=%.2g: λ=%.3f, ELBO %.4g", st.Init, st.Lambda[g], st.ELBO)
 		}
 		b.WriteString(")\n")
@@ -142,7 +147,13 @@ func (s *Spec) LearnLambda(ctx context.Context, cfg VIPConfig) (*VIPResult, erro
 		}
 		q0, err := fit.Run(ctx, m0, *cfg.Recipe)
 		if err != nil {
-			return nil, fmt.Errorf("reparam: Spec.LearnLambda: start %d (λ=%g): %w", k, init, err)
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("reparam: Spec.LearnLambda: start %d (λ=%g): %w", k, init, err)
+			}
+			// The model at this λ can be improper in q's reach (the centred end of a funnel
+			// has log density → ∞ as the scale → 0): the start is dropped, with its reason.
+			res.Starts = append(res.Starts, VIPStart{Init: init, ELBO: math.NaN(), Err: err.Error()})
+			continue
 		}
 		mean, sd := moments(q0.Draws, m0.Dim())
 		st, err := c.vipStart(ctx, lay, cfg, init, mean, sd, rng.Derive(cfg.Seed, uint64(k)))
@@ -151,9 +162,12 @@ func (s *Spec) LearnLambda(ctx context.Context, cfg VIPConfig) (*VIPResult, erro
 		}
 		res.GradEvals += st.gradEvals + int64(q0.GradEvals)
 		res.Starts = append(res.Starts, VIPStart{Init: init, Lambda: st.lambda, ELBO: st.elbo})
-		if k == 0 || st.elbo > res.ELBO {
+		if res.Lambda == nil || st.elbo > res.ELBO {
 			res.ELBO, res.Lambda, res.Mean, res.SD = st.elbo, st.lambda, st.mean, st.sd
 		}
+	}
+	if res.Lambda == nil {
+		return nil, fmt.Errorf("reparam: Spec.LearnLambda: every start failed; the first: %s", res.Starts[0].Err)
 	}
 	for _, i := range c.idx {
 		res.Params = append(res.Params, c.params[i].Name)
