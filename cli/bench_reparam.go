@@ -55,6 +55,7 @@ stderr.`,
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of every run")
 	f.IntVar(&cfg.NoiseSeeds, "noise-seeds", 3, "seeds of the CP/NCP reruns that measure the noise")
 	f.IntVar(&cfg.VIPSteps, "vip-steps", 1000, "VIP joint Adam steps per start")
+	f.IntVar(&cfg.VIStarts, "vi-starts", 0, "Laplace mode searches of every VI fit (0: the recipe's default)")
 	f.Float64SliceVar(&cfg.DBNSigmas, "dbn-sigmas", []float64{0.03, 0.3, 3}, "σ_z values of the tanh DBN")
 	f.IntVar(&cfg.T, "T", 10, "DBN time steps")
 	f.IntVar(&cfg.K, "K", 3, "DBN latents per time step")
