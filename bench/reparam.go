@@ -362,6 +362,9 @@ func (c ReparamConfig) viRecipe(seed uint64) fit.Recipe {
 	if c.VIStarts > 0 {
 		r.Init.Starts, r.Init.StartsMax = c.VIStarts, c.VIStarts
 	}
+	if c.VIMaxIter > 0 {
+		r.MaxIter = c.VIMaxIter
+	}
 	return r
 }
 
