@@ -60,6 +60,8 @@ type ReparamConfig struct {
 	// VIStarts is the number of Laplace mode searches of every VI fit (fit.DefaultRecipe's
 	// Init.Starts and StartsMax; 0 keeps the recipe's).
 	VIStarts int
+	// VIMaxIter caps every VI fit's iterations (0 keeps the recipe's).
+	VIMaxIter int
 	// Progress, when set, receives one line per finished run.
 	Progress func(string)
 }
