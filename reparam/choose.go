@@ -71,8 +71,9 @@ func (c *Choice) Lambda() []float64 {
 	return l
 }
 
-// String explains the choice, one line per group:
-// "theta: NCP: median c_F·σ²·(−β) = 0.052 < 1 (c_F·σ² 6.1, −1/β 118; 8 elements × 20 pilot points)".
+// String explains the choice, one line per group: the group, its form, the median ratio
+// against 1, the medians of c_F·σ² and −1/β, and how many elements and pilot points they are
+// over.
 func (c *Choice) String() string {
 	var b strings.Builder
 	for _, g := range c.Groups {

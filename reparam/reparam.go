@@ -27,7 +27,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/vigo-bayes/vigo/ad"
@@ -492,18 +491,6 @@ func freeSize(p model.Param) int {
 		n *= d
 	}
 	return n
-}
-
-// describe formats λ per group, for explanations.
-func (c *compiled) describe(lambda []float64) string {
-	var b strings.Builder
-	for g, l := range lambda {
-		if g > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%s: %s", c.spec.Groups[g].Param, formName(l))
-	}
-	return b.String()
 }
 
 // formName names a partial centring: "CP", "NCP" or "λ=0.37".

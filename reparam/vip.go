@@ -76,7 +76,8 @@ type VIPStart struct {
 	Err    string // why the start failed ("" when it did not)
 }
 
-// String explains the result, one line per group: "theta: λ=0.04 (VIP: near NCP)".
+// String explains the result, one line per group: the learned λ, whether it is near NCP
+// (λ < 0.1) or CP (λ > 0.9), the ELBO, and the outcome of every start.
 func (r *VIPResult) String() string {
 	var b strings.Builder
 	for g, l := range r.Lambda {
@@ -107,8 +108,8 @@ func (r *VIPResult) String() string {
 //	L(m, ω, η) = E_ε[log p_λ(m + e^ω ⊙ ε)] + Σ ω + const,   ε ~ N(0, I),
 //
 // by Adam on reparameterisation gradients (cfg.Samples draws per step). The ELBO is not
-// concave in λ (eight schools with σ_j = 0.5 has a local optimum near λ = 0.15 and the global
-// one at λ = 1), so, unlike VIP's single run from λ = ½, LearnLambda starts from every
+// concave in λ (eight schools with informative data has a local optimum near NCP and its
+// global one at CP; see TestLearnLambda), so, unlike VIP's single run from λ = ½, LearnLambda starts from every
 // cfg.Inits value: q is first fitted at that λ by fit.Run (cfg.Recipe), the joint optimisation
 // starts from its moments, and the start with the best final ELBO wins. Because
 // log p_λ is the same posterior in different coordinates, λ moves towards the coordinates in
