@@ -81,7 +81,7 @@ func (c *Choice) String() string {
 		if g.Ratio >= 1 {
 			rel = "≥"
 		}
-		fmt.Fprintf(&b, "%s: %s: median c_F·σ²·(−β) = %.3g %s 1 (c_F·σ² %.3g, −1/β %.3g; %d elements × %d pilot points)\n",
+		fmt.Fprintf(&b, "%s: %s: median c_F·σ²·(−β) = %.4g %s 1 (c_F·σ² %.3g, −1/β %.3g; %d element(s) × %d pilot points)\n",
 			g.Param, formName(g.Lambda), g.Ratio, rel, g.Var, g.Info, g.Elements, g.Points)
 	}
 	return b.String()
