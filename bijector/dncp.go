@@ -476,7 +476,12 @@ func softplusInvExp(w float64) float64 {
 
 // gammaLogit returns logit P(a, x) = log P − log Q, the u of GammaDNCP's standard Gamma(a, 1)
 // value x.
+// Subnormal x (below the smallest normal float64, where x carries fewer than 53 bits) is
+// refused with NaN: its u would not bring x back to 1e-9.
 func gammaLogit(a, x float64) float64 {
+	if x < 0x1p-1022 {
+		return math.NaN()
+	}
 	lp, lq, _, _ := mathx.LogRegIncGamma(a, x)
 	if u := lp - lq; math.Abs(u) <= gammaMaxU {
 		return u
