@@ -529,8 +529,8 @@ var stanGroups = map[string][3]string{
 
 // stanReparam compiles a posterior's centred Stan program and declares its group: Density is
 // the program's log density minus the group's normal prior, which the Spec adds back in the
-// chosen coordinates (the program's `~` drops constants, so the difference is the program's
-// density up to a constant).
+// chosen coordinates (package stan keeps the `~` statements' normalising constants, so the
+// difference is exact, not only up to a constant).
 func stanReparam(full, name string) (reparamProblem, error) {
 	def, err := model.LoadPosteriorInfo(filepath.Join(full, "posteriors", name+".json"))
 	if err != nil {

@@ -13,10 +13,10 @@ import (
 )
 
 // TestEightSchoolsStanCentred: at λ = 1 the built model is posteriordb's
-// eight_schools_centered program compiled by package stan, up to the constants the program's
-// `~` statements drop: the difference of the two log densities is the same at every point
-// (to 1e-10 absolute on totals of size ≈ 10²; any missing θ-, μ- or τ-dependent term would
-// make it vary by O(1) across these points).
+// eight_schools_centered program compiled by package stan. Package stan keeps the normalising
+// constants of `~` statements, so the two log densities agree at every point, to 1e-12
+// relative (the same terms summed in another order, totals ≈ 10²); the test still allows a
+// constant offset, measured at the first point, in case a front end drops constants.
 func TestEightSchoolsStanCentred(t *testing.T) {
 	full := filepath.Join(datadir.SharedOrSkip(t), "data", "posteriordb-full")
 	prog := filepath.Join(full, "models", "eight_schools_centered.stan")
@@ -47,7 +47,7 @@ func TestEightSchoolsStanCentred(t *testing.T) {
 		b, _ := logDensity(sm, z)
 		if k == 0 {
 			off = a - b
-		} else if math.Abs(a-b-off) > 1e-10 {
+		} else if math.Abs(a-b-off) > 1e-12*math.Abs(b) {
 			t.Errorf("at %v: reparam CP − Stan = %.15g, first point %.15g", z, a-b, off)
 		}
 	}
