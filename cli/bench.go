@@ -28,7 +28,8 @@ func newBenchCmd() *cobra.Command {
 	}
 	for _, c := range []func() *cobra.Command{newBenchPosteriordbCmd, newBenchNUTSCmd, newBenchDNCPCmd, newBenchADCmd,
 		newBenchBFVICmd, newBenchUCICmd, newBenchUCISemiCmd, newBenchFMNISTCmd, newBenchMISELBOCmd,
-		newBenchStanCorpusCmd, newBenchStanSpeedCmd, newBenchTrustCmd, newBenchMMCLCmd} {
+		newBenchStanCorpusCmd, newBenchStanSpeedCmd, newBenchTrustCmd, newBenchMMCLCmd,
+		newBenchReparamCmd} {
 		cmd.AddCommand(c())
 	}
 	return cmd

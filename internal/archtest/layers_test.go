@@ -36,6 +36,7 @@ var levels = map[string]int{
 	"bnn":                5,
 	"apovi":              5, // amortised inference in BNNs (POVI, APOVI, AMFVI; Rochussen 2023)
 	"fit":                5,
+	"reparam":            6, // location–scale groups in centred / non-centred / partial form (issue 18)
 	"zoo":                6,
 	"output":             6, // what vigo fit writes, for any model (plots live here, not in fit)
 	"flow/flowtest":      4, // the shared checker of the flow.Flow contract, for tests
