@@ -87,8 +87,8 @@ type Estimator struct {
 	members []Family
 	bfam    BatchFamily       // members[0] when the batched path applies, else nil
 	btgt    model.BatchTarget // target as a BatchTarget, with bfam
-	offs    []int // params of member a are params[offs[a]:offs[a+1]]
-	noise   int   // Σ_a NoiseDim_a
+	offs    []int             // params of member a are params[offs[a]:offs[a+1]]
+	noise   int               // Σ_a NoiseDim_a
 	k       int
 	opts    Options
 
