@@ -62,7 +62,8 @@ type hide struct{ model.Target }
 // BenchmarkELBOStepPath is BenchmarkELBOStep's BF-VI step (M = 50, D = 10, S = 10, MADE 2 × 10
 // linear) and full-rank step on the per-draw and the batched path of objective.Estimator
 // (targets that implement model.BatchTarget; "perdraw" hides it), on the standard normal
-// (family cost only) and eight schools. Compare ratios within one invocation:
+// (family cost only) and eight schools; fullrank_stl is fit's default full-rank estimator
+// (sticking the landing), which takes the per-draw path on either target. Compare ratios within one invocation:
 //
 //	go test ./x/bfvi -run XXX -bench ELBOStepPath -count 5
 func BenchmarkELBOStepPath(b *testing.B) {
@@ -70,9 +71,12 @@ func BenchmarkELBOStepPath(b *testing.B) {
 	fams := []struct {
 		name string
 		f    family.Family
+		o    objective.Options
 	}{
-		{"fullrank", family.NewFullRank(D)},
-		{"bernstein_ar_linear", family.NewFlow(flow.NewBernsteinAR(nn.NewMADE(D, []int{10, 10}, M+1, nn.WithActivation(ad.Linear))))},
+		{"fullrank", family.NewFullRank(D), objective.Options{}},
+		// fit's default full-rank estimator (STL): always the per-draw path.
+		{"fullrank_stl", family.NewFullRank(D), objective.Options{STL: true}},
+		{"bernstein_ar_linear", family.NewFlow(flow.NewBernsteinAR(nn.NewMADE(D, []int{10, 10}, M+1, nn.WithActivation(ad.Linear)))), objective.Options{}},
 	}
 	es := zoo.EightSchools()
 	targets := []struct {
@@ -85,7 +89,7 @@ func BenchmarkELBOStepPath(b *testing.B) {
 	for _, tg := range targets {
 		for _, c := range fams {
 			b.Run(tg.name+"/"+c.name, func(b *testing.B) {
-				e, err := objective.New(tg.t, c.f, objective.Options{})
+				e, err := objective.New(tg.t, c.f, c.o)
 				if err != nil {
 					b.Fatal(err)
 				}
