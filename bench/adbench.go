@@ -8,9 +8,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"math"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vigo-bayes/vigo/ad"
 	"github.com/vigo-bayes/vigo/density"
@@ -120,24 +123,38 @@ func adCases() []adCase {
 	}
 }
 
-// timeIt returns the best of rounds testing.Benchmark runs of f (seconds per call) and the
-// allocations per call. The minimum over rounds is the least disturbed by other load.
+// timeIt returns the least thread CPU time per call of f (seconds) over rounds runs of
+// ≈ 0.3 s of CPU each (at most 5 s of wall time each), and the allocations per call. Thread
+// CPU time, not wall time: on a shared machine a wall-clock figure counts the time the thread
+// waits for a core, which Stan's own timing (clock(), the process's CPU time) and the
+// PyTorch peer's (time.thread_time) do not, so the three are compared in the same unit.
 func timeIt(f func(), rounds int) (float64, int64) {
-	best, allocs := 0.0, int64(0)
-	for r := 0; r < rounds; r++ {
-		res := testing.Benchmark(func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	f()
+	inner := 1 // calls per batch, so that a batch takes ≥ 1 ms of CPU (threadCPU is a system call)
+	for {
+		c0 := threadCPU()
+		for range inner {
+			f()
+		}
+		if threadCPU()-c0 >= time.Millisecond || inner >= 1<<20 {
+			break
+		}
+		inner *= 2
+	}
+	best := math.Inf(1)
+	for range rounds {
+		n, c0, w0 := 0, threadCPU(), time.Now()
+		for threadCPU()-c0 < 300*time.Millisecond && time.Since(w0) < 5*time.Second {
+			for range inner {
 				f()
 			}
-		})
-		s := res.T.Seconds() / float64(res.N)
-		if r == 0 || s < best {
-			best = s
+			n += inner
 		}
-		allocs = res.AllocsPerOp()
+		best = min(best, (threadCPU()-c0).Seconds()/float64(n))
 	}
-	return best, allocs
+	return best, int64(testing.AllocsPerRun(10, f))
 }
 
 // ADConfig configures RunAD.

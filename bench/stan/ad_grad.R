@@ -10,8 +10,9 @@
 # 1, cores 1: 300 warmup + 300 draws (logistic_100000x50, whose gradients take milliseconds:
 # 25 + 25 with max_treedepth 6, at most 63 gradients per iteration — enough gradients to time
 # them, not to sample well). The line printed is as grad_time.R's: case, gradient evaluations (sum of
-# n_leapfrog__ over warmup and draws), sampler wall seconds (get_elapsed_time), and
-# microseconds per gradient = wall / evaluations (NUTS's own bookkeeping per leapfrog step
+# n_leapfrog__ over warmup and draws), sampler seconds (get_elapsed_time: in rstan 2.21 the
+# process CPU time, clock(), not wall time), and
+# microseconds per gradient = seconds / evaluations (NUTS's own bookkeeping per leapfrog step
 # included: the cost a Stan user sees per gradient).
 suppressPackageStartupMessages({
   library(rstan)
