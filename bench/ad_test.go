@@ -104,7 +104,7 @@ func TestWriteADMarkdownVerdicts(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{
-		"| fast | 10.0 µs | 0 | 9.0 µs | 1.11 | 100.0 µs | 0.10 | 20.0 µs (issue) | 0.50 | faster than the best peer (Stan) |",
+		"| fast | 10.0 µs | 0 | 9.0 µs | 1.11 | 100.0 µs | 0.10 | 20.0 µs (issue) | 0.50 | faster than the best peer (PyTorch) |",
 		"| 150.0 µs (issue) | 0.20 | 20.0 µs (issue) | 1.50 | slower than the best peer (Stan) by 1.50×; 3.0× the hand-written floor (target ≤ 1.3×)",
 		"| stan | 30.0 µs | 0 | 29.0 µs | 1.03 | 90.0 µs | 0.33 | 25.0 µs | 1.20 | slower than the best peer (Stan) by 1.20× |",
 		"- command: `vigo bench ad`", "kernels: ", "\na note\n\n| gradient of |",

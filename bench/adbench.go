@@ -277,7 +277,8 @@ func rstanADGrad(ctx context.Context, cfg ADConfig) (map[string]float64, error) 
 // with the ratios to the hand-written floor and the peers and a verdict. A peer measured in
 // this run (PyTorch with --torch, Stan with --stan) is shown as such; otherwise the issue's
 // figure, measured before the project on another machine, is shown marked "(issue)". The
-// verdict names the fastest peer of the row and, where vigo is slower, by how much.
+// verdict names the fastest peer of the row measured in this run (the issue's figures only
+// where no peer was run) and, where vigo is slower, by how much.
 func WriteADMarkdown(w io.Writer, h resultmd.Header, rows []ADRow, note string) error {
 	var b strings.Builder
 	h.Machine = "kernels: " + kernel.Impl()
@@ -291,7 +292,12 @@ func WriteADMarkdown(w io.Writer, h resultmd.Header, rows []ADRow, note string) 
 	for _, r := range rows {
 		torch, tr := peerCell(r.AD, r.Torch, r.TorchRef)
 		stan, sr := peerCell(r.AD, r.Stan, r.StanRef)
-		tv, sv := pick(r.Torch, r.TorchRef), pick(r.Stan, r.StanRef)
+		// The verdict compares with the peers measured in this run; only where none was, with
+		// the issue's figures.
+		tv, sv := r.Torch, r.Stan
+		if tv == 0 && sv == 0 {
+			tv, sv = r.TorchRef, r.StanRef
+		}
 		best, name := tv, "PyTorch"
 		if sv > 0 && (best == 0 || sv < best) {
 			best, name = sv, "Stan"
