@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -22,8 +23,8 @@ import (
 // Where a flow fit's time goes (vigo bench flowcost): for each flow kind and posterior that
 // needs a flow, the cost of one draw of a gradient step split into the family's part (the
 // flow's forward and backward passes and the estimator's tape work, timed on a free target)
-// and the model's part (one log density and gradient), and, with Fit, the number of
-// gradient evaluations the default fit of that kind takes, so that evaluations × cost per
+// and the model's part (one log density and gradient), and, for FitKinds, the number of
+// gradient evaluations the default fit of that kind takes (FitKinds), so that evaluations × cost per
 // draw can be set against the fit's wall time.
 
 // FlowCostConfig configures RunFlowCost.
@@ -31,11 +32,13 @@ type FlowCostConfig struct {
 	Dir    string        // posteriordb directory (garch and gp_pois_regr data)
 	Kinds  []string      // flow kinds (fit.IsFlowKind); default bernstein, maf, realnvp
 	Budget time.Duration // timing per measurement (best of 3 runs of Budget/3); default 0.6 s
-	Fit    bool          // also run fit.DefaultRecipe(kind) with seed 1 on each posterior (one worker)
+	// FitKinds are the kinds whose default fit (fit.DefaultRecipe(kind), seed 1, one worker)
+	// also runs on each posterior, to count its gradient evaluations; empty: none.
+	FitKinds []string
 }
 
 // FlowCostRow is one (posterior, kind): costs per draw of a step (thread CPU time), the
-// step's S and estimator, and with Fit the default fit's totals.
+// step's S and estimator, and for FitKinds the default fit's totals.
 type FlowCostRow struct {
 	Posterior, Kind  string
 	Dim, Params, S   int
@@ -43,7 +46,7 @@ type FlowCostRow struct {
 	Batched          bool          // the real target's step took the batched path (model.BatchTarget)
 	Family, Model    time.Duration // per draw: family on a free target; model gradient
 	Step             time.Duration // per draw: the step on the real target
-	Iters, GradEvals int           // the default fit (Fit)
+	Iters, GradEvals int           // the default fit (FitKinds)
 	FitWall          time.Duration
 	Err              string
 }
@@ -198,7 +201,7 @@ func flowCostRow(ctx context.Context, cfg FlowCostConfig, name string, tg model.
 	}
 	row.Family = per(free)
 	row.Step = per(tg)
-	if cfg.Fit && row.Err == "" {
+	if slices.Contains(cfg.FitKinds, kind) && row.Err == "" {
 		t0 := time.Now()
 		res, err := fit.Run(ctx, tg, r, fit.WithWorkers(1))
 		row.FitWall = time.Since(t0)
@@ -212,7 +215,7 @@ func flowCostRow(ctx context.Context, cfg FlowCostConfig, name string, tg model.
 }
 
 // Markdown writes the report: per posterior and kind the costs per draw, the model's share,
-// and with Fit the default fit's evaluations and its wall time against evaluations × step.
+// and for FitKinds the default fit's evaluations and its wall time against evaluations × step.
 func (rep *FlowCostReport) Markdown(w io.Writer, h resultmd.Header) error {
 	var b strings.Builder
 	h.Machine = "one goroutine (fits: one worker)"
@@ -224,7 +227,7 @@ family's Init): **family** = thread CPU time of objective.Estimator.Evaluate on 
 estimator's tape work; on the batched path when the posterior's step takes it); **model** = one log density and gradient of the posterior
 (model.Gradient at a fixed point); **step** = Evaluate on the posterior divided by S (≈ family +
 model; "batched" when the step took objective's batched path, model.BatchTarget). Each the
-least of 3 timing runs. With --fit: the default fit of that kind with seed 1 and one worker
+least of 3 timing runs. With --fit KINDS: the default fit of that kind with seed 1 and one worker
 (warm-start stage included), its gradient evaluations × step per draw as the predicted cost,
 against its wall time (the rest: tracking estimates, k̂ checks, the optimiser, the warm
 start's own steps at a full-rank cost, and the load of the machine).
