@@ -240,3 +240,48 @@ func (a *Affine) DrawBatch(t *ad.Tape, params ad.Var, eps []float64) (Z, logq ad
 	}
 	return t.AsMatrix(c.Var(), S, d), t.AddC(lq, -a.logDet)
 }
+
+// BatchDensityFamily is a BatchFamily that also records log q of S given points in one call,
+// for sticking-the-landing gradients on the batched path (objective.Estimator with STL, which
+// names the same method set): LogDensityBatch(params, Z) is a vector node of size S whose
+// element s is LogDensity(params, Z_s·). The Gaussians and Affine implement it, row by row
+// (S fused nodes of LogDensity; a Gaussian's is one node of O(d²) work), so values and
+// gradients are those of LogDensity exactly.
+type BatchDensityFamily interface {
+	BatchFamily
+	LogDensityBatch(t *ad.Tape, params, Z ad.Var) ad.Var
+}
+
+var (
+	_ BatchDensityFamily = (*MeanField)(nil)
+	_ BatchDensityFamily = (*FullRank)(nil)
+	_ BatchDensityFamily = (*Affine)(nil)
+)
+
+// logDensityRows records f.LogDensity of each row of Z and concatenates the S values.
+func logDensityRows(t *ad.Tape, f Family, params, Z ad.Var) ad.Var {
+	d := f.Dim()
+	S := t.Size(Z) / d
+	var buf [16]ad.Var
+	v := buf[:0]
+	for s := range S {
+		v = append(v, f.LogDensity(t, params, t.Slice(Z, s*d, (s+1)*d)))
+	}
+	return t.Concat(v...)
+}
+
+// LogDensityBatch records LogDensity of each row of Z (see BatchDensityFamily).
+func (f *MeanField) LogDensityBatch(t *ad.Tape, params, Z ad.Var) ad.Var {
+	return logDensityRows(t, f, params, Z)
+}
+
+// LogDensityBatch records LogDensity of each row of Z (see BatchDensityFamily).
+func (f *FullRank) LogDensityBatch(t *ad.Tape, params, Z ad.Var) ad.Var {
+	return logDensityRows(t, f, params, Z)
+}
+
+// LogDensityBatch records LogDensity of each row of Z (see BatchDensityFamily): for a flow
+// base an inversion per row, as LogDensity.
+func (a *Affine) LogDensityBatch(t *ad.Tape, params, Z ad.Var) ad.Var {
+	return logDensityRows(t, a, params, Z)
+}

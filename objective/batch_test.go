@@ -88,8 +88,11 @@ func TestBatchMatchesPerDraw(t *testing.T) {
 	tg := zoo.EightSchools()
 	r := rng.New(31, 0)
 	for name, f := range batchFamilies(tg.Dim()) {
-		for _, o := range []Options{{}, {Entropy: true}} {
+		for _, o := range []Options{{}, {Entropy: true}, {STL: true}} {
 			if _, ok := f.(family.EntropyFamily); o.Entropy && !ok {
+				continue
+			}
+			if _, ok := f.(family.BatchDensityFamily); o.STL && !ok {
 				continue
 			}
 			eb, err := New(tg, f, o)
@@ -182,15 +185,19 @@ func TestBatchNoAllocs(t *testing.T) {
 	tg := zoo.EightSchools()
 	r := rng.New(34, 0)
 	fams := batchFamilies(tg.Dim())
-	for _, name := range []string{"meanfield", "fullrank", "bernstein_ar", "affine_bernstein"} {
+	for _, c := range []struct {
+		name string
+		o    Options
+	}{{"meanfield", Options{}}, {"fullrank", Options{}}, {"fullrank", Options{STL: true}}, {"bernstein_ar", Options{}}, {"affine_bernstein", Options{}}} {
+		name := c.name
 		f := fams[name]
-		e, _ := New(tg, f, Options{})
+		e, _ := New(tg, f, c.o)
 		p := randParams(f, r, 0.1)
 		eps := randNormal(r, e.NoiseLen(10))
 		g := make([]float64, len(p))
 		e.Evaluate(p, eps, g)
 		if a := testing.AllocsPerRun(10, func() { e.Evaluate(p, eps, g) }); a != 0 {
-			t.Errorf("%s: %v allocations per batched Evaluate", name, a)
+			t.Errorf("%s %+v: %v allocations per batched Evaluate", name, c.o, a)
 		}
 	}
 }

@@ -46,6 +46,14 @@ type BatchFamily interface {
 	DrawBatch(t *ad.Tape, params ad.Var, eps []float64) (Z, logq ad.Var)
 }
 
+// BatchDensityFamily is a BatchFamily that also records log q(Z_s·; φ) of S given points as
+// one vector node (for sticking the landing on the batched path; family.BatchDensityFamily
+// satisfies it).
+type BatchDensityFamily interface {
+	BatchFamily
+	LogDensityBatch(t *ad.Tape, params, Z ad.Var) ad.Var
+}
+
 // Options selects the objective and its gradient estimator.
 type Options struct {
 	// K is the number of importance samples per group: 0 or 1 gives the ELBO, K > 1 the
@@ -74,21 +82,23 @@ type Options struct {
 // Each group of K draws is recorded on the tape, differentiated with BackwardSince and rewound,
 // so the tape never holds more than one group and memory does not grow with S.
 //
-// Batched draws. For the ELBO of one family (K = 1, one member, no STL) whose family is a
-// BatchFamily and whose target is a model.BatchTarget, Evaluate records all S draws and their
-// log densities in one pass instead: Z, log q = DrawBatch(ε_1..S), log p = LogDensityBatch(Z),
-// and one backward pass of Σ_s (log p(z_s) − log q(z_s)) (Σ_s log p(z_s) with the closed-form
-// entropy). The estimate and its gradient are the same as the per-draw path's up to rounding
+// Batched draws. For the ELBO of one family (K = 1, one member) whose family is a
+// BatchFamily (with STL, a BatchDensityFamily) and whose target is a model.BatchTarget,
+// Evaluate records all S draws and their log densities in one pass instead: Z, log q =
+// DrawBatch(ε_1..S), log p = LogDensityBatch(Z), and one backward pass of Σ_s (log p(z_s) −
+// log q(z_s)) (Σ_s log p(z_s) with the closed-form entropy; with STL log q of the rows of Z
+// at the stopped parameters, LogDensityBatch of the family). The estimate and its gradient are the same as the per-draw path's up to rounding
 // (sums in a different order); the tape then holds the S draws at once (memory O(S) instead of
 // O(1) in S). If a log weight is −Inf, or the target has no batched form (ok = false), that
 // Evaluate falls back to the per-draw path, which drops such draws from the gradient.
 type Estimator struct {
 	target  model.Target
 	members []Family
-	bfam    BatchFamily       // members[0] when the batched path applies, else nil
-	btgt    model.BatchTarget // target as a BatchTarget, with bfam
-	offs    []int             // params of member a are params[offs[a]:offs[a+1]]
-	noise   int               // Σ_a NoiseDim_a
+	bfam    BatchFamily        // members[0] when the batched path applies, else nil
+	bden    BatchDensityFamily // members[0] with STL on the batched path
+	btgt    model.BatchTarget  // target as a BatchTarget, with bfam
+	offs    []int              // params of member a are params[offs[a]:offs[a+1]]
+	noise   int                // Σ_a NoiseDim_a
 	k       int
 	opts    Options
 
@@ -140,9 +150,13 @@ func NewEnsemble(target model.Target, members []Family, opts Options) (*Estimato
 			return nil, fmt.Errorf("objective: New: family %T has no closed-form entropy", members[0])
 		}
 	}
-	if bf, ok := members[0].(BatchFamily); ok && A == 1 && k == 1 && !opts.STL {
-		if bt, ok := target.(model.BatchTarget); ok {
+	if bf, ok := members[0].(BatchFamily); ok && A == 1 && k == 1 {
+		bd, okd := members[0].(BatchDensityFamily)
+		if bt, ok := target.(model.BatchTarget); ok && (!opts.STL || okd) {
 			e.bfam, e.btgt = bf, bt
+			if opts.STL {
+				e.bden = bd
+			}
 		}
 	}
 	e.views = make([]ad.Var, A)
@@ -337,7 +351,10 @@ func (e *Estimator) evaluateBatch(P ad.Var, m ad.Mark, eps []float64, grad bool,
 	}
 	if grad {
 		out := LP
-		if !e.opts.Entropy {
+		switch {
+		case e.bden != nil:
+			out = t.Sub(LP, e.bden.LogDensityBatch(t, e.cviews[0], Z))
+		case !e.opts.Entropy:
 			out = t.Sub(LP, LQ)
 		}
 		if out = t.Sum(out); !t.IsConst(out) {
