@@ -12,7 +12,7 @@ import (
 func TestFlowCostMarkdown(t *testing.T) {
 	rep := &FlowCostReport{Rows: []FlowCostRow{
 		{Posterior: "p", Kind: "bernstein", Dim: 10, Params: 100, S: 32, Estimator: "elbo", Batched: true,
-			Family: 6 * time.Microsecond, Model: 2 * time.Microsecond, Step: 8 * time.Microsecond, Iters: 10, GradEvals: 1000, FitWall: time.Second},
+			Family: 6 * time.Microsecond, Model: 2 * time.Microsecond, Step: 8 * time.Microsecond, Iters: 10, GradEvals: 1000, FitCPU: time.Second / 2, FitWall: time.Second},
 		{Posterior: "q", Kind: "maf", Dim: 3, Err: "bad | thing"},
 	}}
 	var b strings.Builder
@@ -20,7 +20,7 @@ func TestFlowCostMarkdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"| p | bernstein | 10 | 100 | 32 | elbo, batched | 6.00 | 2.00 | 8.00 | 25% | 10 | 1000 | 0.0 | 1.0 |",
+		"| p | bernstein | 10 | 100 | 32 | elbo, batched | 6.00 | 2.00 | 8.00 | 25% | 10 | 1000 | 0.0 | 0.5 | 1.0 |",
 		"error: bad \\| thing |", "- command: `vigo bench flowcost`",
 	} {
 		if !strings.Contains(b.String(), want) {
