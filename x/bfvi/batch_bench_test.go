@@ -63,7 +63,7 @@ type hide struct{ model.Target }
 // linear) and full-rank step on the per-draw and the batched path of objective.Estimator
 // (targets that implement model.BatchTarget; "perdraw" hides it), on the standard normal
 // (family cost only) and eight schools; fullrank_stl is fit's default full-rank estimator
-// (sticking the landing), which takes the per-draw path on either target. Compare ratios within one invocation:
+// (sticking the landing; batched through family.BatchDensityFamily). Compare ratios within one invocation:
 //
 //	go test ./x/bfvi -run XXX -bench ELBOStepPath -count 5
 func BenchmarkELBOStepPath(b *testing.B) {
@@ -74,7 +74,7 @@ func BenchmarkELBOStepPath(b *testing.B) {
 		o    objective.Options
 	}{
 		{"fullrank", family.NewFullRank(D), objective.Options{}},
-		// fit's default full-rank estimator (STL): always the per-draw path.
+		// fit's default full-rank estimator (STL).
 		{"fullrank_stl", family.NewFullRank(D), objective.Options{STL: true}},
 		{"bernstein_ar_linear", family.NewFlow(flow.NewBernsteinAR(nn.NewMADE(D, []int{10, 10}, M+1, nn.WithActivation(ad.Linear)))), objective.Options{}},
 	}
