@@ -150,7 +150,7 @@ func (m *glm) logDensityBatch(t *ad.Tape, Z ad.Var, jac bool) ad.Var {
 		var pbuf [4]ad.Var
 		n := hi - lo
 		for s := lo; s < hi; s++ {
-			p := pbuf[:0]
+			var p []ad.Var
 			if nl := m.lay.NumParams(); nl <= len(pbuf) {
 				p = pbuf[:nl]
 			} else {
