@@ -129,6 +129,10 @@ func (n *glmBatch) Backward(c ad.Custom) {
 // the stack); a larger batch is recorded in chunks.
 const glmBatchMax = 16
 
+// glmVars is the most parameters a normal regression's layout has without an allocation in
+// logDensityBatch (the zoo's have 2 or 3).
+const glmVars = 4
+
 // logDensityBatch: per row the layout's transforms, split and the prior on the tape as
 // LogDensity records them, and the S likelihoods Σ_i log N(y_i | alpha_s + x_i·beta_s,
 // sigma_s) as one node whose forward reads each feature column once for all the rows of a
@@ -147,7 +151,10 @@ func (m *glm) logDensityBatch(t *ad.Tape, Z ad.Var, jac bool) ad.Var {
 		hi := min(lo+glmBatchMax, S)
 		var args [3 * glmBatchMax]ad.Var
 		var rest [glmBatchMax]ad.Var
-		var pbuf [4]ad.Var
+		pbuf, _ := m.vars.Get().(*[glmVars]ad.Var)
+		if pbuf == nil {
+			pbuf = new([glmVars]ad.Var)
+		}
 		n := hi - lo
 		for s := lo; s < hi; s++ {
 			var p []ad.Var
@@ -203,6 +210,7 @@ func (m *glm) logDensityBatch(t *ad.Tape, Z ad.Var, jac bool) ad.Var {
 			}
 			a[D+1] = (ss - float64(N)) * inv
 		}
+		m.vars.Put(pbuf)
 		cs = append(cs, t.Add(t.Concat(rest[:n]...), c.Var()))
 	}
 	if len(cs) == 1 {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/internal/race"
 	"github.com/vigo-bayes/vigo/model"
 	"github.com/vigo-bayes/vigo/rng"
 )
@@ -78,6 +79,35 @@ func TestLogDensityBatch(t *testing.T) {
 				}
 			}
 			checkGrad(t, m.Name+" batched", sum(true), z)
+		}
+	}
+}
+
+// TestLogDensityBatchNoAllocs: the batched forms allocate nothing in steady state (one tape
+// reused), as LogDensity does.
+func TestLogDensityBatchNoAllocs(t *testing.T) {
+	if race.Enabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	for _, n := range []string{"eight_schools", "kidiq", "diamonds", "arK"} {
+		d, err := model.ParseData(n, strings.NewReader(fuzzSeeds[n]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := New(n, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		z := make([]float64, 8*m.Dim())
+		var tp ad.Tape
+		f := func() {
+			tp.Reset()
+			v, _ := m.LogDensityBatch(&tp, tp.Input(z))
+			tp.Backward(tp.Sum(v))
+		}
+		f()
+		if a := testing.AllocsPerRun(20, f); a != 0 {
+			t.Errorf("%s: %v allocations per LogDensityBatch and backward pass", n, a)
 		}
 	}
 }
