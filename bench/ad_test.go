@@ -96,6 +96,7 @@ func TestWriteADMarkdownVerdicts(t *testing.T) {
 	rows := []ADRow{
 		{Name: "fast", AD: 10e-6, Analytic: 9e-6, Torch: 100e-6, StanRef: 20e-6, TorchRef: 150e-6},
 		{Name: "slow", AD: 30e-6, Analytic: 10e-6, StanRef: 20e-6, TorchRef: 150e-6},
+		{Name: "stan", AD: 30e-6, Analytic: 29e-6, Torch: 90e-6, Stan: 25e-6, StanRef: 20e-6, TorchRef: 150e-6},
 	}
 	var b strings.Builder
 	if err := WriteADMarkdown(&b, resultmd.Header{Command: "vigo bench ad"}, rows, "a note"); err != nil {
@@ -103,8 +104,9 @@ func TestWriteADMarkdownVerdicts(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{
-		"| fast | 10.0 µs | 0 | 9.0 µs | 1.11 | 100.0 µs | 0.10 | 20.0 µs | 150.0 µs | 20.0 µs | faster than the best peer |",
-		"slower than the best peer by 1.50×; 3.0× the hand-written floor (target ≤ 1.3×)",
+		"| fast | 10.0 µs | 0 | 9.0 µs | 1.11 | 100.0 µs | 0.10 | 20.0 µs (issue) | 0.50 | faster than the best peer (PyTorch) |",
+		"| 150.0 µs (issue) | 0.20 | 20.0 µs (issue) | 1.50 | slower than the best peer (Stan) by 1.50×; 3.0× the hand-written floor (target ≤ 1.3×)",
+		"| stan | 30.0 µs | 0 | 29.0 µs | 1.03 | 90.0 µs | 0.33 | 25.0 µs | 1.20 | slower than the best peer (Stan) by 1.20× |",
 		"- command: `vigo bench ad`", "kernels: ", "\na note\n\n| gradient of |",
 	} {
 		if !strings.Contains(out, want) {

@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"github.com/vigo-bayes/vigo/internal/resultmd"
 	"io"
+	"math"
 	"os"
 	"os/exec"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vigo-bayes/vigo/ad"
 	"github.com/vigo-bayes/vigo/density"
@@ -56,6 +60,7 @@ type ADRow struct {
 	AD, Analytic      float64 // measured now, seconds
 	ADAllocs          int64   // allocations per AD gradient
 	Torch             float64 // measured now (0: not run)
+	Stan              float64 // rstan's in-sampler gradient, measured now (0: not run or no Stan program)
 	StanRef, TorchRef float64 // the issue's figures, measured before the project (seconds)
 }
 
@@ -118,24 +123,38 @@ func adCases() []adCase {
 	}
 }
 
-// timeIt returns the best of rounds testing.Benchmark runs of f (seconds per call) and the
-// allocations per call. The minimum over rounds is the least disturbed by other load.
+// timeIt returns the least thread CPU time per call of f (seconds) over rounds runs of
+// ≈ 0.3 s of CPU each (at most 5 s of wall time each), and the allocations per call. Thread
+// CPU time, not wall time: on a shared machine a wall-clock figure counts the time the thread
+// waits for a core, which Stan's own timing (clock(), the process's CPU time) and the
+// PyTorch peer's (time.thread_time) do not, so the three are compared in the same unit.
 func timeIt(f func(), rounds int) (float64, int64) {
-	best, allocs := 0.0, int64(0)
-	for r := 0; r < rounds; r++ {
-		res := testing.Benchmark(func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	f()
+	inner := 1 // calls per batch, so that a batch takes ≥ 1 ms of CPU (threadCPU is a system call)
+	for {
+		c0 := threadCPU()
+		for range inner {
+			f()
+		}
+		if threadCPU()-c0 >= time.Millisecond || inner >= 1<<20 {
+			break
+		}
+		inner *= 2
+	}
+	best := math.Inf(1)
+	for range rounds {
+		n, c0, w0 := 0, threadCPU(), time.Now()
+		for threadCPU()-c0 < 300*time.Millisecond && time.Since(w0) < 5*time.Second {
+			for range inner {
 				f()
 			}
-		})
-		s := res.T.Seconds() / float64(res.N)
-		if r == 0 || s < best {
-			best = s
+			n += inner
 		}
-		allocs = res.AllocsPerOp()
+		best = min(best, (threadCPU()-c0).Seconds()/float64(n))
 	}
-	return best, allocs
+	return best, int64(testing.AllocsPerRun(10, f))
 }
 
 // ADConfig configures RunAD.
@@ -143,7 +162,12 @@ type ADConfig struct {
 	Rounds int    // benchmark repetitions per row, best taken; default 3
 	Torch  string // path of peers/torch_grad.py; "" skips the PyTorch peer
 	Python string // interpreter with torch; default /usr/bin/python3
-	Note   string // a paragraph under the report's header (machine load, build, …; "": none)
+	// Stan is the path of bench/stan/ad_grad.R: rstan's gradient timed inside its sampler in
+	// the same run, for the rows with a Stan program (logistic regression, eight schools); ""
+	// skips it. Rscript is the R interpreter (default "Rscript"); PosteriorDB the posteriordb
+	// directory for eight schools' data ("" lets the script use ../shared beside the checkout).
+	Stan, Rscript, PosteriorDB string
+	Note                       string // a paragraph under the report's header (machine load, build, …; "": none)
 }
 
 // ADReport holds the rows of RunAD.
@@ -179,6 +203,13 @@ func RunAD(ctx context.Context, cfg ADConfig) (*ADReport, error) {
 			return nil, fmt.Errorf("bench: RunAD: PyTorch peer output: %v", err)
 		}
 	}
+	var stan map[string]float64
+	if cfg.Stan != "" {
+		var err error
+		if stan, err = rstanADGrad(ctx, cfg); err != nil {
+			return nil, err
+		}
+	}
 	rep := &ADReport{Config: cfg}
 	for _, c := range adCases() {
 		if err := ctx.Err(); err != nil {
@@ -190,14 +221,64 @@ func RunAD(ctx context.Context, cfg ADConfig) (*ADReport, error) {
 		if v, ok := torch[c.key].(float64); ok {
 			r.Torch = v
 		}
+		r.Stan = stan[c.key]
 		rep.Rows = append(rep.Rows, r)
 	}
 	return rep, nil
 }
 
+// stanADCases are the rows with a Stan program in bench/stan (ad_grad.R's cases).
+var stanADCases = []string{"logistic_1000x10", "logistic_100000x50", "eight_schools"}
+
+// rstanADGrad runs bench/stan/ad_grad.R on stanADCases and returns seconds per gradient by
+// row key. Its output lines are case, gradient evaluations, wall seconds, µs per gradient
+// (tab-separated), as grad_time.R's.
+func rstanADGrad(ctx context.Context, cfg ADConfig) (map[string]float64, error) {
+	if _, err := os.Stat(cfg.Stan); err != nil {
+		return nil, fmt.Errorf("bench: RunAD: Stan: %w", err)
+	}
+	rscript := cfg.Rscript
+	if rscript == "" {
+		rscript = "Rscript"
+	}
+	cmd := exec.CommandContext(ctx, rscript, append([]string{cfg.Stan}, stanADCases...)...)
+	if cfg.PosteriorDB != "" {
+		cmd.Env = append(os.Environ(), "POSTERIORDB="+cfg.PosteriorDB)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		msg, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
+		return nil, fmt.Errorf("bench: RunAD: %s %s: %v: %s", rscript, cfg.Stan, err, msg)
+	}
+	got := map[string]float64{}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 4 {
+			continue
+		}
+		us, err := strconv.ParseFloat(f[3], 64)
+		if err != nil || !(us > 0) {
+			return nil, fmt.Errorf("bench: RunAD: rstan output %q: not a time per gradient", line)
+		}
+		got[f[0]] = us * 1e-6
+	}
+	for _, k := range stanADCases {
+		if got[k] == 0 {
+			return nil, fmt.Errorf("bench: RunAD: rstan printed no time for %s", k)
+		}
+	}
+	return got, nil
+}
+
 // WriteADMarkdown writes the rows as the bench/results/ad.md table: the header (the kernels
 // build on the machine line), note as a paragraph when not empty, and one row per gradient
-// with the ratios to the hand-written floor and the peers and a verdict.
+// with the ratios to the hand-written floor and the peers and a verdict. A peer measured in
+// this run (PyTorch with --torch, Stan with --stan) is shown as such; otherwise the issue's
+// figure, measured before the project on another machine, is shown marked "(issue)". The
+// verdict names the fastest peer of the row measured in this run (the issue's figures only
+// where no peer was run) and, where vigo is slower, by how much.
 func WriteADMarkdown(w io.Writer, h resultmd.Header, rows []ADRow, note string) error {
 	var b strings.Builder
 	h.Machine = "kernels: " + kernel.Impl()
@@ -206,29 +287,59 @@ func WriteADMarkdown(w io.Writer, h resultmd.Header, rows []ADRow, note string) 
 		fmt.Fprintf(&b, "\n%s\n", note)
 	}
 	b.WriteString("\n")
-	fmt.Fprintln(&b, "| gradient of | vigo AD | allocs/op | hand-written | AD / hand | PyTorch now | AD / PyTorch | Stan (issue) | PyTorch (issue) | best peer | verdict |")
-	fmt.Fprintln(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+	fmt.Fprintln(&b, "| gradient of | vigo AD | allocs/op | hand-written | AD / hand | PyTorch | AD / PyTorch | Stan | AD / Stan | verdict |")
+	fmt.Fprintln(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 	for _, r := range rows {
-		torch, ratio := "—", "—"
-		best := min(r.StanRef, r.TorchRef)
-		if r.Torch > 0 {
-			torch = fmtDur(r.Torch)
-			ratio = fmt.Sprintf("%.2f", r.AD/r.Torch)
-			best = min(best, r.Torch)
+		torch, tr := peerCell(r.AD, r.Torch, r.TorchRef)
+		stan, sr := peerCell(r.AD, r.Stan, r.StanRef)
+		// The verdict compares with the peers measured in this run; only where none was, with
+		// the issue's figures.
+		tv, sv := r.Torch, r.Stan
+		if tv == 0 && sv == 0 {
+			tv, sv = r.TorchRef, r.StanRef
 		}
-		verdict := "faster than the best peer"
-		if r.AD > best {
-			verdict = fmt.Sprintf("slower than the best peer by %.2f×", r.AD/best)
+		best, name := tv, "PyTorch"
+		if sv > 0 && (best == 0 || sv < best) {
+			best, name = sv, "Stan"
+		}
+		verdict := "—"
+		switch {
+		case best == 0:
+		case r.AD <= best:
+			verdict = fmt.Sprintf("faster than the best peer (%s)", name)
+		default:
+			verdict = fmt.Sprintf("slower than the best peer (%s) by %.2f×", name, r.AD/best)
 		}
 		if r.AD > 1.3*r.Analytic {
 			verdict += fmt.Sprintf("; %.1f× the hand-written floor (target ≤ 1.3×)", r.AD/r.Analytic)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %s | %.2f | %s | %s | %s | %s | %s | %s |\n",
-			r.Name, fmtDur(r.AD), r.ADAllocs, fmtDur(r.Analytic), r.AD/r.Analytic, torch, ratio,
-			fmtDur(r.StanRef), fmtDur(r.TorchRef), fmtDur(best), verdict)
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %.2f | %s | %s | %s | %s | %s |\n",
+			r.Name, fmtDur(r.AD), r.ADAllocs, fmtDur(r.Analytic), r.AD/r.Analytic, torch, tr, stan, sr, verdict)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// pick returns the figure measured now, else the issue's (0: neither).
+func pick(now, ref float64) float64 {
+	if now > 0 {
+		return now
+	}
+	return ref
+}
+
+// peerCell returns a peer's time cell and the ratio vigo/peer: the figure measured now, or
+// the issue's marked "(issue)", or dashes.
+func peerCell(ad, now, ref float64) (cell, ratio string) {
+	v := pick(now, ref)
+	if v == 0 {
+		return "—", "—"
+	}
+	cell = fmtDur(v)
+	if now == 0 {
+		cell += " (issue)"
+	}
+	return cell, fmt.Sprintf("%.2f", ad/v)
 }
 
 func fmtDur(s float64) string {

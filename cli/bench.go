@@ -26,7 +26,7 @@ func newBenchCmd() *cobra.Command {
 		Short: "Run vigo's benchmarks and write markdown tables",
 		Args:  cobra.NoArgs,
 	}
-	for _, c := range []func() *cobra.Command{newBenchPosteriordbCmd, newBenchNUTSCmd, newBenchDNCPCmd, newBenchADCmd,
+	for _, c := range []func() *cobra.Command{newBenchPosteriordbCmd, newBenchNUTSCmd, newBenchDNCPCmd, newBenchADCmd, newBenchFlowCostCmd,
 		newBenchBFVICmd, newBenchUCICmd, newBenchUCISemiCmd, newBenchFMNISTCmd, newBenchMISELBOCmd,
 		newBenchStanCorpusCmd, newBenchStanSpeedCmd, newBenchTrustCmd, newBenchMMCLCmd,
 		newBenchReparamCmd} {

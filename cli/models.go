@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/vigo-bayes/vigo/ad"
 	"github.com/vigo-bayes/vigo/internal/datadir"
 	"github.com/vigo-bayes/vigo/model"
 	"github.com/vigo-bayes/vigo/stan"
@@ -67,6 +68,17 @@ type loadedModel struct {
 	Posterior string     // posteriordb name ("" for a caller's model)
 	data      string     // where the data came from: a path, "embedded" or "built-in"
 	zoo       *zoo.Model // the zoo model (nil for a caller's model)
+}
+
+// LogDensityBatch is the zoo model's batched log density (model.BatchTarget), so that vigo fit
+// takes the path the library takes on the same zoo model (fit.Run with a *zoo.Model); ok is
+// false for the caller's models, Stan programs and zoo models without a batched form. The
+// zoo model and m.Model share the data and the Jacobian setting.
+func (m *loadedModel) LogDensityBatch(t *ad.Tape, Z ad.Var) (ad.Var, bool) {
+	if m.zoo == nil || m.Model.NoJacobian != !m.zoo.Jacobian() {
+		return ad.Var{}, false
+	}
+	return m.zoo.LogDensityBatch(t, Z)
 }
 
 // load builds the model called name: the caller's, from --data or its built-in data; or the

@@ -175,3 +175,44 @@ func (m *Model) LogDensity(t *ad.Tape, z ad.Var) ad.Var {
 	}
 	return t.Add(lp, lj)
 }
+
+// BatchTarget is a Target that can also record the log density of many points in one pass:
+// the optional batched form VI estimators use for the S draws of a step (objective.Estimator
+// calls it when the family can draw a batch too). Z is an S×Dim node (row-major, row s is the
+// point z_s; a plain vector of size S·Dim is accepted), and the result is a vector node of size
+// S whose element s is log p(z_s), the value LogDensity(z_s) records up to rounding (the sums
+// may be formed in a different order), with the same gradient.
+//
+// Cost: what the target's arithmetic needs for S points, against S times LogDensity's nodes;
+// a good implementation records O(1) nodes (one fused node with S·Dim partials, or matrix
+// products over the S rows such as X·Bᵀ for a regression's linear predictors).
+//
+// ok = false says that this target has no batched form (a wrapper whose inner target has none)
+// and that nothing was recorded: the caller then evaluates the rows one by one. The
+// concurrency rule is Target's.
+type BatchTarget interface {
+	Target
+	LogDensityBatch(t *ad.Tape, Z ad.Var) (lp ad.Var, ok bool)
+}
+
+// LogDensityRows records log p(z_s) for the S rows of Z (S·Dim values) one row at a time with
+// LogDensity and returns them as one vector node of size S: the per-row form of
+// BatchTarget.LogDensityBatch, for targets without a batched form and for tests. Cost: S
+// LogDensity calls, S row views and one concatenation.
+func LogDensityRows(t *ad.Tape, tg Target, Z ad.Var) ad.Var {
+	d := tg.Dim()
+	n := t.Size(Z)
+	if d < 1 || n == 0 || n%d != 0 {
+		panic(fmt.Sprintf("model: LogDensityRows: size %d is not a positive multiple of Dim=%d", n, d))
+	}
+	S := n / d
+	var buf [16]ad.Var
+	lps := buf[:0]
+	if S > len(buf) {
+		lps = make([]ad.Var, 0, S)
+	}
+	for s := range S {
+		lps = append(lps, tg.LogDensity(t, t.Slice(Z, s*d, (s+1)*d)))
+	}
+	return t.Concat(lps...)
+}

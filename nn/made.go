@@ -563,3 +563,93 @@ func stridedCopy(c, w []float64, s int) {
 		c[p] = w[p*s]
 	}
 }
+
+// OutputsByDimBackBatch is OutputsByDimBack for S inputs at once, with the weight adjoints
+// summed over the S inputs before they are added to gparams: the output layer's backward pass
+// of a batch of draws as matrix products over the draws. h holds the S inputs of the output
+// layer (S×n row-major, n the last hidden size, or d without hidden layers), x the S inputs of
+// the network (S×d, read only with direct connections), and G the adjoints of the S outputs by
+// dimension, then input: G[(j·S + s)·K + p] is the adjoint of C_s[j·K + p] (OutputsByDim's
+// layout for input s). It adds ∂/∂params into gparams and ∂/∂h into gh (S×n), ∂/∂x into gx
+// (S×d, with direct connections); any of them may be nil to skip it. acc is scratch of K.
+//
+// For a weight W_rc of the output layer, ∂/∂W_rc = Σ_s h_sr·Ḡ_sc: for every run (row r,
+// dimension j) of the packed layer the K sums over s are formed contiguously (kernel.Axpy4,
+// four inputs per pass) and added to the strided parameter layout once, where
+// OutputsByDimBack adds S strided runs; ∂/∂h_sr = Σ_c W_rc·Ḡ_sc is one dot product per run and
+// input, as there. Cost: 2·S·K·Σ_j |units seen by j| multiply-adds plus one strided pass over
+// the unmasked weights, against the same multiply-adds and S strided passes.
+func (m *MADE) OutputsByDimBackBatch(S int, packed, h, x, G, gparams, gh, gx, acc []float64) {
+	checkLen("MADE.OutputsByDimBackBatch", "packed", len(packed), m.PackedLen())
+	checkLen("MADE.OutputsByDimBackBatch", "G", len(G), S*m.d*m.k)
+	checkLen("MADE.OutputsByDimBackBatch", "acc", len(acc), m.k)
+	n := m.mlp.sizes[m.mlp.Layers()-1]
+	checkLen("MADE.OutputsByDimBackBatch", "h", len(h), S*n)
+	if gh != nil {
+		checkLen("MADE.OutputsByDimBackBatch", "gh", len(gh), S*n)
+	}
+	L := m.mlp.Layers() - 1
+	d, k, kd := m.d, m.k, m.k*m.d
+	var gW, gb, gV []float64
+	if gparams != nil {
+		checkLen("MADE.OutputsByDimBackBatch", "gparams", len(gparams), m.NumParams())
+		gW, gb = m.Layer(gparams, L)
+		gV = m.Direct(gparams)
+	}
+	// sumRuns sets acc = Σ_s a(s)·G_js, the K-vector sum over the inputs of dimension j's
+	// adjoints weighted by a(s) = v[s·stride + r].
+	sumRuns := func(j int, v []float64, stride, r int) {
+		Gj := G[j*S*k : (j+1)*S*k]
+		clear(acc)
+		s := 0
+		for ; s+4 <= S; s += 4 {
+			kernel.Axpy4(v[s*stride+r], v[(s+1)*stride+r], v[(s+2)*stride+r], v[(s+3)*stride+r], Gj[s*k:(s+4)*k], acc)
+		}
+		for ; s < S; s++ {
+			kernel.Axpy(v[s*stride+r], Gj[s*k:(s+1)*k], acc)
+		}
+	}
+	if gb != nil {
+		for j := range d {
+			Gj := G[j*S*k : (j+1)*S*k]
+			clear(acc)
+			for s := range S {
+				g := Gj[s*k : (s+1)*k]
+				for p, v := range g {
+					acc[p] += v
+				}
+			}
+			scatterAxpy(1, acc, gb[j:], d)
+		}
+	}
+	for j := range d {
+		q := packed[m.poff[j]+k : m.poff[j+1]]
+		Gj := G[j*S*k : (j+1)*S*k]
+		for _, r := range m.rows[j] {
+			if gW != nil {
+				sumRuns(j, h, n, r)
+				scatterAxpy(1, acc, gW[r*kd+j:], d)
+			}
+			if gh != nil {
+				w := q[:k]
+				for s := range S {
+					gh[s*n+r] += kernel.Dot(w, Gj[s*k:(s+1)*k])
+				}
+			}
+			q = q[k:]
+		}
+		for _, r := range m.drows[j] {
+			if gV != nil {
+				sumRuns(j, x, d, r)
+				scatterAxpy(1, acc, gV[r*kd+j:], d)
+			}
+			if gx != nil {
+				w := q[:k]
+				for s := range S {
+					gx[s*d+r] += kernel.Dot(w, Gj[s*k:(s+1)*k])
+				}
+			}
+			q = q[k:]
+		}
+	}
+}

@@ -35,6 +35,25 @@ type EntropyFamily interface {
 	Entropy(t *ad.Tape, params ad.Var) ad.Var
 }
 
+// BatchFamily is a Family that records the S draws of a step in one pass: DrawBatch maps the
+// noise of S draws (S·NoiseDim values, draw after draw) to an S×Dim node Z whose row s is
+// z_s = T(ε_s; φ) and a vector node logq of size S with log q(z_s; φ), the values and
+// gradients Draw gives for each ε_s, up to rounding. family.BatchFamily satisfies it (the
+// Gaussians, flows and Affine implement it). Its cost is what the family's arithmetic needs for
+// S draws (matrix products over the S rows) instead of S times Draw's nodes.
+type BatchFamily interface {
+	Family
+	DrawBatch(t *ad.Tape, params ad.Var, eps []float64) (Z, logq ad.Var)
+}
+
+// BatchDensityFamily is a BatchFamily that also records log q(Z_s·; φ) of S given points as
+// one vector node (for sticking the landing on the batched path; family.BatchDensityFamily
+// satisfies it).
+type BatchDensityFamily interface {
+	BatchFamily
+	LogDensityBatch(t *ad.Tape, params, Z ad.Var) ad.Var
+}
+
 // Options selects the objective and its gradient estimator.
 type Options struct {
 	// K is the number of importance samples per group: 0 or 1 gives the ELBO, K > 1 the
@@ -62,11 +81,24 @@ type Options struct {
 //
 // Each group of K draws is recorded on the tape, differentiated with BackwardSince and rewound,
 // so the tape never holds more than one group and memory does not grow with S.
+//
+// Batched draws. For the ELBO of one family (K = 1, one member) whose family is a
+// BatchFamily (with STL, a BatchDensityFamily) and whose target is a model.BatchTarget,
+// Evaluate records all S draws and their log densities in one pass instead: Z, log q =
+// DrawBatch(ε_1..S), log p = LogDensityBatch(Z), and one backward pass of Σ_s (log p(z_s) −
+// log q(z_s)) (Σ_s log p(z_s) with the closed-form entropy; with STL log q of the rows of Z
+// at the stopped parameters, LogDensityBatch of the family). The estimate and its gradient are the same as the per-draw path's up to rounding
+// (sums in a different order); the tape then holds the S draws at once (memory O(S) instead of
+// O(1) in S). If a log weight is −Inf, or the target has no batched form (ok = false), that
+// Evaluate falls back to the per-draw path, which drops such draws from the gradient.
 type Estimator struct {
 	target  model.Target
 	members []Family
-	offs    []int // params of member a are params[offs[a]:offs[a+1]]
-	noise   int   // Σ_a NoiseDim_a
+	bfam    BatchFamily        // members[0] when the batched path applies, else nil
+	bden    BatchDensityFamily // members[0] with STL on the batched path
+	btgt    model.BatchTarget  // target as a BatchTarget, with bfam
+	offs    []int              // params of member a are params[offs[a]:offs[a+1]]
+	noise   int                // Σ_a NoiseDim_a
 	k       int
 	opts    Options
 
@@ -116,6 +148,15 @@ func NewEnsemble(target model.Target, members []Family, opts Options) (*Estimato
 	if opts.Entropy {
 		if _, ok := members[0].(EntropyFamily); !ok {
 			return nil, fmt.Errorf("objective: New: family %T has no closed-form entropy", members[0])
+		}
+	}
+	if bf, ok := members[0].(BatchFamily); ok && A == 1 && k == 1 {
+		bd, okd := members[0].(BatchDensityFamily)
+		if bt, ok := target.(model.BatchTarget); ok && (!opts.STL || okd) {
+			e.bfam, e.btgt = bf, bt
+			if opts.STL {
+				e.bden = bd
+			}
 		}
 	}
 	e.views = make([]ad.Var, A)
@@ -182,8 +223,14 @@ func (e *Estimator) Evaluate(params, eps, grad []float64) float64 {
 	}
 	m := t.Mark()
 	off := 0
-	sum := 0.0
+	sum, done := 0.0, false
+	if e.bfam != nil {
+		sum, done = e.evaluateBatch(P, m, eps, grad != nil, S)
+	}
 	for a, fam := range e.members {
+		if done {
+			break
+		}
 		nd := fam.NoiseDim()
 		for s := range S {
 			row := a*S + s
@@ -270,6 +317,52 @@ func (e *Estimator) Evaluate(params, eps, grad []float64) float64 {
 		t.Rewind(m)
 	}
 	return val
+}
+
+// evaluateBatch is the batched path of Evaluate (see Estimator) for S draws, after P and the
+// mark m are recorded: it fills logw and groups, runs the backward pass when grad is set and
+// returns the sum of the group values. done = false (the tape rewound to m) when the target
+// has no batched form or a log weight is −Inf: the per-draw path then does the evaluation.
+func (e *Estimator) evaluateBatch(P ad.Var, m ad.Mark, eps []float64, grad bool, S int) (sum float64, done bool) {
+	t := &e.tape
+	Z, LQ := e.bfam.DrawBatch(t, P, eps)
+	LP, ok := e.btgt.LogDensityBatch(t, Z)
+	if !ok {
+		t.Rewind(m)
+		return 0, false
+	}
+	lp, lq := t.Value(LP), t.Value(LQ)
+	if len(lp) != S || len(lq) != S {
+		panic(fmt.Sprintf("objective: Evaluate: batched target and family gave %d and %d values for %d draws", len(lp), len(lq), S))
+	}
+	for s := range S {
+		lw := lp[s] - lq[s]
+		if math.IsInf(lw, -1) {
+			t.Rewind(m)
+			return 0, false
+		}
+		e.logw[s] = lw
+		g := lw
+		if e.opts.Entropy {
+			g = lp[s]
+		}
+		e.groups[s] = g
+		sum += g
+	}
+	if grad {
+		out := LP
+		switch {
+		case e.bden != nil:
+			out = t.Sub(LP, e.bden.LogDensityBatch(t, e.cviews[0], Z))
+		case !e.opts.Entropy:
+			out = t.Sub(LP, LQ)
+		}
+		if out = t.Sum(out); !t.IsConst(out) {
+			t.BackwardSince(m, out)
+		}
+	}
+	t.Rewind(m)
+	return sum, true
 }
 
 // logQ returns the value of the proposal log density of a draw of member a — log q_a(z), or

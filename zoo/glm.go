@@ -3,6 +3,7 @@ package zoo
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/vigo-bayes/vigo/ad"
 	"github.com/vigo-bayes/vigo/bijector"
@@ -22,6 +23,9 @@ type glm struct {
 	split func(t *ad.Tape, p []ad.Var) (alpha, beta, sigma ad.Var)
 	// prior records the log prior of (alpha, beta, sigma); nil means flat priors.
 	prior func(t *ad.Tape, alpha, beta, sigma ad.Var) ad.Var
+	// vars pools the parameter nodes of one row of logDensityBatch (*[glmVars]ad.Var): split
+	// is a closure, so a slice passed to it escapes, and a pool keeps the batch allocation-free.
+	vars sync.Pool
 }
 
 func (m *glm) layout() *model.Layout { return m.lay }
