@@ -23,6 +23,7 @@ var levels = map[string]int{
 	"ad":                 1,
 	"dist":               1,
 	"optim":              1,
+	"imagecomp":          1, // the image-completion protocol of the APOVI thesis (masks, metric, Delaunay baseline)
 	"diag":               1,
 	"density":            2,
 	"bijector":           2,
