@@ -35,6 +35,7 @@ var levels = map[string]int{
 	"mcmc":               4,
 	"stan":               4, // the Stan-language front end: programs + data → model.Model
 	"bnn":                5,
+	"cnp":                5, // ConvCNP baselines of the APOVI thesis (1-D off the grid, images on the grid)
 	"fit":                5,
 	"zoo":                6,
 	"output":             6, // what vigo fit writes, for any model (plots live here, not in fit)
