@@ -195,3 +195,8 @@ func standardise(v []float64) {
 		v[i] = (v[i] - m) / sd
 	}
 }
+
+// newDataset1D wraps one input and one output column.
+func newDataset1D(x, y []float64) Dataset {
+	return Dataset{X: x, Y: y, N: len(x), DX: 1, DY: 1}
+}

@@ -152,8 +152,8 @@ func TestSEKernel(t *testing.T) {
 // signal sd is ≈ 30 against noise sd 3, so the correlation of y with x exceeds 0.9 for any seed).
 func TestCubic(t *testing.T) {
 	d := Cubic(1)
-	if d.N() != 100 {
-		t.Fatalf("N = %d", d.N())
+	if d.N != 100 {
+		t.Fatalf("N = %d", d.N)
 	}
 	for _, v := range [][]float64{d.X, d.Y} {
 		m, s := meanSD(v)
