@@ -34,6 +34,7 @@ var levels = map[string]int{
 	"mcmc":               4,
 	"stan":               4, // the Stan-language front end: programs + data → model.Model
 	"bnn":                5,
+	"apovi":              5, // amortised inference in BNNs (POVI, APOVI, AMFVI; Rochussen 2023)
 	"fit":                5,
 	"zoo":                6,
 	"output":             6, // what vigo fit writes, for any model (plots live here, not in fit)
