@@ -35,6 +35,7 @@ var levels = map[string]int{
 	"mcmc":               4,
 	"stan":               4, // the Stan-language front end: programs + data → model.Model
 	"bnn":                5,
+	"apovi":              5, // amortised inference in BNNs (POVI, APOVI, AMFVI; Rochussen 2023)
 	"cnp":                5, // ConvCNP baselines of the APOVI thesis (1-D off the grid, images on the grid)
 	"fit":                5,
 	"zoo":                6,
