@@ -125,6 +125,9 @@ func NewGrid(cfg GridConfig, seed uint64) (*Grid, error) {
 // NumParams returns the number of trained parameters.
 func (m *Grid) NumParams() int { return len(m.Params) }
 
+// Config returns the model's configuration with the defaults filled in.
+func (m *Grid) Config() GridConfig { return m.cfg }
+
 // Pixels returns Height·Width.
 func (m *Grid) Pixels() int { return m.cfg.Height * m.cfg.Width }
 
