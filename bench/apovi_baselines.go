@@ -240,6 +240,7 @@ type ImageBaselinesConfig struct {
 	MaskSeed uint64 // seed of the test and training masks (0)
 	Sizes    []int  // training-set sizes |Ξ| ({10}); 0 means the whole pool (9,990 images)
 	Reps     int    // training repetitions per size (3, the thesis's)
+	PoolReps int    // repetitions for the whole-pool size 0 (Reps)
 	MaxIter  int    // iteration cap (10,000, the thesis's)
 	LR       float64
 	Batch    int // images per iteration (10)
@@ -272,6 +273,10 @@ func (c ImageBaselinesConfig) defaults() (ImageBaselinesConfig, error) {
 		}
 	}
 	setDefault(&c.Reps, 3)
+	if c.PoolReps < 0 {
+		return c, fmt.Errorf("%s: PoolReps must not be negative (PoolReps=%d)", fn, c.PoolReps)
+	}
+	setDefault(&c.PoolReps, c.Reps)
 	setDefault(&c.MaxIter, 10000)
 	setDefault(&c.LR, 3e-4)
 	setDefault(&c.Batch, 10)
@@ -395,7 +400,11 @@ func RunImageBaselines(ctx context.Context, cfg ImageBaselinesConfig) (*ImageBas
 		if n > len(pool) {
 			return res, fmt.Errorf("bench: RunImageBaselines: Sizes[%d]=%d is larger than the training pool (%d images)", si, size, len(pool))
 		}
-		for rep := range cfg.Reps {
+		reps := cfg.Reps
+		if size == 0 {
+			reps = cfg.PoolReps
+		}
+		for rep := range reps {
 			start := time.Now()
 			order := rng.New(rng.Derive(cfg.Seed, 1, uint64(si)), uint64(rep)).Perm(len(pool))[:n]
 			ys := make([][]float64, n)
@@ -524,7 +533,7 @@ func (r *APOVIBaselinesReport) Markdown(w io.Writer, h resultmd.Header) error {
 			thesis := "67.2 ± 8.8"
 			label := fmt.Sprintf("%d", n)
 			if n != 10 {
-				thesis = "– (not converged in the thesis; its |Ξ| = 60,000)"
+				thesis = "– (not converged in the thesis; its \\|Ξ\\| = 60,000)"
 				label = fmt.Sprintf("%d (the pool, a stand-in for 60,000)", n)
 			}
 			sd := "–"
