@@ -585,7 +585,7 @@ func (r *APOVIBaselinesReport) Markdown(w io.Writer, h resultmd.Header) error {
 			for _, cv := range f.Curves {
 				ll[cv.Test] = cv.InSampleLL
 			}
-			fmt.Fprintf(&b, "| %d | %d | %d | %v | %.4f | %.4f (%d datasets) | %.3f | %.3f | %v |\n", f.Size, f.Params, f.Iters, f.Stopped, f.FinalLoss, f.HeldOut, c.HeldOut, ll["se"], ll["cubic"], f.Wall.Round(time.Second))
+			fmt.Fprintf(&b, "| %d | %d | %d | %v | %.4f | %.4f (%d datasets) | %.4g | %.4g | %v |\n", f.Size, f.Params, f.Iters, f.Stopped, f.FinalLoss, f.HeldOut, c.HeldOut, ll["se"], ll["cubic"], f.Wall.Round(time.Second))
 		}
 	}
 	_, err := io.WriteString(w, b.String())

@@ -80,7 +80,7 @@ func TestImageBaselinesMarkdownLeavesOutFailedRuns(t *testing.T) {
 	im := &ImageBaselinesResult{
 		Pool: 5, LinearPer: make([]float64, 10), LinearNaN: make([]int, 10), ContextSizes: make([]int, 10), LinearMean: 50,
 		Model: cnp.GridConfig{Channels: 8},
-		Runs: []ImageRun{{Size: 10, Rep: 0, Mean: 40}, {Size: 10, Rep: 1, Mean: 300, Err: "loss is NaN"}, {Size: 10, Rep: 2, Mean: 60}},
+		Runs:  []ImageRun{{Size: 10, Rep: 0, Mean: 40}, {Size: 10, Rep: 1, Mean: 300, Err: "loss is NaN"}, {Size: 10, Rep: 2, Mean: 60}},
 	}
 	var b strings.Builder
 	if err := (&APOVIBaselinesReport{Image: im}).Markdown(&b, resultmd.New("test", "x")); err != nil {
