@@ -1,0 +1,303 @@
+package apovi
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/vigo-bayes/vigo/ad"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+// The NormalActivation of the thesis's inference networks (apovi.md §1.3, D2): σ =
+// exp((b − logVarShift)/2) + sigmaFloor.
+const (
+	logVarShift = 4
+	sigmaFloor  = 1e-8
+)
+
+// pseudo fills the per-unit precisions λ[d·n+i], pseudo-outputs v[d·n+i] and dλ/d(raw) for the
+// n rows of a layer with D units, from the layer's raw input rv (see pseudoMode); y is the
+// exact layer's target (n×D, row-major).
+func pseudo(mode pseudoMode, n, D int, rv, y, lam, v, dlam []float64) {
+	switch mode {
+	case amortised, free:
+		for i := range n {
+			row := rv[i*2*D : (i+1)*2*D]
+			for d := range D {
+				a, b := row[d], row[D+d]
+				j := d*n + i
+				v[j] = a
+				if mode == free {
+					l := math.Exp(b)
+					lam[j], dlam[j] = l, l
+					continue
+				}
+				e := math.Exp((b - logVarShift) / 2)
+				s := e + sigmaFloor
+				lam[j] = 1 / (s * s)
+				dlam[j] = -e / (s * s * s) // dλ/db = −2σ⁻³ · e/2
+			}
+		}
+	case exact:
+		l := math.Exp(-2 * rv[0])
+		for i := range n {
+			for d := range D {
+				j := d*n + i
+				lam[j], dlam[j], v[j] = l, -2*l, y[i*D+d]
+			}
+		}
+	}
+}
+
+// gip is the Backwarder of one global-inducing-point layer of one Monte Carlo sample: from the
+// layer input H (n×din, the ones column implicit) and the pseudo-likelihood (raw, see
+// pseudoMode) it builds q(w_d) = N(μ_d, P_d⁻¹) for every unit d (package comment), draws w_d and
+// sums KL(q(w_d) ‖ N(0, σ_p² I)) over d. Output (size K·D + 1, K = din+1): the weights in
+// nn.MLP layout (W: din×D row-major, W[k·D+d] = w_d[k], then the biases w_d[din]), then the KL.
+//
+// Aux per unit d: R_d⁻¹ (K×K, lower), μ_d, ε_d; then λ, v and dλ/draw (n per unit).
+//
+// Backward, per unit, with w̄ the weight adjoint, κ̄ the KL adjoint, Σ = P⁻¹ = R⁻ᵀR⁻¹,
+// μ̄ = w̄ + κ̄σ_p⁻²μ, b̄ = Σμ̄, a = R⁻¹w̄ and Q = tril(ε aᵀ) with its diagonal halved:
+//
+//	P̄ = sym(½κ̄(Σ − σ_p⁻²Σ²) − b̄μᵀ − R⁻ᵀQR⁻¹)
+//
+// (the last term is the Cholesky path of R⁻ᵀε, Murray 2016, arXiv:1602.07527), and through
+// P = σ_p⁻²I + Σ_n λ_n u_n u_nᵀ, b = Σ_n λ_n v_n u_n:
+//
+//	ū_n = λ_n(2P̄u_n + v_n b̄),  λ̄_n = u_nᵀP̄u_n + v_n u_nᵀb̄,  v̄_n = λ_n u_nᵀb̄.
+type gip struct {
+	din, dout int
+	mode      pseudoMode
+	alpha     float64 // σ_p⁻²
+}
+
+func (g *gip) sizes(n int) (K, D, naux int) {
+	K, D = g.din+1, g.dout
+	return K, D, D*(K*K+2*K) + 3*n*D
+}
+
+// auxViews splits the aux cache.
+func (g *gip) auxViews(aux []float64, n int) (rinv, mu, eps, lam, v, dlam []float64) {
+	K, D := g.din+1, g.dout
+	o := 0
+	next := func(m int) []float64 { s := aux[o : o+m]; o += m; return s }
+	return next(D * K * K), next(D * K), next(D * K), next(n * D), next(n * D), next(n * D)
+}
+
+// record adds the layer node for input H (n×din matrix node) and raw pseudo-likelihood input
+// (n×2D for amortised and free, the scalar log σ for exact; y then holds the n×D targets),
+// drawing ε from r. It returns the weight matrix (din×D), the bias (D) and the KL (scalar).
+func (g *gip) record(t *ad.Tape, H, raw ad.Var, y []float64, r *rand.Rand) (W, b, kl ad.Var) {
+	n, _ := t.Shape(H)
+	K, D, naux := g.sizes(n)
+	c := t.CustomUninit(g, K*D+1, naux, H, raw)
+	out, aux := c.Value(), c.Aux()
+	rinv, mu, eps, lam, v, dlam := g.auxViews(aux, n)
+	pseudo(g.mode, n, D, t.Value(raw), y, lam, v, dlam)
+	hv := t.Value(H)
+	sc := t.Scratch(n*K + 3*K)
+	Y, bv, tmp, z := sc[:n*K], sc[n*K:n*K+K], sc[n*K+K:n*K+2*K], sc[n*K+2*K:]
+	klSum := 0.0
+	lnAlpha := math.Log(g.alpha)
+	for d := range D {
+		R := rinv[d*K*K : (d+1)*K*K]
+		md, ed := mu[d*K:(d+1)*K], eps[d*K:(d+1)*K]
+		logDiag, ok := g.post(n, hv, lam[d*n:(d+1)*n], v[d*n:(d+1)*n], Y, bv, tmp, R, md, nil)
+		if !ok {
+			for i := range out {
+				out[i] = math.NaN()
+			}
+			return g.views(t, c.Var())
+		}
+		for k := range ed {
+			ed[k] = r.NormFloat64()
+		}
+		trmvT(K, R, ed, z)
+		fro, mm := 0.0, 0.0
+		for _, x := range R {
+			fro += x * x
+		}
+		for k := range K {
+			out[k*D+d] = md[k] + z[k]
+			mm += md[k] * md[k]
+		}
+		klSum += 0.5 * (g.alpha*(fro+mm) - float64(K) - float64(K)*lnAlpha + 2*logDiag)
+	}
+	out[K*D] = klSum
+	return g.views(t, c.Var())
+}
+
+// post builds one unit's posterior from the n rows of H (hv, n×din) with precisions ld and
+// pseudo-outputs vd: R ← R⁻¹ (lower, K×K) with P = R Rᵀ, md ← μ = P⁻¹b; if pc is not nil it
+// receives P. Y (n×K), bv and tmp (K) are scratch. It returns Σ ln R_ii and whether P was
+// numerically positive definite.
+func (g *gip) post(n int, hv, ld, vd, Y, bv, tmp, R, md, pc []float64) (float64, bool) {
+	K, din := g.din+1, g.din
+	for k := range bv {
+		bv[k] = 0
+	}
+	for i := range n {
+		s := math.Sqrt(ld[i])
+		yr, hr := Y[i*K:(i+1)*K], hv[i*din:(i+1)*din]
+		lv := ld[i] * vd[i]
+		for k, h := range hr {
+			yr[k] = s * h
+			bv[k] += lv * h
+		}
+		yr[din] = s
+		bv[din] += lv
+	}
+	gramT(n, K, Y, R)
+	for k := range K {
+		R[k*K+k] += g.alpha
+	}
+	if pc != nil {
+		copy(pc, R)
+		symmetrize(K, pc)
+	}
+	logDiag, ok := cholInv(K, R)
+	if !ok {
+		return 0, false
+	}
+	trmv(K, R, bv, tmp)
+	trmvT(K, R, tmp, md)
+	return logDiag, true
+}
+
+func (g *gip) views(t *ad.Tape, out ad.Var) (W, b, kl ad.Var) {
+	K, D := g.din+1, g.dout
+	return t.AsMatrix(t.Slice(out, 0, g.din*D), g.din, D), t.Slice(out, g.din*D, K*D), t.Index(out, K*D)
+}
+
+// Backward implements ad.Backwarder.
+func (g *gip) Backward(c ad.Custom) {
+	t := c.Tape()
+	H, raw := c.Arg(0), c.Arg(1)
+	hgrad, rgrad := t.Grad(H), t.Grad(raw)
+	if hgrad == nil && rgrad == nil {
+		return
+	}
+	n, _ := t.Shape(H)
+	K, D, _ := g.sizes(n)
+	rinv, mu, eps, lam, v, dlam := g.auxViews(c.Aux(), n)
+	gout := c.Grad()
+	gkl := gout[K*D]
+	hv := t.Value(H)
+	sc := t.Scratch(2*n*K + 3*K*K + 4*K + n)
+	o := 0
+	next := func(m int) []float64 { s := sc[o : o+m]; o += m; return s }
+	U, T := next(n*K), next(n*K)
+	Sig, G, X := next(K*K), next(K*K), next(K*K)
+	wbar, mubar, bbar, a := next(K), next(K), next(K), next(K)
+	ub := next(n)
+	g.fillU(n, hv, U)
+	for d := range D {
+		zero := gkl == 0
+		for k := range K {
+			wbar[k] = gout[k*D+d]
+			if wbar[k] != 0 {
+				zero = false
+			}
+		}
+		if zero {
+			continue
+		}
+		R := rinv[d*K*K : (d+1)*K*K]
+		md, ed := mu[d*K:(d+1)*K], eps[d*K:(d+1)*K]
+		gramT(K, K, R, Sig) // Σ = R⁻ᵀR⁻¹
+		symmetrize(K, Sig)
+		for k := range K {
+			mubar[k] = wbar[k] + gkl*g.alpha*md[k]
+		}
+		blas64.Gemv(blas.NoTrans, 1, blas64.General{Rows: K, Cols: K, Stride: K, Data: Sig},
+			blas64.Vector{N: K, Inc: 1, Data: mubar}, 0, blas64.Vector{N: K, Inc: 1, Data: bbar})
+		trmv(K, R, wbar, a)
+		// X = Q, then G = Q R⁻¹, then X = R⁻ᵀ(Q R⁻¹).
+		for i := range K {
+			for j := range K {
+				switch {
+				case j < i:
+					X[i*K+j] = ed[i] * a[j]
+				case j == i:
+					X[i*K+j] = 0.5 * ed[i] * a[j]
+				default:
+					X[i*K+j] = 0
+				}
+			}
+		}
+		gemm(false, false, K, K, K, X, R, 0, G)
+		gemm(true, false, K, K, K, R, G, 0, X)
+		// G = −R⁻ᵀQR⁻¹ − b̄μᵀ + ½κ̄(Σ − αΣ²)
+		if gkl != 0 {
+			gemm(false, false, K, K, K, Sig, Sig, 0, G)
+			h := 0.5 * gkl
+			for i := range G {
+				G[i] = h*(Sig[i]-g.alpha*G[i]) - X[i]
+			}
+		} else {
+			for i := range G {
+				G[i] = -X[i]
+			}
+		}
+		for i := range K {
+			for j := range K {
+				G[i*K+j] -= bbar[i] * md[j]
+			}
+		}
+		for i := range K { // P̄ = sym(G)
+			for j := 0; j < i; j++ {
+				s := 0.5 * (G[i*K+j] + G[j*K+i])
+				G[i*K+j], G[j*K+i] = s, s
+			}
+		}
+		g.gramBack(n, U, T, G, bbar, ub, lam[d*n:(d+1)*n], v[d*n:(d+1)*n], dlam[d*n:(d+1)*n], hgrad, rgrad, d)
+	}
+}
+
+// gramBack propagates one unit's adjoints P̄ (sp, symmetric K×K; overwritten) and b̄ (bbar)
+// through P = σ_p⁻²I + Σ_i λ_i u_i u_iᵀ and b = Σ_i λ_i v_i u_i to the layer input (hgrad, n×din,
+// may be nil) and the raw pseudo-likelihood input (rgrad, may be nil) of unit d. U (n×K) holds
+// [H, 1]; T (n×K) and ub (n) are scratch.
+func (g *gip) gramBack(n int, U, T, sp, bbar, ub, ld, vd, dd, hgrad, rgrad []float64, d int) {
+	K, D, din := g.din+1, g.dout, g.din
+	gemm(false, false, n, K, K, U, sp, 0, T)
+	blas64.Gemv(blas.NoTrans, 1, blas64.General{Rows: n, Cols: K, Stride: K, Data: U},
+		blas64.Vector{N: K, Inc: 1, Data: bbar}, 0, blas64.Vector{N: n, Inc: 1, Data: ub})
+	for i := range n {
+		ui, ti := U[i*K:(i+1)*K], T[i*K:(i+1)*K]
+		li, vi := ld[i], vd[i]
+		if hgrad != nil {
+			hg := hgrad[i*din : (i+1)*din]
+			for k := range hg {
+				hg[k] += li * (2*ti[k] + vi*bbar[k])
+			}
+		}
+		if rgrad == nil {
+			continue
+		}
+		ut := 0.0
+		for k, x := range ui {
+			ut += x * ti[k]
+		}
+		lbar := ut + vi*ub[i]
+		vbar := li * ub[i]
+		switch g.mode {
+		case amortised, free:
+			rgrad[i*2*D+d] += vbar
+			rgrad[i*2*D+D+d] += lbar * dd[i]
+		case exact:
+			rgrad[0] += lbar * dd[i]
+		}
+	}
+}
+
+// fillU writes [H, 1] (n×K) into U.
+func (g *gip) fillU(n int, hv, U []float64) {
+	K, din := g.din+1, g.din
+	for i := range n {
+		copy(U[i*K:i*K+din], hv[i*din:(i+1)*din])
+		U[i*K+din] = 1
+	}
+}
