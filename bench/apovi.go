@@ -388,7 +388,7 @@ func (e *E1Result) markdown(b *bytes.Buffer) {
 	for _, c := range e1Cols {
 		p(" %s |", c)
 	}
-	p("\n|---|" + strings.Repeat("---:|", len(e1Cols)) + "\n")
+	p("\n|---|%s\n", strings.Repeat("---:|", len(e1Cols)))
 	for k := range e.TestSets {
 		p("| %d (%d) |", k, e.TestN[k])
 		for _, c := range e1Cols {
