@@ -213,3 +213,13 @@ func clonePOVIConfig(c POVIConfig) POVIConfig {
 	c.Inducing = nil // the initial values live in the parameter vector
 	return c
 }
+
+// Config returns a copy of the model's configuration.
+func (m *APOVI) Config() Config { return cloneConfig(m.cfg) }
+
+// Config returns a copy of the model's configuration.
+func (m *AMFVI) Config() Config { return cloneConfig(m.cfg) }
+
+// Config returns a copy of the model's configuration (Inducing is nil: the current inducing
+// inputs are Inducing()).
+func (m *POVI) Config() POVIConfig { return clonePOVIConfig(m.cfg) }
