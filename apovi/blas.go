@@ -55,6 +55,9 @@ func gemm(tA, tB bool, r, c, k int, a, b []float64, beta float64, cm []float64) 
 
 // gramT sets the lower triangle of C (k×k) to AᵀA for A n×k.
 func gramT(n, k int, a, cm []float64) {
+	// gonum's Dsyrk (v0.17, lower, transposed) scales C by beta = 0 instead of zeroing it, so
+	// NaN left in reused tape memory would survive: clear C first.
+	clear(cm[:k*k])
 	blas64.Syrk(blas.Trans, 1, blas64.General{Rows: n, Cols: k, Stride: k, Data: a}, 0,
 		blas64.Symmetric{Uplo: blas.Lower, N: k, Stride: k, Data: cm})
 }
