@@ -88,7 +88,7 @@ var e1Cols = []string{"POVI", "0", "1", "2", "5", "10"}
 // RunAPOVI runs the configured parts of the thesis's experiments.
 //
 // Defaults (full run; Quick in parentheses). E1: 2 (1) repetitions, every training capped at
-// 1,000 (30) iterations with the thesis's early-stopping rule 1000/500/500 (10/5/5), 5 (2)
+// 600 (30) iterations with the thesis's early-stopping rule 1000/500/500 (10/5/5), 5 (2)
 // test sets. E2: 600 (20) iterations with early stopping 2000/300/500 scaled to the cap. E3:
 // 300 (5) iterations; BNN [2, 32, 32, 32, 1] with inference networks [3, 64, 64, 64, 2D] (
 // [2, 8, 1], [16]); the large regime takes the whole training pool (quick: 40 images).
@@ -110,7 +110,7 @@ func RunAPOVI(ctx context.Context, cfg APOVIConfig) (*APOVIReport, error) {
 		}
 	}
 	def(&cfg.E1Reps, 2, 1)
-	def(&cfg.E1Iters, 1000, 30)
+	def(&cfg.E1Iters, 600, 30)
 	def(&cfg.E2Iters, 600, 20)
 	def(&cfg.E3Iters, 300, 5)
 	if cfg.E3Hidden == nil {

@@ -27,9 +27,11 @@ type SpeedResult struct {
 	// Predict[S] is Load + Predict of a saved APOVI model (what vigo predict does between
 	// reading the CSV and writing the outputs) with S samples; POVIStep one POVI training
 	// iteration (loss with S = 5, gradient, Adam step) on the same dataset.
-	Predict  map[int]time.Duration
-	POVIStep time.Duration
-	Samples  []int
+	Predict   map[int]time.Duration
+	Load      time.Duration // apovi.Load of the saved JSON alone
+	JSONBytes int
+	POVIStep  time.Duration
+	Samples   []int
 	// Layer: vigo's BenchmarkGipLayer50 (go test -bench, GOMAXPROCS=1) against
 	// bench/peers/apovi_layer.py at N = 392, D_in = D = 50 (""/0 when skipped).
 	LayerGo, LayerTorch []time.Duration
@@ -40,7 +42,7 @@ type SpeedResult struct {
 // runAPOVISpeed measures vigo predict's forward pass against one POVI step on the same dataset
 // (E1's architecture; the first E1 test set), and one APOVI layer against the PyTorch peer.
 func runAPOVISpeed(ctx context.Context, cfg APOVIConfig, say func(string, ...any)) (*SpeedResult, error) {
-	res := &SpeedResult{Rounds: 7, Grid: 500, Predict: map[int]time.Duration{}, Samples: []int{5, 100}, LoadStart: resultmd.LoadAvg()}
+	res := &SpeedResult{Rounds: 15, Grid: 500, Predict: map[int]time.Duration{}, Samples: []int{5, 100}, LoadStart: resultmd.LoadAvg()}
 	if cfg.Quick {
 		res.Rounds = 2
 	}
@@ -62,8 +64,9 @@ func runAPOVISpeed(ctx context.Context, cfg APOVIConfig, say func(string, ...any
 	if err := apovi.Save(&saved, m); err != nil {
 		return nil, err
 	}
+	res.JSONBytes = saved.Len()
 	pred := map[int][]time.Duration{}
-	var povi []time.Duration
+	var povi, load []time.Duration
 	for round := range res.Rounds {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -79,6 +82,11 @@ func runAPOVISpeed(ctx context.Context, cfg APOVIConfig, say func(string, ...any
 			}
 			pred[S] = append(pred[S], time.Since(start))
 		}
+		start := time.Now()
+		if _, err := apovi.Load(bytes.NewReader(saved.Bytes())); err != nil {
+			return nil, err
+		}
+		load = append(load, time.Since(start))
 		pm, err := e1POVI(d, rng.Derive(cfg.Seed, 402))
 		if err != nil {
 			return nil, err
@@ -93,6 +101,7 @@ func runAPOVISpeed(ctx context.Context, cfg APOVIConfig, say func(string, ...any
 		res.Predict[S] = median(v)
 	}
 	res.POVIStep = median(povi)
+	res.Load = median(load)
 	say("apovi speed: predict S=5 %v, S=100 %v; POVI step %v", res.Predict[5], res.Predict[100], res.POVIStep)
 	if cfg.Torch == "" || cfg.RepoDir == "" {
 		res.LayerNote = "skipped: no --torch peer or repository directory given"
@@ -171,8 +180,9 @@ func (s *SpeedResult) markdown(b *bytes.Buffer) {
 	p("Dataset: the first E1 test set (N = %d); %d test inputs on linspace(−2, 2). APOVI: E1's architecture, saved to JSON; timed = apovi.Load of the JSON + Predict (inference nets on the N points, S weight samples, the test inputs pushed through) — the work of `vigo predict` between reading the CSV and writing its files. POVI: E1's POVI on the same dataset (M = max(N, 20)); timed = one training iteration (ELBO loss with S = 5, gradient, Adam step; apovi.Train with MaxIter 1).\n\n", s.N, s.Grid)
 	p("| what | time | ratio to one POVI step |\n|---|---:|---:|\n")
 	p("| one POVI training step (S = 5) | %v | 1 |\n", s.POVIStep.Round(time.Microsecond))
+	p("| apovi.Load of the saved model alone (%d KB of JSON) | %v | %.2f |\n", s.JSONBytes/1000, s.Load.Round(time.Microsecond), float64(s.Load)/float64(s.POVIStep))
 	for _, S := range s.Samples {
-		p("| vigo predict forward pass, S = %d | %v | %.2f |\n", S, s.Predict[S].Round(time.Microsecond), float64(s.Predict[S])/float64(s.POVIStep))
+		p("| vigo predict: Load + forward pass, S = %d | %v | %.2f |\n", S, s.Predict[S].Round(time.Microsecond), float64(s.Predict[S])/float64(s.POVIStep))
 	}
 	p("\nAt S = 5 (as many weight samples as the POVI step draws) predict is %s than one POVI step; at the CLI's default S = 100 it is %s. Training POVI from scratch takes hundreds to thousands of such steps (E1's runs above).\n",
 		fasterSlower(s.Predict[5], s.POVIStep), fasterSlower(s.Predict[100], s.POVIStep))

@@ -70,7 +70,7 @@ figures go beside the markdown, in <out without .md>/ (--no-plots: none).`,
 	f.BoolVar(&noPlots, "no-plots", false, "do not write the PNG figures")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of every dataset, mask, initialisation and draw")
 	f.IntVar(&cfg.E1Reps, "e1-reps", 0, "E1 repetitions (meta-datasets per |Ξ|; 0: 2, quick 1)")
-	f.IntVar(&cfg.E1Iters, "e1-iters", 0, "iteration cap of every E1 training (0: 1,000; quick 30)")
+	f.IntVar(&cfg.E1Iters, "e1-iters", 0, "iteration cap of every E1 training (0: 600; quick 30)")
 	f.IntVar(&cfg.E2Iters, "e2-iters", 0, "iteration cap of every E2 training (0: 600; quick 20)")
 	f.IntVar(&cfg.E3Iters, "e3-iters", 0, "iteration cap of every E3 training (0: 300; quick 5)")
 	f.IntVar(&cfg.E3Large, "e3-large", 0, "training images of E3's large regime (0: the whole pool; quick 40)")
