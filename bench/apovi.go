@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -298,26 +297,7 @@ func runE1(ctx context.Context, cfg APOVIConfig, say func(string, ...any)) (*E1R
 	return res, nil
 }
 
-func meanOf(v []float64) float64 {
-	s := 0.0
-	for _, a := range v {
-		s += a
-	}
-	return s / float64(len(v))
-}
-
-// sdOf is the sample standard deviation (n − 1); NaN for fewer than two values.
-func sdOf(v []float64) float64 {
-	if len(v) < 2 {
-		return math.NaN()
-	}
-	m := meanOf(v)
-	s := 0.0
-	for _, a := range v {
-		s += (a - m) * (a - m)
-	}
-	return math.Sqrt(s / float64(len(v)-1))
-}
+// meanOf and sdOf (the sample sd, n − 1) live in apovi_baselines.go.
 
 func pmString(v []float64) string {
 	if len(v) < 2 {

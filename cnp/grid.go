@@ -69,6 +69,11 @@ func (c GridConfig) validate() error {
 //   - a per-pixel MLP Channels → MLPWidth → 2 with ReLU, giving (loc, log σ);
 //   - likelihood N(y; sigmoid(loc), exp(log σ)) per pixel, no σ floor.
 //
+// The normalisation is the code's, including its edge case: where a window holds no
+// observed pixel, conv(m) is the bias alone; with a positive bias z = 1 there, with a
+// negative one the denominator is clamped to 1e-8 and z = bias·10⁸. Nothing here guards
+// against that (a non-finite loss stops Train with an error).
+//
 // All convolutions are "same"-padded with zeros. Initialisation: PyTorch's defaults
 // U(±1/√fan_in) for every weight and bias (fan_in = kernel area for the depthwise ones).
 // Cost per image: O(H·W·(ConvKernel² + Blocks·(CNNKernel² + Channels)·Channels +
@@ -124,6 +129,9 @@ func NewGrid(cfg GridConfig, seed uint64) (*Grid, error) {
 
 // NumParams returns the number of trained parameters.
 func (m *Grid) NumParams() int { return len(m.Params) }
+
+// Config returns the model's configuration with the defaults filled in.
+func (m *Grid) Config() GridConfig { return m.cfg }
 
 // Pixels returns Height·Width.
 func (m *Grid) Pixels() int { return m.cfg.Height * m.cfg.Width }

@@ -83,7 +83,10 @@ func (c OffGridConfig) validate() error {
 //     ∪ x_t) − Margin to x_max = max(…) + Margin;
 //   - encoder SetConv with w(x, g) = exp(−½|x − g|/σ²) (the distance is NOT squared, D6) and a
 //     fixed σ = EncScale (D5): density_g = Σ_c w(x_c, g), conv_g = Σ_c w(x_c, g) y_c /
-//     (density_g + 1e-8), then Linear(2 → EmbedDim) per grid point on [density, conv];
+//     (density_g + 1e-8), then Linear(2 → EmbedDim) per grid point on [density, conv] (a
+//     version of the code repeats y over EmbedDim channels and maps 1 + EmbedDim inputs: the
+//     same functions, a different initial scale; apovi.md's count of 17,410 parameters is
+//     this 2-input form);
 //   - decoder: ReLU, then for each of the CNN layers (Channels + [2]) a ReLU and a "same"
 //     Conv1d(Kernel), giving (mean, log σ) channels on the grid;
 //   - per output channel a SetConv from the grid to the targets with σ = DecScale, giving
@@ -98,7 +101,6 @@ func (c OffGridConfig) validate() error {
 type OffGrid struct {
 	cfg    OffGridConfig
 	convs  []convLayer
-	encW   int // offset of the encoder Linear (2×EmbedDim then EmbedDim)
 	dec    [2][3]float64
 	Params []float64
 }
@@ -128,7 +130,7 @@ func NewOffGrid(cfg OffGridConfig, seed uint64) (*OffGrid, error) {
 			dst[i] = a * (2*r.Float64() - 1)
 		}
 	}
-	uni(m.Params[:n0(cfg)], 2)
+	uni(m.Params[:3*cfg.EmbedDim], 2) // the encoder Linear: weights 2×EmbedDim, then the bias
 	for _, l := range m.convs {
 		uni(m.Params[l.off:l.off+cfg.Kernel*l.in*l.out+l.out], cfg.Kernel*l.in)
 	}
@@ -137,8 +139,6 @@ func NewOffGrid(cfg OffGridConfig, seed uint64) (*OffGrid, error) {
 	}
 	return m, nil
 }
-
-func n0(c OffGridConfig) int { return 3 * c.EmbedDim }
 
 // NumParams returns the number of trained parameters.
 func (m *OffGrid) NumParams() int { return len(m.Params) }
