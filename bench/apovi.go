@@ -43,6 +43,8 @@ type APOVIConfig struct {
 	E3Hidden, E3InferenceHidden []int
 	// E3Large is the number of training images of E3's "large" regime (0: the whole pool).
 	E3Large int
+	// SkipConvCNP leaves the ConvCNP out of e2.
+	SkipConvCNP bool
 	// Progress receives one line per training run (nil: none).
 	Progress io.Writer
 }
@@ -88,9 +90,10 @@ var e1Cols = []string{"POVI", "0", "1", "2", "5", "10"}
 //
 // Defaults (full run; Quick in parentheses). E1: 2 (1) repetitions, every training capped at
 // 600 (30) iterations with the thesis's early-stopping rule 1000/500/500 (10/5/5), 5 (2)
-// test sets. E2: 600 (20) iterations with early stopping 2000/300/500 scaled to the cap. E3:
-// 300 (5) iterations; BNN [2, 32, 32, 32, 1] with inference networks [3, 64, 64, 64, 2D] (
-// [2, 8, 1], [16]); the large regime takes the whole training pool (quick: 40 images).
+// test sets. E2: 300 (20) iterations with the thesis's early-stopping rule 2000/300/500 (inactive
+// within the cap). E3: 400 (5) iterations; BNN [2, 20, 20, 20, 1] with inference networks
+// [3, 40, 40, 40, 2D] ([2, 8, 1], [16]); the large regime takes the whole training pool (quick:
+// 40 images).
 func RunAPOVI(ctx context.Context, cfg APOVIConfig) (*APOVIReport, error) {
 	if len(cfg.Parts) == 0 {
 		cfg.Parts = APOVIParts
@@ -110,16 +113,16 @@ func RunAPOVI(ctx context.Context, cfg APOVIConfig) (*APOVIReport, error) {
 	}
 	def(&cfg.E1Reps, 2, 1)
 	def(&cfg.E1Iters, 600, 30)
-	def(&cfg.E2Iters, 600, 20)
-	def(&cfg.E3Iters, 300, 5)
+	def(&cfg.E2Iters, 300, 20)
+	def(&cfg.E3Iters, 400, 5)
 	if cfg.E3Hidden == nil {
-		cfg.E3Hidden = []int{32, 32, 32}
+		cfg.E3Hidden = []int{20, 20, 20}
 		if cfg.Quick {
 			cfg.E3Hidden = []int{8}
 		}
 	}
 	if cfg.E3InferenceHidden == nil {
-		cfg.E3InferenceHidden = []int{64, 64, 64}
+		cfg.E3InferenceHidden = []int{40, 40, 40}
 		if cfg.Quick {
 			cfg.E3InferenceHidden = []int{16}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,6 +17,7 @@ func newBenchAPOVICmd() *cobra.Command {
 	var (
 		cfg        bench.APOVIConfig
 		parts, out string
+		e3h, e3ih  string
 		noPlots    bool
 	)
 	cmd := &cobra.Command{
@@ -42,6 +44,13 @@ figures go beside the markdown, in <out without .md>/ (--no-plots: none).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkFlags(cmd, intsAtLeast(0, "e1-reps", "e1-iters", "e2-iters", "e3-iters", "e3-large")); err != nil {
+				return err
+			}
+			var err error
+			if cfg.E3Hidden, err = parseWidths("e3-hidden", e3h); err != nil {
+				return err
+			}
+			if cfg.E3InferenceHidden, err = parseWidths("e3-inference-hidden", e3ih); err != nil {
 				return err
 			}
 			cfg.Parts = splitList(parts)
@@ -71,8 +80,24 @@ figures go beside the markdown, in <out without .md>/ (--no-plots: none).`,
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of every dataset, mask, initialisation and draw")
 	f.IntVar(&cfg.E1Reps, "e1-reps", 0, "E1 repetitions (meta-datasets per |Ξ|; 0: 2, quick 1)")
 	f.IntVar(&cfg.E1Iters, "e1-iters", 0, "iteration cap of every E1 training (0: 600; quick 30)")
-	f.IntVar(&cfg.E2Iters, "e2-iters", 0, "iteration cap of every E2 training (0: 600; quick 20)")
-	f.IntVar(&cfg.E3Iters, "e3-iters", 0, "iteration cap of every E3 training (0: 300; quick 5)")
+	f.IntVar(&cfg.E2Iters, "e2-iters", 0, "iteration cap of every E2 training (0: 300; quick 20)")
+	f.IntVar(&cfg.E3Iters, "e3-iters", 0, "iteration cap of every E3 training (0: 400; quick 5)")
 	f.IntVar(&cfg.E3Large, "e3-large", 0, "training images of E3's large regime (0: the whole pool; quick 40)")
+	f.StringVar(&e3h, "e3-hidden", "", "E3's BNN hidden widths, comma-separated (default 20,20,20; quick 8)")
+	f.StringVar(&e3ih, "e3-inference-hidden", "", "E3's inference-network hidden widths (default 40,40,40; quick 16)")
+	f.BoolVar(&cfg.SkipConvCNP, "no-convcnp", false, "leave the ConvCNP out of e2")
 	return cmd
+}
+
+// parseWidths parses a comma-separated list of positive widths ("" gives nil: the default).
+func parseWidths(flag, s string) ([]int, error) {
+	var out []int
+	for _, f := range splitList(s) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("bench apovi: --%s: %q is not a positive width", flag, f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
