@@ -176,7 +176,7 @@ func interpGrid(grid, v []float64, x float64) float64 {
 func (e *E2Result) markdown(b *bytes.Buffer) {
 	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	p("\n## E2 (Figures 4–6): 1-D predictions\n\n")
-	p("Setup as the thesis (apovi.md §5 E2): SE-GP meta-datasets (N ∈ 10..19), BNN [1, 50, 50, 1], inference nets [2, 50, 50, ·], Gaussian noise initialised at 0.01 and trained, ELBO, lr 1e-3, B = 5, S = 1; predictions with S = 100 function samples on linspace(−2, 2, %d), the whole test set as the context, band mean ± 1.96 sd without the observation noise (D10). Test sets: one SE-GP dataset (N = %d, our seed) and the standardised cubic set (100 points).\n\n",
+	p("Setup as the thesis (apovi.md §5 E2): SE-GP meta-datasets (N ∈ 10..19), BNN [1, 50, 50, 1], inference nets [2, 50, 50, ·], Gaussian noise initialised at 0.01 and trained, ELBO, lr 1e-3, B = 5, S = 1; predictions with S = 100 function samples on linspace(−2, 2, %d), the whole test set as the context, band mean ± 1.96 sd without the observation noise (D10). Test sets: one SE-GP dataset (N = %d, drawn by our generator with the thesis's test seed 17) and the standardised cubic set (100 points), the same two sets as the ConvCNP's.\n\n",
 		len(e.Grid), e.Sets["SE-GP"].N)
 	p("**Budget (weaker than the thesis):** each training capped at %d iterations (thesis 15,000; its early-stopping rule %d/%d/%d cannot fire within the cap). \n\n", e.Iters, e.ES.Min, e.ES.Ref, e.ES.Smooth)
 	if e.ConvCNPWall > 0 {
@@ -186,10 +186,11 @@ func (e *E2Result) markdown(b *bytes.Buffer) {
 		p("ConvCNP: not run (SkipConvCNP).\n\n")
 	}
 	p("Over-confidence, in numbers: the average predictive sd over the grid and at the test inputs, and the coverage of the test points by the 95%% band (a calibrated function band that ignores σ ≈ 0.05 noise covers most points; an over-confident one covers few).\n\n")
-	p("| model | \\|Ξ\\| | test set | iterations | trained noise σ | mean sd (grid) | mean sd (test x) | coverage of test points | RMSE of mean |\n|---|---:|---|---:|---:|---:|---:|---:|---:|\n")
+	p("| model | \\|Ξ\\| | test set | iterations | trained noise σ | mean sd (grid) | mean sd (test x) | coverage of test points | RMSE of mean | RMSE / mean sd (test x) |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range e.Runs {
-		p("| %s | %d | %s | %d | %.3g | %.3f | %.3f | %.0f%% | %.3f |\n", r.Model, r.Size, r.Set, r.Iters, r.NoiseStd, r.MeanStdGrid, r.MeanStdData, 100*r.Coverage, r.RMSE)
+		p("| %s | %d | %s | %d | %.3g | %.3f | %.3f | %.0f%% | %.3f | %.1f |\n", r.Model, r.Size, r.Set, r.Iters, r.NoiseStd, r.MeanStdGrid, r.MeanStdData, 100*r.Coverage, r.RMSE, r.RMSE/r.MeanStdData)
 	}
+	p("\nRMSE / mean sd is ≈ 1 or below for a band that is honest about its error at the data; ≫ 1 is over-confidence (the band excludes the data it was conditioned on).\n")
 	find := func(model, set string, size int) *E2Run {
 		for i := range e.Runs {
 			if r := &e.Runs[i]; r.Model == model && r.Set == set && r.Size == size {
@@ -206,8 +207,8 @@ func (e *E2Result) markdown(b *bytes.Buffer) {
 			if a == nil || f == nil {
 				continue
 			}
-			p("- %s: AMFVI's mean sd at the test inputs is %.3f against APOVI's %.3f (ratio %.2f); AMFVI covers %.0f%% of the test points, APOVI %.0f%%; RMSE %.3f vs %.3f.\n",
-				set, f.MeanStdData, a.MeanStdData, f.MeanStdData/a.MeanStdData, 100*f.Coverage, 100*a.Coverage, f.RMSE, a.RMSE)
+			p("- %s: AMFVI's 95%% band covers %.0f%% of the test points it was given as context, APOVI's %.0f%%; AMFVI's RMSE is %.3f with a mean sd of %.3f (RMSE/sd %.1f), APOVI's %.3f with %.3f (RMSE/sd %.1f).\n",
+				set, 100*f.Coverage, 100*a.Coverage, f.RMSE, f.MeanStdData, f.RMSE/f.MeanStdData, a.RMSE, a.MeanStdData, a.RMSE/a.MeanStdData)
 		}
 	}
 }
