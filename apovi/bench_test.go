@@ -62,3 +62,26 @@ func BenchmarkGipLayerImage(b *testing.B) { benchLayer(b, 392, 150, 150) }
 
 // BenchmarkGipLayer50 is a 50-unit layer (K = 51) on N = 392 points.
 func BenchmarkGipLayer50(b *testing.B) { benchLayer(b, 392, 50, 50) }
+
+// BenchmarkAPOVIStepELBOExp is one training step of the ELBO experiment's APOVI: BNN
+// [1, 32, 32, 1], inference nets [2, 50, 50, 64], fixed noise 0.05, ELBO, S = 1, N = 30.
+func BenchmarkAPOVIStepELBOExp(b *testing.B) {
+	m, err := NewAPOVI(Config{DX: 1, DY: 1, Hidden: []int{32, 32}, InferenceHidden: []int{50, 50},
+		Likelihood: Likelihood{Kind: Gaussian, NoiseStd: 0.05}}, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := toyData(30, 1, 1, false, 1)
+	r := rng.New(1, 1).Rand
+	var t ad.Tape
+	b.ReportAllocs()
+	for b.Loop() {
+		t.Reset()
+		p := t.Input(m.Params())
+		l, err := m.Loss(&t, p, ELBO, d, Dataset{}, 1, r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t.Backward(l)
+	}
+}

@@ -163,3 +163,88 @@ func TestParameterCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentLoss: Loss reads the parameters from its Var only, so losses recorded on
+// separate tapes in parallel goroutines equal the serial ones bit for bit.
+func TestConcurrentLoss(t *testing.T) {
+	m, err := NewAPOVI(Config{DX: 1, DY: 1, Hidden: []int{6, 6}, InferenceHidden: []int{5},
+		Likelihood: Likelihood{Kind: Gaussian, NoiseStd: 0.1, TrainNoise: true}}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 6
+	data := make([]Dataset, n)
+	want := make([]float64, n)
+	for i := range data {
+		data[i] = toyData(5+i, 1, 1, false, uint64(i))
+		l, _, err := lossAt(m, m.Params(), ELBO, data[i], Dataset{}, 2, uint64(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = l
+	}
+	got := make([]float64, n)
+	done := make(chan struct{})
+	for i := range data {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			got[i], _, _ = lossAt(m, m.Params(), ELBO, data[i], Dataset{}, 2, uint64(i))
+		}()
+	}
+	for range data {
+		<-done
+	}
+	for i := range got {
+		if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+			t.Errorf("dataset %d: concurrent loss %v, serial %v", i, got[i], want[i])
+		}
+	}
+}
+
+// TestCountParams: the count Load checks before allocating equals the constructed models'.
+func TestCountParams(t *testing.T) {
+	g := Likelihood{Kind: Gaussian, NoiseStd: 1, TrainNoise: true}
+	b := Likelihood{Kind: Bernoulli}
+	for _, lik := range []Likelihood{g, b} {
+		c := Config{DX: 2, DY: 3, Hidden: []int{4, 5}, InferenceHidden: []int{6}, Likelihood: lik}
+		a, _ := NewAPOVI(c, 1)
+		f, _ := NewAMFVI(c, 1)
+		p, _ := NewPOVI(POVIConfig{DX: 2, DY: 3, Hidden: []int{4, 5}, M: 7, Likelihood: lik}, 1)
+		const big = 1 << 40
+		for _, x := range []struct {
+			kind      string
+			got, want int
+		}{
+			{"apovi", countParams("apovi", 2, 3, c.Hidden, c.InferenceHidden, 0, lik, big), len(a.Params())},
+			{"amfvi", countParams("amfvi", 2, 3, c.Hidden, c.InferenceHidden, 0, lik, big), len(f.Params())},
+			{"povi", countParams("povi", 2, 3, c.Hidden, nil, 7, lik, big), len(p.Params())},
+		} {
+			if x.got != x.want {
+				t.Errorf("%s %s: countParams %d, model %d", x.kind, lik.Kind, x.got, x.want)
+			}
+		}
+	}
+	if n := countParams("apovi", 1, 1, []int{1 << 30, 1 << 30}, []int{1 << 30}, 0, Likelihood{Kind: Bernoulli}, 100); n != -1 {
+		t.Errorf("huge configuration: %d, want −1", n)
+	}
+}
+
+// FuzzLoad: Load never panics and never allocates for a configuration the file's parameters do
+// not fill.
+func FuzzLoad(f *testing.F) {
+	m, _ := NewAPOVI(Config{DX: 1, DY: 1, Hidden: []int{2}, InferenceHidden: []int{2}, Likelihood: Likelihood{Kind: Bernoulli}}, 1)
+	var buf bytes.Buffer
+	if err := Save(&buf, m); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Add([]byte(`{"format":"vigo-apovi-model","version":1,"kind":"amfvi","config":{"dx":1,"dy":1,"hidden":[1000000000],"likelihood":{"kind":"bernoulli"}},"params":[]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if m, err := Load(bytes.NewReader(b)); err == nil {
+			var buf bytes.Buffer
+			if err := Save(&buf, m); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}

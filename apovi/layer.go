@@ -33,10 +33,7 @@ func pseudo(mode pseudoMode, n, D int, rv, y, lam, v, dlam []float64) {
 					lam[j], dlam[j] = l, l
 					continue
 				}
-				e := math.Exp((b - logVarShift) / 2)
-				s := e + sigmaFloor
-				lam[j] = 1 / (s * s)
-				dlam[j] = -e / (s * s * s) // dλ/db = −2σ⁻³ · e/2
+				lam[j], dlam[j] = normalPrec(b)
 			}
 		}
 	case exact:
@@ -48,6 +45,16 @@ func pseudo(mode pseudoMode, n, D int, rv, y, lam, v, dlam []float64) {
 			}
 		}
 	}
+}
+
+// normalPrec returns the NormalActivation's precision λ = σ⁻², σ = e + 1e-8, e = exp((b−4)/2),
+// and dλ/db = −2σ⁻³·e/2, written as −(e/σ)/σ² so that it stays finite when e overflows (λ → 0,
+// dλ/db → 0) or underflows (λ → 1e16, dλ/db → 0).
+func normalPrec(b float64) (lam, dlam float64) {
+	e := math.Exp((b - logVarShift) / 2)
+	s := e + sigmaFloor
+	r := 1 / (1 + sigmaFloor/e)
+	return 1 / (s * s), -r / (s * s)
 }
 
 // gip is the Backwarder of one global-inducing-point layer of one Monte Carlo sample: from the
@@ -138,33 +145,52 @@ func (g *gip) post(n int, hv, ld, vd, Y, bv, tmp, R, md, pc []float64) (float64,
 	for k := range bv {
 		bv[k] = 0
 	}
+	// Y holds (Λ^{1/2} U)ᵀ, K×n, so that the Gram matrix is k(k+1)/2 contiguous dot products.
+	last := Y[din*n : (din+1)*n]
 	for i := range n {
 		s := math.Sqrt(ld[i])
-		yr, hr := Y[i*K:(i+1)*K], hv[i*din:(i+1)*din]
+		hr := hv[i*din : (i+1)*din]
 		lv := ld[i] * vd[i]
 		for k, h := range hr {
-			yr[k] = s * h
+			Y[k*n+i] = s * h
 			bv[k] += lv * h
 		}
-		yr[din] = s
+		last[i] = s
 		bv[din] += lv
 	}
-	gramT(n, K, Y, R)
+	gramDot(n, K, Y, R)
+	top := 0.0
 	for k := range K {
 		R[k*K+k] += g.alpha
+		top = max(top, R[k*K+k])
 	}
-	if pc != nil {
-		copy(pc, R)
-		symmetrize(K, pc)
+	for try := 0; ; try++ {
+		if pc != nil {
+			copy(pc, R)
+			symmetrize(K, pc)
+		}
+		if logDiag, ok := cholInv(K, R, tmp); ok {
+			trmv(K, R, bv, tmp)
+			trmvT(K, R, tmp, md)
+			return logDiag, true
+		}
+		if try == jitterTries || math.IsNaN(top) || math.IsInf(top, 0) {
+			return 0, false
+		}
+		// P is positive definite in exact arithmetic (eigenvalues ≥ σ_p⁻²), so a failed
+		// factorisation is rounding at precisions near the NormalActivation's 1e16 ceiling:
+		// refactorise P + δI, δ = 1e-12·max_k P_kk·100^try.
+		gramDot(n, K, Y, R)
+		jit := 1e-12 * top * math.Pow(100, float64(try))
+		for k := range K {
+			R[k*K+k] += g.alpha + jit
+		}
 	}
-	logDiag, ok := cholInv(K, R)
-	if !ok {
-		return 0, false
-	}
-	trmv(K, R, bv, tmp)
-	trmvT(K, R, tmp, md)
-	return logDiag, true
 }
+
+// jitterTries is how many times post retries a failed Cholesky factorisation with more jitter
+// (1e-12 up to 1e-4 of the largest diagonal entry).
+const jitterTries = 4
 
 func (g *gip) views(t *ad.Tape, out ad.Var) (W, b, kl ad.Var) {
 	K, D := g.din+1, g.dout
@@ -191,11 +217,11 @@ func (g *gip) Backward(c ad.Custom) {
 	gout := c.Grad()
 	gkl := gout[K*D]
 	hv := t.Value(H)
-	sc := t.Scratch(2*n*K + K*K + 5*K + n)
+	sc := t.Scratch(2*n*K + 2*K*K + 5*K + n)
 	o := 0
 	next := func(m int) []float64 { s := sc[o : o+m]; o += m; return s }
 	U, T := next(n*K), next(n*K)
-	M := next(K * K)
+	M, X := next(K*K), next(K*K)
 	wbar, mubar, cv, bbar, a := next(K), next(K), next(K), next(K), next(K)
 	ub := next(n)
 	g.fillU(n, hv, U)
@@ -219,9 +245,12 @@ func (g *gip) Backward(c ad.Custom) {
 		trmvT(K, R, cv, bbar)
 		trmv(K, R, wbar, a)
 		if gkl != 0 { // M = ½κ̄(I − α R⁻¹R⁻ᵀ)
-			blas64.Syrk(blas.NoTrans, -0.5*gkl*g.alpha, blas64.General{Rows: K, Cols: K, Stride: K, Data: R}, 0,
-				blas64.Symmetric{Uplo: blas.Lower, N: K, Stride: K, Data: M})
+			triGram(K, R, M)
 			symmetrize(K, M)
+			h := -0.5 * gkl * g.alpha
+			for i := range M {
+				M[i] *= h
+			}
 			for k := range K {
 				M[k*K+k] += 0.5 * gkl
 			}
@@ -241,11 +270,8 @@ func (g *gip) Backward(c ad.Custom) {
 			}
 			row[i] -= 0.5 * ei * a[i]
 		}
-		tri := blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: K, Stride: K, Data: R}
-		Mg := blas64.General{Rows: K, Cols: K, Stride: K, Data: M}
-		blas64.Trmm(blas.Right, blas.NoTrans, 1, tri, Mg) // M R⁻¹
-		blas64.Trmm(blas.Left, blas.Trans, 1, tri, Mg)    // R⁻ᵀ M R⁻¹
-		for i := range K {                                // P̄ = sym(M)
+		sandwich(K, R, M, X) // R⁻ᵀ M R⁻¹
+		for i := range K {   // P̄ = sym(M)
 			for j := 0; j < i; j++ {
 				s := 0.5 * (M[i*K+j] + M[j*K+i])
 				M[i*K+j], M[j*K+i] = s, s
@@ -261,7 +287,7 @@ func (g *gip) Backward(c ad.Custom) {
 // [H, 1]; T (n×K) and ub (n) are scratch.
 func (g *gip) gramBack(n int, U, T, sp, bbar, ub, ld, vd, dd, hgrad, rgrad []float64, d int) {
 	K, D, din := g.din+1, g.dout, g.din
-	gemm(false, false, n, K, K, U, sp, 0, T)
+	mulNN(n, K, K, U, sp, T)
 	blas64.Gemv(blas.NoTrans, 1, blas64.General{Rows: n, Cols: K, Stride: K, Data: U},
 		blas64.Vector{N: K, Inc: 1, Data: bbar}, 0, blas64.Vector{N: n, Inc: 1, Data: ub})
 	for i := range n {

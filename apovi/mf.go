@@ -82,8 +82,7 @@ func mfStats(ov []float64, n, KD int, alpha float64, Lam, eta []float64) {
 	for i := range n {
 		row := ov[i*2*KD : (i+1)*2*KD]
 		for j := range KD {
-			s := math.Exp((row[KD+j]-logVarShift)/2) + sigmaFloor
-			l := 1 / (s * s)
+			l, _ := normalPrec(row[KD+j])
 			Lam[j] += l
 			eta[j] += l * row[j]
 		}
@@ -96,11 +95,9 @@ func mfBack(ov, og []float64, n, KD int, etab, lamb []float64) {
 		row := ov[i*2*KD : (i+1)*2*KD]
 		gr := og[i*2*KD : (i+1)*2*KD]
 		for j := range KD {
-			e := math.Exp((row[KD+j] - logVarShift) / 2)
-			s := e + sigmaFloor
-			l := 1 / (s * s)
+			l, dl := normalPrec(row[KD+j])
 			gr[j] += etab[j] * l
-			gr[KD+j] += (lamb[j] + etab[j]*row[j]) * (-e / (s * s * s))
+			gr[KD+j] += (lamb[j] + etab[j]*row[j]) * dl
 		}
 	}
 }
