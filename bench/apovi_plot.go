@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -87,7 +88,7 @@ func (r *APOVIReport) plot(dir string) ([]string, error) {
 	if e := r.E2; e != nil {
 		sizes := []int{}
 		for _, run := range e.Runs {
-			if len(sizes) == 0 || sizes[len(sizes)-1] != run.Size {
+			if !slices.Contains(sizes, run.Size) {
 				sizes = append(sizes, run.Size)
 			}
 		}
