@@ -27,11 +27,15 @@ type SpeedResult struct {
 	// Predict[S] is Load + Predict of a saved APOVI model (what vigo predict does between
 	// reading the CSV and writing the outputs) with S samples; POVIStep one POVI training
 	// iteration (loss with S = 5, gradient, Adam step) on the same dataset.
-	Predict   map[int]time.Duration
-	Load      time.Duration // apovi.Load of the saved JSON alone
-	JSONBytes int
-	POVIStep  time.Duration
-	Samples   []int
+	Predict map[int]time.Duration
+	// PredictOnly[S] is Predict on the grid alone, the model already in memory.
+	PredictOnly map[int]time.Duration
+	// PredictData[S] is the same at the dataset's own N inputs instead of the grid.
+	PredictData map[int]time.Duration
+	Load        time.Duration // apovi.Load of the saved JSON alone
+	JSONBytes   int
+	POVIStep    time.Duration
+	Samples     []int
 	// Layer: vigo's BenchmarkGipLayer50 (go test -bench, GOMAXPROCS=1) against
 	// bench/peers/apovi_layer.py at N = 392, D_in = D = 50 (""/0 when skipped).
 	LayerGo, LayerTorch []time.Duration
@@ -42,7 +46,7 @@ type SpeedResult struct {
 // runAPOVISpeed measures vigo predict's forward pass against one POVI step on the same dataset
 // (E1's architecture; the first E1 test set), and one APOVI layer against the PyTorch peer.
 func runAPOVISpeed(ctx context.Context, cfg APOVIConfig, say func(string, ...any)) (*SpeedResult, error) {
-	res := &SpeedResult{Rounds: 15, Grid: 500, Predict: map[int]time.Duration{}, Samples: []int{5, 100}, LoadStart: resultmd.LoadAvg()}
+	res := &SpeedResult{Rounds: 15, Grid: 500, Predict: map[int]time.Duration{}, PredictData: map[int]time.Duration{}, PredictOnly: map[int]time.Duration{}, Samples: []int{5, 100}, LoadStart: resultmd.LoadAvg()}
 	if cfg.Quick {
 		res.Rounds = 2
 	}
@@ -65,7 +69,7 @@ func runAPOVISpeed(ctx context.Context, cfg APOVIConfig, say func(string, ...any
 		return nil, err
 	}
 	res.JSONBytes = saved.Len()
-	pred := map[int][]time.Duration{}
+	pred, predData, predOnly := map[int][]time.Duration{}, map[int][]time.Duration{}, map[int][]time.Duration{}
 	var povi, load []time.Duration
 	for round := range res.Rounds {
 		if err := ctx.Err(); err != nil {
@@ -81,6 +85,20 @@ func runAPOVISpeed(ctx context.Context, cfg APOVIConfig, say func(string, ...any
 				return nil, err
 			}
 			pred[S] = append(pred[S], time.Since(start))
+			start = time.Now()
+			lm, err = apovi.Load(bytes.NewReader(saved.Bytes()))
+			if err != nil {
+				return nil, err
+			}
+			if _, err := lm.Predict(d, d.X, S, rng.New(cfg.Seed, 401).Rand); err != nil {
+				return nil, err
+			}
+			predData[S] = append(predData[S], time.Since(start))
+			start = time.Now()
+			if _, err := lm.Predict(d, grid, S, rng.New(cfg.Seed, 401).Rand); err != nil {
+				return nil, err
+			}
+			predOnly[S] = append(predOnly[S], time.Since(start))
 		}
 		start := time.Now()
 		if _, err := apovi.Load(bytes.NewReader(saved.Bytes())); err != nil {
@@ -99,6 +117,8 @@ func runAPOVISpeed(ctx context.Context, cfg APOVIConfig, say func(string, ...any
 	}
 	for S, v := range pred {
 		res.Predict[S] = median(v)
+		res.PredictData[S] = median(predData[S])
+		res.PredictOnly[S] = median(predOnly[S])
 	}
 	res.POVIStep = median(povi)
 	res.Load = median(load)
@@ -182,10 +202,12 @@ func (s *SpeedResult) markdown(b *bytes.Buffer) {
 	p("| one POVI training step (S = 5) | %v | 1 |\n", s.POVIStep.Round(time.Microsecond))
 	p("| apovi.Load of the saved model alone (%d KB of JSON) | %v | %.2f |\n", s.JSONBytes/1000, s.Load.Round(time.Microsecond), float64(s.Load)/float64(s.POVIStep))
 	for _, S := range s.Samples {
-		p("| vigo predict: Load + forward pass, S = %d | %v | %.2f |\n", S, s.Predict[S].Round(time.Microsecond), float64(s.Predict[S])/float64(s.POVIStep))
+		p("| vigo predict: Load + forward pass, S = %d, %d grid inputs | %v | %.2f |\n", S, s.Grid, s.Predict[S].Round(time.Microsecond), float64(s.Predict[S])/float64(s.POVIStep))
+		p("| vigo predict: Load + forward pass, S = %d, at the N = %d data inputs | %v | %.2f |\n", S, s.N, s.PredictData[S].Round(time.Microsecond), float64(s.PredictData[S])/float64(s.POVIStep))
+		p("| forward pass alone (model in memory), S = %d, %d grid inputs | %v | %.2f |\n", S, s.Grid, s.PredictOnly[S].Round(time.Microsecond), float64(s.PredictOnly[S])/float64(s.POVIStep))
 	}
-	p("\nAt S = 5 (as many weight samples as the POVI step draws) predict is %s than one POVI step; at the CLI's default S = 100 it is %s. Training POVI from scratch takes hundreds to thousands of such steps (E1's runs above).\n",
-		fasterSlower(s.Predict[5], s.POVIStep), fasterSlower(s.Predict[100], s.POVIStep))
+	p("\nAt S = 5 (as many weight samples as the POVI step draws) predict on the grid is %s than one POVI step, at the data inputs %s; at the CLI's default S = 100 on the grid it is %s. Training POVI from scratch takes hundreds to thousands of such steps (E1 ran 600 per test set).\n",
+		fasterSlower(s.Predict[5], s.POVIStep), fasterSlower(s.PredictData[5], s.POVIStep), fasterSlower(s.Predict[100], s.POVIStep))
 	p("\n### One APOVI layer: vigo against PyTorch (float64, one thread)\n\n")
 	if len(s.LayerGo) == 0 {
 		p("%s\n", s.LayerNote)
