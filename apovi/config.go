@@ -140,7 +140,10 @@ type Model interface {
 	// Loss records the per-dataset loss of obj (apovi.md §2) with S Monte Carlo samples on t,
 	// with p = t.Input(Params()) (or any Var of that size) as the parameters. For ELBO the
 	// dataset is ctx ∪ tgt (either may be empty); NPML and NPVI need both. POVI supports ELBO
-	// only (its q does not depend on data).
+	// only (its q does not depend on data). A conditional precision that rounding makes
+	// indefinite (pseudo-precisions near the NormalActivation's 1e16 ceiling) is refactorised
+	// with diagonal jitter of 1e-12 up to 1e-4 of its largest diagonal entry; if that fails
+	// too, the loss is NaN rather than an error, and the caller decides whether to skip the step.
 	Loss(t *ad.Tape, p ad.Var, obj Objective, ctx, tgt Dataset, S int, r *rand.Rand) (ad.Var, error)
 	// Predict draws S weight samples from q given ctx (ignored by POVI; may be empty there) and
 	// pushes the test inputs xTest (NTest×DX, row-major) through the same weights.

@@ -43,4 +43,18 @@
 // likelihood of the targets T pushed through the same weights, −𝓛/|T|) and NPVI (q from C∪T
 // for the target log likelihood minus KL(q_{C∪T} ‖ q_C), −𝓛/|T|). Parameters are initialised
 // like PyTorch's nn.Linear, U(−1/√fan_in, 1/√fan_in) for weights and biases.
+//
+// Use with an optimiser from package optim:
+//
+//	var t ad.Tape
+//	t.Reset()
+//	p := t.Input(m.Params())
+//	loss, err := m.Loss(&t, p, apovi.ELBO, d, apovi.Dataset{}, 1, r)
+//	t.Backward(loss)
+//	adam.Step(m.Params(), t.Grad(p))
+//
+// A model holds structure and its parameter vector only; Loss reads the parameters from p, so
+// several goroutines may record losses of one model on their own tapes at once (and Predict
+// reads Params(), so it must not race with an optimiser step). Save and Load write and read
+// one JSON object (configuration and parameters, no data).
 package apovi

@@ -199,6 +199,60 @@ func NewPOVI(cfg POVIConfig, seed uint64) (*POVI, error) {
 	return m, nil
 }
 
+// countParams returns the length of the parameter vector a configuration implies, or −1 if it
+// exceeds limit (so that Load can reject a configuration before allocating for it).
+func countParams(kind string, dx, dy int, hidden, inf []int, m int, lik Likelihood, limit int) int {
+	total := 0
+	add := func(v int) bool {
+		if v < 0 || v > limit-total {
+			return false
+		}
+		total += v
+		return true
+	}
+	mul := func(a, b int) int {
+		if a < 0 || b < 0 || (a != 0 && b > limit/a) {
+			return -1
+		}
+		return a * b
+	}
+	dims := widths(dx, hidden, dy)
+	L := len(dims) - 1
+	mlp := func(out int) bool {
+		sizes := append(append([]int{dx + dy}, inf...), out)
+		for l := 0; l+1 < len(sizes); l++ {
+			if !add(mul(sizes[l]+1, sizes[l+1])) {
+				return false
+			}
+		}
+		return true
+	}
+	for l := range L {
+		var ok bool
+		switch kind {
+		case "apovi":
+			if l == L-1 && lik.Kind == Gaussian {
+				continue
+			}
+			ok = mlp(mul(2, dims[l+1]))
+		case "amfvi":
+			ok = mlp(mul(2, mul(dims[l]+1, dims[l+1])))
+		case "povi":
+			if l == 0 && !add(mul(m, dx)) {
+				return -1
+			}
+			ok = add(mul(m, mul(2, dims[l+1])))
+		}
+		if !ok {
+			return -1
+		}
+	}
+	if lik.Kind == Gaussian && lik.TrainNoise && !add(1) {
+		return -1
+	}
+	return total
+}
+
 // Inducing returns a view of the current inducing inputs U⁰ (M×DX) in the parameter vector.
 func (m *POVI) Inducing() []float64 { return m.params[:m.offs[0]] }
 
@@ -213,3 +267,13 @@ func clonePOVIConfig(c POVIConfig) POVIConfig {
 	c.Inducing = nil // the initial values live in the parameter vector
 	return c
 }
+
+// Config returns a copy of the model's configuration.
+func (m *APOVI) Config() Config { return cloneConfig(m.cfg) }
+
+// Config returns a copy of the model's configuration.
+func (m *AMFVI) Config() Config { return cloneConfig(m.cfg) }
+
+// Config returns a copy of the model's configuration (Inducing is nil: the current inducing
+// inputs are Inducing()).
+func (m *POVI) Config() POVIConfig { return clonePOVIConfig(m.cfg) }

@@ -65,11 +65,23 @@ func Load(r io.Reader) (Model, error) {
 		return nil, fmt.Errorf("apovi: Load: version=%d, this build reads version %d", s.Version, fileVersion)
 	}
 	var m Model
+	mismatch := func(want int) error {
+		if want < 0 {
+			return fmt.Errorf("apovi: Load: the %s configuration implies more than %d parameters (len(params)=%d)", s.Kind, len(s.Params), len(s.Params))
+		}
+		return fmt.Errorf("apovi: Load: len(params)=%d, the %s configuration has %d parameters", len(s.Params), s.Kind, want)
+	}
 	switch s.Kind {
 	case "apovi", "amfvi":
 		var cfg Config
 		if err := json.Unmarshal(s.Config, &cfg); err != nil {
 			return nil, fmt.Errorf("apovi: Load: config: %w", err)
+		}
+		if err := cfg.validate("Load"); err != nil {
+			return nil, err
+		}
+		if n := countParams(s.Kind, cfg.DX, cfg.DY, cfg.Hidden, cfg.InferenceHidden, 0, cfg.Likelihood, len(s.Params)); n != len(s.Params) {
+			return nil, mismatch(n)
 		}
 		var err error
 		if s.Kind == "apovi" {
@@ -85,6 +97,12 @@ func Load(r io.Reader) (Model, error) {
 		if err := json.Unmarshal(s.Config, &cfg); err != nil {
 			return nil, fmt.Errorf("apovi: Load: config: %w", err)
 		}
+		if err := cfg.validate("Load"); err != nil {
+			return nil, err
+		}
+		if n := countParams(s.Kind, cfg.DX, cfg.DY, cfg.Hidden, nil, cfg.M, cfg.Likelihood, len(s.Params)); n != len(s.Params) {
+			return nil, mismatch(n)
+		}
 		p, err := NewPOVI(cfg, 0)
 		if err != nil {
 			return nil, fmt.Errorf("apovi: Load: %w", err)
@@ -92,9 +110,6 @@ func Load(r io.Reader) (Model, error) {
 		m = p
 	default:
 		return nil, fmt.Errorf("apovi: Load: unknown kind=%q (want apovi, amfvi or povi)", s.Kind)
-	}
-	if len(s.Params) != len(m.Params()) {
-		return nil, fmt.Errorf("apovi: Load: len(params)=%d, the %s configuration has %d parameters", len(s.Params), s.Kind, len(m.Params()))
 	}
 	if err := m.SetParams(s.Params); err != nil {
 		return nil, fmt.Errorf("apovi: Load: %w", err)

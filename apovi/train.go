@@ -150,7 +150,8 @@ func Train(ctx context.Context, m Model, tasks []Task, cfg TrainConfig) (*TrainR
 		p := t.Input(params)
 		var acc ad.Var
 		for b := range nb {
-			tk := tasks[ld.next()]
+			ti := ld.next()
+			tk := tasks[ti]
 			c, tg := tk.Context, tk.Target
 			if np && tg.N == 0 {
 				var err error
@@ -161,6 +162,10 @@ func Train(ctx context.Context, m Model, tasks []Task, cfg TrainConfig) (*TrainR
 			l, err := m.Loss(&t, p, cfg.Objective, c, tg, cfg.Samples, r.Rand)
 			if err != nil {
 				return res, fmt.Errorf("apovi: Train: iteration %d: %w", it, err)
+			}
+			if v := t.Float(l); math.IsNaN(v) || math.IsInf(v, 0) {
+				res.Wall = time.Since(start)
+				return res, fmt.Errorf("apovi: Train: non-finite loss (iteration=%d, task=%d, N=%d, loss=%v)", it, ti, c.N+tg.N, v)
 			}
 			if b == 0 {
 				acc = l
