@@ -29,7 +29,7 @@ func newBenchCmd() *cobra.Command {
 	for _, c := range []func() *cobra.Command{newBenchPosteriordbCmd, newBenchNUTSCmd, newBenchDNCPCmd, newBenchADCmd, newBenchFlowCostCmd,
 		newBenchBFVICmd, newBenchUCICmd, newBenchUCISemiCmd, newBenchFMNISTCmd, newBenchMISELBOCmd,
 		newBenchStanCorpusCmd, newBenchStanSpeedCmd, newBenchTrustCmd, newBenchMMCLCmd,
-		newBenchReparamCmd} {
+		newBenchReparamCmd, newBenchAPOVIBaselinesCmd, newBenchAPOVICmd} {
 		cmd.AddCommand(c())
 	}
 	return cmd

@@ -111,6 +111,6 @@ func NewRoot(models ...Model) (*cobra.Command, error) {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newFitCmd(reg), newSampleCmd(reg), newDrawCmd(reg), newSummaryCmd(), newZooCmd(reg), newBenchCmd(), newCheckCmd())
+	root.AddCommand(newFitCmd(reg), newSampleCmd(reg), newDrawCmd(reg), newSummaryCmd(), newZooCmd(reg), newBenchCmd(), newCheckCmd(), newPredictCmd())
 	return root, nil
 }

@@ -23,6 +23,7 @@ var levels = map[string]int{
 	"ad":                 1,
 	"dist":               1,
 	"optim":              1,
+	"imagecomp":          1, // the image-completion protocol of the APOVI thesis (masks, metric, Delaunay baseline)
 	"diag":               1,
 	"density":            2,
 	"bijector":           2,
@@ -35,6 +36,7 @@ var levels = map[string]int{
 	"stan":               4, // the Stan-language front end: programs + data → model.Model
 	"bnn":                5,
 	"apovi":              5, // amortised inference in BNNs (POVI, APOVI, AMFVI; Rochussen 2023)
+	"cnp":                5, // ConvCNP baselines of the APOVI thesis (1-D off the grid, images on the grid)
 	"fit":                5,
 	"reparam":            6, // location–scale groups in centred / non-centred / partial form (issue 18)
 	"zoo":                6,
