@@ -113,15 +113,6 @@ func threadCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// processCPU returns the CPU time the process has used (Linux RUSAGE_SELF; 0 elsewhere).
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // cpuPer returns the least thread CPU time per call of f over 3 runs of budget/3 each.
 func cpuPer(f func(), budget time.Duration) time.Duration {
 	runtime.LockOSThread()
@@ -211,9 +202,11 @@ func flowCostRow(ctx context.Context, cfg FlowCostConfig, name string, tg model.
 	row.Family = per(free)
 	row.Step = per(tg)
 	if slices.Contains(cfg.FitKinds, kind) && row.Err == "" {
-		t0, c0 := time.Now(), processCPU()
+		t0 := time.Now()
+		c0, _ := processCPU()
 		res, err := fit.Run(ctx, tg, r, fit.WithWorkers(1))
-		row.FitWall, row.FitCPU = time.Since(t0), processCPU()-c0
+		c1, _ := processCPU()
+		row.FitWall, row.FitCPU = time.Since(t0), c1-c0
 		if err != nil {
 			row.Err = err.Error()
 			return row
