@@ -54,6 +54,40 @@ func gemm(tA, tB bool, r, c, k int, a, b []float64, beta float64, cm []float64) 
 	}
 }
 
+// shortLen is the length below which dot and axpy run as plain Go loops: the kernel calls
+// (length checks, dispatch, clearing the upper YMM halves) cost more than the arithmetic there.
+const shortLen = 16
+
+// dot is kernel.Dot with a plain loop for short vectors.
+func dot(x, y []float64) float64 {
+	if len(x) >= shortLen {
+		return kernel.Dot(x, y)
+	}
+	y = y[:len(x)]
+	s0, s1 := 0.0, 0.0
+	i := 0
+	for ; i+2 <= len(x); i += 2 {
+		s0 += x[i] * y[i]
+		s1 += x[i+1] * y[i+1]
+	}
+	if i < len(x) {
+		s0 += x[i] * y[i]
+	}
+	return s0 + s1
+}
+
+// axpy is kernel.Axpy with a plain loop for short vectors.
+func axpy(a float64, x, y []float64) {
+	if len(y) >= shortLen {
+		kernel.Axpy(a, x, y)
+		return
+	}
+	x = x[:len(y)]
+	for i, v := range x {
+		y[i] += a * v
+	}
+}
+
 // gramDot sets the lower triangle of C (k×k) to Y Yᵀ for Y k×n (rows of length n, i.e. the
 // transpose of the n×k matrix whose Gram matrix is wanted): k(k+1)/2 dot products of length n
 // on kernel.Dot (AVX2+FMA where available), faster than a rank-n gonum Dsyrk on these sizes.
@@ -62,7 +96,7 @@ func gramDot(n, k int, yt, cm []float64) {
 		yi := yt[i*n : (i+1)*n]
 		row := cm[i*k : i*k+i+1]
 		for j := range row {
-			row[j] = kernel.Dot(yi, yt[j*n:(j+1)*n])
+			row[j] = dot(yi, yt[j*n:(j+1)*n])
 		}
 	}
 }
@@ -73,7 +107,7 @@ func triGram(k int, l, cm []float64) {
 	for i := range k {
 		li := l[i*k:]
 		for j := 0; j <= i; j++ {
-			cm[i*k+j] = kernel.Dot(li[:j+1], l[j*k:j*k+j+1])
+			cm[i*k+j] = dot(li[:j+1], l[j*k:j*k+j+1])
 		}
 	}
 }
@@ -92,7 +126,7 @@ func mulNN(r, c, k int, a, b, cm []float64) {
 			kernel.Axpy4(ar[kk], ar[kk+1], ar[kk+2], ar[kk+3], b[kk*c:(kk+4)*c], crow)
 		}
 		for ; kk < k; kk++ {
-			kernel.Axpy(ar[kk], b[kk*c:(kk+1)*c], crow)
+			axpy(ar[kk], b[kk*c:(kk+1)*c], crow)
 		}
 	}
 }
@@ -109,7 +143,7 @@ func sandwich(k int, l, m, x []float64) {
 		mr := m[i*k : (i+1)*k]
 		for c, a := range mr {
 			if a != 0 {
-				kernel.Axpy(a, l[c*k:c*k+c+1], xr[:c+1])
+				axpy(a, l[c*k:c*k+c+1], xr[:c+1])
 			}
 		}
 	}
@@ -123,7 +157,7 @@ func sandwich(k int, l, m, x []float64) {
 			kernel.Axpy4(l[c*k+i], l[(c+1)*k+i], l[(c+2)*k+i], l[(c+3)*k+i], x[c*k:(c+4)*k], zr)
 		}
 		for ; c < k; c++ {
-			kernel.Axpy(l[c*k+i], x[c*k:(c+1)*k], zr)
+			axpy(l[c*k+i], x[c*k:(c+1)*k], zr)
 		}
 	}
 }
@@ -158,9 +192,9 @@ func cholInv(k int, p, tmp []float64) (logDiag float64, ok bool) {
 	for i := range k {
 		ri := p[i*k : (i+1)*k]
 		for j := range i {
-			ri[j] = (ri[j] - kernel.Dot(ri[:j], p[j*k:j*k+j])) / p[j*k+j]
+			ri[j] = (ri[j] - dot(ri[:j], p[j*k:j*k+j])) / p[j*k+j]
 		}
-		s := ri[i] - kernel.Dot(ri[:i], ri[:i])
+		s := ri[i] - dot(ri[:i], ri[:i])
 		if !(s > 0) || math.IsInf(s, 1) {
 			return 0, false
 		}
@@ -174,7 +208,7 @@ func cholInv(k int, p, tmp []float64) (logDiag float64, ok bool) {
 		clear(ri[:i+1])
 		for c := range i {
 			if a := tmp[c]; a != 0 {
-				kernel.Axpy(-a, p[c*k:c*k+c+1], ri[:c+1])
+				axpy(-a, p[c*k:c*k+c+1], ri[:c+1])
 			}
 		}
 		inv := 1 / tmp[i]

@@ -32,8 +32,11 @@
 // draw and KL of all D units, with a hand-written adjoint), so U is never detached: gradients
 // reach the earlier sampled weights through Uᵀ Λ_d U and the Cholesky factor. Cost per layer
 // and sample: D separate K×K systems, O(D(N K² + K³)) forward and about twice that backward
-// (apovi.md §1.3, §7.2); the inference networks run once per loss and are shared by all S
-// samples.
+// (apovi.md §1.3, §7.2). When a layer has fewer points than weights per unit (N < K, e.g. the
+// thesis's 1-D data) the same conditional is computed in N-space instead (Woodbury: an N×N
+// system per unit, O(D(N²K + N³)), and a pathwise draw from the prior corrected by pseudo-noise,
+// which has the same distribution but consumes K + N normals instead of K). The inference
+// networks run once per loss and are shared by all S samples.
 //
 // Inference-network output parameterisation (NormalActivation, apovi.md §1.3, D2): the output
 // o = [a, b] gives the pseudo-output a and the pseudo-noise standard deviation

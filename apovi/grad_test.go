@@ -109,6 +109,16 @@ func TestGradients(t *testing.T) {
 		{"amfvi-gauss", func() (Model, error) {
 			return NewAMFVI(Config{DX: 1, DY: 1, Hidden: []int{3}, InferenceHidden: []int{4}, Likelihood: gauss, PriorVar: 2}, 3)
 		}, false, []Objective{ELBO, NPML, NPVI}},
+		// Fewer points than weights per unit (n < K): the N-space (Woodbury) form of wood.go.
+		{"apovi-gauss-wood", func() (Model, error) {
+			return NewAPOVI(Config{DX: 1, DY: 1, Hidden: []int{10, 12}, InferenceHidden: []int{2}, Likelihood: gauss}, 6)
+		}, false, []Objective{ELBO, NPML, NPVI}},
+		{"apovi-bern-wood", func() (Model, error) {
+			return NewAPOVI(Config{DX: 2, DY: 1, Hidden: []int{8}, InferenceHidden: []int{4}, Likelihood: Likelihood{Kind: Bernoulli}}, 7)
+		}, true, []Objective{NPML}},
+		{"povi-gauss-wood", func() (Model, error) {
+			return NewPOVI(POVIConfig{DX: 1, DY: 1, Hidden: []int{6, 5}, M: 4, FinalPrec: 1, Likelihood: gauss}, 8)
+		}, false, []Objective{ELBO}},
 		{"povi-gauss", func() (Model, error) {
 			return NewPOVI(POVIConfig{DX: 1, DY: 1, Hidden: []int{3, 2}, M: 4, FinalPrec: 1, Likelihood: gauss}, 4)
 		}, false, []Objective{ELBO}},
@@ -131,3 +141,67 @@ func TestGradients(t *testing.T) {
 		}
 	}
 }
+
+// TestReusedTapeMemory: the layer nodes take uninitialised tape memory (ad.Tape.CustomUninit)
+// and must write everything they read. A tape whose buffers hold NaN from an earlier use gives
+// the same loss and gradient, bit for bit, as a fresh tape.
+func TestReusedTapeMemory(t *testing.T) {
+	ctx, tgt := toyData(6, 1, 1, false, 1), toyData(4, 1, 1, false, 2)
+	gauss := Likelihood{Kind: Gaussian, NoiseStd: 0.3, TrainNoise: true}
+	a, _ := NewAPOVI(Config{DX: 1, DY: 1, Hidden: []int{4, 3}, InferenceHidden: []int{4}, Likelihood: gauss}, 1)
+	f, _ := NewAMFVI(Config{DX: 1, DY: 1, Hidden: []int{4}, InferenceHidden: []int{4}, Likelihood: gauss}, 2)
+	p, _ := NewPOVI(POVIConfig{DX: 1, DY: 1, Hidden: []int{4, 3}, M: 5, Likelihood: gauss}, 3)
+	aw, _ := NewAPOVI(Config{DX: 1, DY: 1, Hidden: []int{12, 12}, InferenceHidden: []int{4}, Likelihood: gauss}, 4) // n < K
+	nan := make([]float64, 1<<16)
+	for i := range nan {
+		nan[i] = math.NaN()
+	}
+	var dirty ad.Tape
+	for _, m := range []Model{a, f, p, aw} {
+		objs := []Objective{ELBO, NPML, NPVI}
+		if m == Model(p) {
+			objs = objs[:1]
+		}
+		for _, obj := range objs {
+			want, gw, err := lossAt(m, m.Params(), obj, ctx, tgt, 2, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 3 { // fill every buffer of the tape with NaN, then reuse it
+				dirty.Reset()
+				x := dirty.Input(nan)
+				dirty.Backward(dirty.Sum(dirty.Mul(x, x)))
+				dirty.Reset()
+				v := dirty.Input(nan)
+				c := dirty.CustomUninit(nanFill{}, len(nan), len(nan), v)
+				for i := range c.Value() {
+					c.Value()[i] = math.NaN()
+				}
+				for i := range c.Aux() {
+					c.Aux()[i] = math.NaN()
+				}
+				dirty.Scratch(len(nan))
+			}
+			dirty.Reset()
+			pv := dirty.Input(m.Params())
+			l, err := m.Loss(&dirty, pv, obj, ctx, tgt, 2, rng.New(3, 1).Rand)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dirty.Backward(l)
+			if got := dirty.Float(l); math.Float64bits(got) != math.Float64bits(want) {
+				t.Errorf("%T %v: loss %v on a reused tape, %v on a fresh one", m, obj, got, want)
+			}
+			for i, g := range dirty.Grad(pv) {
+				if math.Float64bits(g) != math.Float64bits(gw[i]) {
+					t.Errorf("%T %v: gradient[%d] %v on a reused tape, %v on a fresh one", m, obj, i, g, gw[i])
+					break
+				}
+			}
+		}
+	}
+}
+
+type nanFill struct{}
+
+func (nanFill) Backward(ad.Custom) {}

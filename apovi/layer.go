@@ -63,7 +63,8 @@ func normalPrec(b float64) (lam, dlam float64) {
 // sums KL(q(w_d) ‖ N(0, σ_p² I)) over d. Output (size K·D + 1, K = din+1): the weights in
 // nn.MLP layout (W: din×D row-major, W[k·D+d] = w_d[k], then the biases w_d[din]), then the KL.
 //
-// Aux per unit d: R_d⁻¹ (K×K, lower), μ_d, ε_d; then λ, v and dλ/draw (n per unit).
+// Aux per unit d: R_d⁻¹ (K×K, lower), μ_d, R_dᵀμ_d = R_d⁻¹b_d, ε_d; then λ, v and dλ/draw
+// (n per unit). Memory D(K² + 3K) + 3nD floats per layer and sample.
 //
 // Backward, per unit, with w̄ the weight adjoint, κ̄ the KL adjoint, Σ = P⁻¹ = R⁻ᵀR⁻¹,
 // μ̄ = w̄ + κ̄σ_p⁻²μ, b̄ = Σμ̄, a = R⁻¹w̄ and Q = tril(ε aᵀ) with its diagonal halved:
@@ -82,7 +83,7 @@ type gip struct {
 
 func (g *gip) sizes(n int) (K, D, naux int) {
 	K, D = g.din+1, g.dout
-	return K, D, D*(K*K+3*K) + 3*n*D
+	return K, D, D*(K*K+3*K) + 3*n*D + 1
 }
 
 // auxViews splits the aux cache.
@@ -104,9 +105,33 @@ func (g *gip) record(t *ad.Tape, H, raw ad.Var, y []float64, r *rand.Rand) (W, b
 	rinv, mu, rb, eps, lam, v, dlam := g.auxViews(aux, n)
 	pseudo(g.mode, n, D, t.Value(raw), y, lam, v, dlam)
 	hv := t.Value(H)
+	klSum := 0.0
+	if useWood(n, K, lam) {
+		aux[len(aux)-1] = 1
+		sc := t.Scratch(n*K + n*n + 3*n + K)
+		A, T := sc[:n*K], sc[n*K:n*K+n*n]
+		vt, rv, tmp, w := sc[n*K+n*n:n*K+n*n+n], sc[n*K+n*n+n:n*K+n*n+2*n], sc[n*K+n*n+2*n:n*K+n*n+3*n], sc[n*K+n*n+3*n:]
+		for d := range D {
+			st := rinv[d*K*K : (d+1)*K*K]
+			md, w0 := mu[d*K:(d+1)*K], eps[d*K:(d+1)*K]
+			kl, ok := g.woodFwd(n, hv, lam[d*n:(d+1)*n], v[d*n:(d+1)*n], A, vt, T, rv, tmp, st, md, w0, w, r)
+			if !ok {
+				for i := range out {
+					out[i] = math.NaN()
+				}
+				return g.views(t, c.Var())
+			}
+			for k := range K {
+				out[k*D+d] = w[k]
+			}
+			klSum += kl
+		}
+		out[K*D] = klSum
+		return g.views(t, c.Var())
+	}
+	aux[len(aux)-1] = 0
 	sc := t.Scratch(n*K + 2*K)
 	Y, bv, z := sc[:n*K], sc[n*K:n*K+K], sc[n*K+K:]
-	klSum := 0.0
 	lnAlpha := math.Log(g.alpha)
 	for d := range D {
 		R := rinv[d*K*K : (d+1)*K*K]
@@ -217,6 +242,25 @@ func (g *gip) Backward(c ad.Custom) {
 	gout := c.Grad()
 	gkl := gout[K*D]
 	hv := t.Value(H)
+	if c.Aux()[len(c.Aux())-1] == 1 {
+		sc := t.Scratch(2*n*K + 2*n*n + 5*n + 2*K)
+		wbar := sc[len(sc)-K:]
+		for d := range D {
+			zero := gkl == 0
+			for k := range K {
+				wbar[k] = gout[k*D+d]
+				if wbar[k] != 0 {
+					zero = false
+				}
+			}
+			if zero {
+				continue
+			}
+			g.woodBack(n, hv, lam[d*n:(d+1)*n], v[d*n:(d+1)*n], dlam[d*n:(d+1)*n], rinv[d*K*K:(d+1)*K*K],
+				mu[d*K:(d+1)*K], eps[d*K:(d+1)*K], wbar, gkl, sc[:len(sc)-K], hgrad, rgrad, d)
+		}
+		return
+	}
 	sc := t.Scratch(2*n*K + 2*K*K + 5*K + n)
 	o := 0
 	next := func(m int) []float64 { s := sc[o : o+m]; o += m; return s }

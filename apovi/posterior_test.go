@@ -480,3 +480,115 @@ func TestJitterRescuesRounding(t *testing.T) {
 		}
 	}
 }
+
+// TestWoodburyAgainstDense: with fewer points than weights (n < K) the layer node takes the
+// N-space form of wood.go. Its draw must equal the pathwise formula w = w₀ + Aᵀ G⁻¹(ṽ − Aw₀ − ε₁)
+// computed densely with an explicit inverse (ε replayed from the stream), and its KL must equal
+// the K-space KL of densePost (the determinant and push-through identities). Deterministic:
+// 1e-9.
+func TestWoodburyAgainstDense(t *testing.T) {
+	const n, din, D = 4, 6, 3
+	K := din + 1
+	r := rng.New(8, 0)
+	h := make([]float64, n*din)
+	for i := range h {
+		h[i] = r.NormFloat64()
+	}
+	raw := make([]float64, n*2*D)
+	for i := range raw {
+		raw[i] = r.NormFloat64()
+	}
+	const alpha = 0.6
+	for _, mode := range []pseudoMode{amortised, free} {
+		g := &gip{din: din, dout: D, mode: mode, alpha: alpha}
+		var tp ad.Tape
+		W, b, kl := g.record(&tp, tp.AsMatrix(tp.Const(h...), n, din), tp.Const(raw...), nil, rng.New(13, 0).Rand)
+		if c := tp.Value(b); len(c) != D {
+			t.Fatal("bias size")
+		}
+		wv, bv := tp.Value(W), tp.Value(b)
+		replay := rng.New(13, 0)
+		klSum := 0.0
+		for d := range D {
+			lam, v := make([]float64, n), make([]float64, n)
+			for i := range n {
+				if mode == amortised {
+					s := math.Exp((raw[i*2*D+D+d]-4)/2) + 1e-8
+					lam[i], v[i] = 1/(s*s), raw[i*2*D+d]
+				} else {
+					lam[i], v[i] = math.Exp(raw[i*2*D+D+d]), raw[i*2*D+d]
+				}
+			}
+			_, kld, _, _ := densePost(t, n, din, h, lam, v, alpha, make([]float64, K))
+			klSum += kld
+			A := mat.NewDense(n, K, nil)
+			vt := mat.NewVecDense(n, nil)
+			for i := range n {
+				s := math.Sqrt(lam[i])
+				for k := range din {
+					A.Set(i, k, s*h[i*din+k])
+				}
+				A.Set(i, din, s)
+				vt.SetVec(i, s*v[i])
+			}
+			var G mat.Dense
+			G.Mul(A, A.T())
+			for i := range n {
+				G.Set(i, i, G.At(i, i)+alpha)
+			}
+			var Gi mat.Dense
+			if err := Gi.Inverse(&G); err != nil {
+				t.Fatal(err)
+			}
+			w0 := mat.NewVecDense(K, nil)
+			for k := range K {
+				w0.SetVec(k, replay.NormFloat64()/math.Sqrt(alpha))
+			}
+			var Aw mat.VecDense
+			Aw.MulVec(A, w0)
+			res := mat.NewVecDense(n, nil)
+			for i := range n {
+				res.SetVec(i, vt.AtVec(i)-Aw.AtVec(i)-replay.NormFloat64())
+			}
+			var beta, upd mat.VecDense
+			beta.MulVec(&Gi, res)
+			upd.MulVec(A.T(), &beta)
+			for k := range K {
+				want := w0.AtVec(k) + upd.AtVec(k)
+				got := bv[d]
+				if k < din {
+					got = wv[k*D+d]
+				}
+				if !closeRel(got, want, 1e-9) {
+					t.Errorf("mode %d unit %d: w[%d] = %.12g, dense pathwise %.12g", mode, d, k, got, want)
+				}
+			}
+		}
+		if !closeRel(tp.Float(kl), klSum, 1e-9) {
+			t.Errorf("mode %d: KL = %.12g, K-space dense %.12g", mode, tp.Float(kl), klSum)
+		}
+	}
+}
+
+// TestAPOVIWoodburyIsBLR: the N-space draws have the exact BLR predictive distribution (n = 4
+// points, K = 7 weights), checked as in TestAPOVIOneLayerIsBLR (same tolerances and rates).
+func TestAPOVIWoodburyIsBLR(t *testing.T) {
+	d := toyData(4, 6, 1, false, 9)
+	const sigma = 0.3
+	m, err := NewAPOVI(Config{DX: 6, DY: 1, Likelihood: Likelihood{Kind: Gaussian, NoiseStd: sigma}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	Sig, mu, logEv := blrPosterior(t, d, sigma, 1)
+	xt := make([]float64, 5*6)
+	r := rng.New(10, 0)
+	for i := range xt {
+		xt[i] = r.NormFloat64()
+	}
+	pr, err := m.Predict(d, xt, 4000, rng.New(4, 0).Rand)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPredictive(t, pr, xt, 6, Sig, mu)
+	checkELBOIsEvidence(t, m, d, logEv)
+}
