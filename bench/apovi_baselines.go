@@ -520,16 +520,30 @@ func (r *APOVIBaselinesReport) Markdown(w io.Writer, h resultmd.Header) error {
 		fmt.Fprintf(&b, "Test digits: imagecomp.Split (labels 7,2,1,0,4,1,4,9,5,9 by occurrence in ../shared/data/mnist-10k); masks with the thesis's p_i, pixel draws from seed %d; training pool %d images with fixed masks U[0.05, 0.95]. Metric: Σ over all 784 pixels of (grey-scale original − predicted mean)², a NaN prediction adds 1.0.\n\n", c.MaskSeed, im.Pool)
 		b.WriteString("| model | \\|Ξ\\| | ours | thesis (Table 2) |\n|---|---|---|---|\n")
 		fmt.Fprintf(&b, "| linear interpolation (Delaunay + barycentric, grey-scale context) | – | %.2f ± 0.0 | 51.5 ± 0.0 |\n", im.LinearMean)
-		bySize := map[int][]float64{}
+		// Runs whose training failed (non-finite loss) are listed in the runs table and left
+		// out of the summary, which says how many.
+		bySize, failed := map[int][]float64{}, map[int]int{}
 		var sizes []int
 		for _, run := range im.Runs {
-			if _, ok := bySize[run.Size]; !ok {
+			if _, ok := bySize[run.Size]; !ok && failed[run.Size] == 0 {
 				sizes = append(sizes, run.Size)
+			}
+			if run.Err != "" {
+				failed[run.Size]++
+				continue
 			}
 			bySize[run.Size] = append(bySize[run.Size], run.Mean)
 		}
 		for _, n := range sizes {
 			v := bySize[n]
+			fails := ""
+			if failed[n] > 0 {
+				fails = fmt.Sprintf("; %d more failed in training, see the runs table", failed[n])
+			}
+			if len(v) == 0 {
+				fmt.Fprintf(&b, "| ConvCNP on the grid | %d | every repetition failed in training (%d) | |\n", n, failed[n])
+				continue
+			}
 			thesis := "67.2 ± 8.8"
 			label := fmt.Sprintf("%d", n)
 			if n != 10 {
@@ -540,8 +554,8 @@ func (r *APOVIBaselinesReport) Markdown(w io.Writer, h resultmd.Header) error {
 			if len(v) > 1 {
 				sd = fmt.Sprintf("%.2f", sdOf(v))
 			}
-			fmt.Fprintf(&b, "| ConvCNP on the grid (%d channels, %d parameters) | %s | %.2f ± %s (%d repetitions; ratio to linear interpolation %.2f) | %s |\n",
-				im.Model.Channels, im.Params, label, meanOf(v), sd, len(v), meanOf(v)/im.LinearMean, thesis)
+			fmt.Fprintf(&b, "| ConvCNP on the grid (%d channels, %d parameters) | %s | %.2f ± %s (%d repetitions%s; ratio to linear interpolation %.2f) | %s |\n",
+				im.Model.Channels, im.Params, label, meanOf(v), sd, len(v), fails, meanOf(v)/im.LinearMean, thesis)
 		}
 		b.WriteString("\n± is the standard deviation over training repetitions (linear interpolation is deterministic). The thesis's ratio ConvCNP : linear interpolation at |Ξ| = 10 is 67.2/51.5 = 1.30.\n")
 		b.WriteString("\nLinear interpolation per test digit:\n\n| digit | label | context pixels | pixels outside the hull (NaN, +1 each) | squared error |\n|---|---|---|---|---|\n")
@@ -571,7 +585,7 @@ func (r *APOVIBaselinesReport) Markdown(w io.Writer, h resultmd.Header) error {
 			for _, cv := range f.Curves {
 				ll[cv.Test] = cv.InSampleLL
 			}
-			fmt.Fprintf(&b, "| %d | %d | %d | %v | %.4f | %.4f (%d datasets) | %.3f | %.3f | %v |\n", f.Size, f.Params, f.Iters, f.Stopped, f.FinalLoss, f.HeldOut, c.HeldOut, ll["se"], ll["cubic"], f.Wall.Round(time.Second))
+			fmt.Fprintf(&b, "| %d | %d | %d | %v | %.4f | %.4f (%d datasets) | %.4g | %.4g | %v |\n", f.Size, f.Params, f.Iters, f.Stopped, f.FinalLoss, f.HeldOut, c.HeldOut, ll["se"], ll["cubic"], f.Wall.Round(time.Second))
 		}
 	}
 	_, err := io.WriteString(w, b.String())

@@ -75,3 +75,18 @@ func TestConvCNP1DSmoke(t *testing.T) {
 		t.Fatal("|Ξ| = 0 accepted")
 	}
 }
+
+func TestImageBaselinesMarkdownLeavesOutFailedRuns(t *testing.T) {
+	im := &ImageBaselinesResult{
+		Pool: 5, LinearPer: make([]float64, 10), LinearNaN: make([]int, 10), ContextSizes: make([]int, 10), LinearMean: 50,
+		Model: cnp.GridConfig{Channels: 8},
+		Runs:  []ImageRun{{Size: 10, Rep: 0, Mean: 40}, {Size: 10, Rep: 1, Mean: 300, Err: "loss is NaN"}, {Size: 10, Rep: 2, Mean: 60}},
+	}
+	var b strings.Builder
+	if err := (&APOVIBaselinesReport{Image: im}).Markdown(&b, resultmd.New("test", "x")); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "50.00 ± 14.14 (2 repetitions; 1 more failed in training") {
+		t.Fatalf("summary should average the two finished runs:\n%s", b.String())
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -52,8 +53,15 @@ budget options; the report states them. --quick is a smoke run of a few seconds.
 			if poolReps == 0 {
 				poolReps = cfg.Image.Reps
 			}
-			cfg.Budget = fmt.Sprintf("grid ConvCNP %d channels, MLP width %d, cap %d iterations, %d repetitions (%d for the whole pool); 1-D ConvCNP cap %d iterations (the thesis: 256 channels, 10,000 and 10,000); one goroutine",
-				cfg.Image.Model.Channels, cfg.Image.Model.MLPWidth, cfg.Image.MaxIter, cfg.Image.Reps, poolReps, cfg.OneD.MaxIter)
+			var parts []string
+			if !cfg.SkipImage {
+				parts = append(parts, fmt.Sprintf("grid ConvCNP %d channels, MLP width %d, cap %d iterations, %d repetitions (%d for the whole pool; the thesis: 256 channels, 10,000 iterations)",
+					cfg.Image.Model.Channels, cfg.Image.Model.MLPWidth, cfg.Image.MaxIter, cfg.Image.Reps, poolReps))
+			}
+			if !cfg.Skip1D {
+				parts = append(parts, fmt.Sprintf("1-D ConvCNP cap %d iterations (the thesis: 10,000)", cfg.OneD.MaxIter))
+			}
+			cfg.Budget = strings.Join(parts, "; ") + "; one goroutine"
 			cfg.Image.Progress, cfg.OneD.Progress = cmd.ErrOrStderr(), cmd.ErrOrStderr()
 			return runBench(cmd, out, func(ctx context.Context) (report, error) { return bench.RunAPOVIBaselines(ctx, cfg) })
 		},

@@ -168,16 +168,16 @@ func (m *mesh) remove(id int) {
 func (m *mesh) addOutside(hull []int, p int) []int {
 	h := len(hull)
 	vis := make([]bool, h)
-	any := false
+	sees := false
 	for i := range h {
 		a, b := hull[i], hull[(i+1)%h]
 		if orient(m.pts[a], m.pts[b], m.pts[p]) < 0 {
 			vis[i] = true
-			any = true
+			sees = true
 			m.add(b, a, p)
 		}
 	}
-	if !any {
+	if !sees {
 		// Cannot happen for a point lexicographically after all hull points (it is outside
 		// or on the extension of an edge, and an extension is never the only contact);
 		// kept as a guard so that a broken invariant shows up as a test failure.
