@@ -97,6 +97,9 @@ type Outcome struct {
 	GradEvals int     // target gradient evaluations, initialisation included
 	Converged bool
 	Status    string // how the run ended, in words
+	// wall, when not zero, replaces the measured wall time of the run (a method timed by
+	// an external program's own clock).
+	wall time.Duration
 }
 
 // RunFunc runs a method once on model m with the given seed. Errors are failures of the run
@@ -428,6 +431,9 @@ func runOne(ctx context.Context, m *zoo.Model, ref *diag.Draws, meth Method, see
 		return r
 	}
 	r.GradEvals, r.KHat, r.Converged, r.Status = out.GradEvals, out.KHat, out.Converged, out.Status
+	if out.wall > 0 {
+		r.Wall = out.wall
+	}
 	return r
 }
 

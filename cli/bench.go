@@ -28,7 +28,7 @@ func newBenchCmd() *cobra.Command {
 	}
 	for _, c := range []func() *cobra.Command{newBenchPosteriordbCmd, newBenchNUTSCmd, newBenchDNCPCmd, newBenchADCmd,
 		newBenchBFVICmd, newBenchUCICmd, newBenchUCISemiCmd, newBenchFMNISTCmd, newBenchMISELBOCmd,
-		newBenchStanCorpusCmd, newBenchStanSpeedCmd, newBenchTrustCmd} {
+		newBenchStanCorpusCmd, newBenchStanSpeedCmd, newBenchTrustCmd, newBenchFlowsCmd} {
 		cmd.AddCommand(c())
 	}
 	return cmd

@@ -509,9 +509,7 @@ func (r *runner) loop(ctx context.Context, observers []func(Progress)) (Status, 
 				return Converged, reason, nil
 			}
 		}
-		for i := range r.eps {
-			r.eps[i] = r.rnd.NormFloat64()
-		}
+		r.drawNoise()
 		r.run(S, false)
 		st.GradEvals += S * max(r.obj.K, 1)
 		clear(r.grad)
@@ -565,6 +563,30 @@ func (r *runner) loop(ctx context.Context, observers []func(Progress)) (Status, 
 	}
 }
 
+// drawNoise fills the base draws of one step: S·noise standard normals, or with
+// Config.Antithetic ⌈S/2⌉ draws and their negatives (draw S−1−s is −draw s; the middle draw of
+// an odd S stays plain).
+func (r *runner) drawNoise() {
+	if !r.cfg.Antithetic {
+		for i := range r.eps {
+			r.eps[i] = r.rnd.NormFloat64()
+		}
+		return
+	}
+	S, n := r.cfg.Samples, r.noise
+	for s := range (S + 1) / 2 {
+		a, b := r.eps[s*n:(s+1)*n], r.eps[(S-1-s)*n:(S-s)*n]
+		for i := range a {
+			a[i] = r.rnd.NormFloat64()
+		}
+		if s != S-1-s {
+			for i := range b {
+				b[i] = -a[i]
+			}
+		}
+	}
+}
+
 // paramName describes variational parameter i for an error message.
 func (r *runner) paramName(i int) string {
 	if i < 0 {
@@ -602,7 +624,11 @@ func (r *runner) track(observers []func(Progress)) (stop bool, reason string) {
 			tp.AvgELBO = avg
 		}
 		st.Trace = append(st.Trace, tp)
-		st.Window = append(st.Window, elbo)
+		if cfg.Restart && isFinite(avg) {
+			st.Window = append(st.Window, max(elbo, avg))
+		} else {
+			st.Window = append(st.Window, elbo)
+		}
 		if st.BestELBO == nil || elbo > *st.BestELBO {
 			v := elbo
 			st.BestELBO = &v
@@ -629,7 +655,11 @@ func (r *runner) track(observers []func(Progress)) (stop bool, reason string) {
 	if st.DecaysUsed < cfg.Decays {
 		st.DecaysUsed++
 		st.LRScale *= 0.2
-		st.Window = append(st.Window[:0], elbo)
+		if cfg.Restart && isFinite(avg) && avg > elbo {
+			// Continue from the averaged iterate, which the larger step size jittered around.
+			copy(st.Params, st.Avg)
+		}
+		st.Window = st.Window[:0]
 		return false, ""
 	}
 	return true, fmt.Sprintf("%s, after %d step-size reductions (step size %.3g)", why, st.DecaysUsed, lr)
@@ -639,6 +669,14 @@ func (r *runner) track(observers []func(Progress)) (stop bool, reason string) {
 // estimates: the window's gain, whether it counts as a plateau, and why in words.
 func (cfg Config) plateau(w []float64) (gain float64, hit bool, why string) {
 	span := (len(w) - 1) * cfg.EvalEvery
+	if cfg.Stop == StopNoise {
+		gain, se, _ := trend(w)
+		if gain-cfg.TrendZ*se > cfg.Tol {
+			return gain, false, ""
+		}
+		return gain, true, fmt.Sprintf("ELBO gain below its noise: the trend over the last %d steps gained %s ± %.2g (s.e.), not above tol %g with one-sided z = %g",
+			span, fmtGain(gain), se, cfg.Tol, cfg.TrendZ)
+	}
 	if cfg.Stop == StopTrend {
 		gain, se, jitter := trend(w)
 		if gain+cfg.TrendZ*se >= max(cfg.Tol, jitter/2) {
