@@ -117,11 +117,6 @@ type Config struct {
 	// (none; DefaultRecipe sets FlowAverage for flows); a negative value turns it off. Cost: one
 	// more tracking estimate per EvalEvery steps and O(NumParams) per step.
 	Average int
-	// Restart, with Average > 0, makes each step-size cut continue from the averaged iterate
-	// when its tracking estimate beats the last iterate's: the iterates jitter around the
-	// optimum at the larger step size and their average sits nearer to it, so the smaller step
-	// size starts there instead of at one jittered iterate. The optimiser's moments are kept.
-	Restart bool
 
 	Init      Init    // how q starts; default InitLaplace
 	InitScale float64 // InitZero's standard deviation; default 0.1

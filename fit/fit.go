@@ -624,11 +624,7 @@ func (r *runner) track(observers []func(Progress)) (stop bool, reason string) {
 			tp.AvgELBO = avg
 		}
 		st.Trace = append(st.Trace, tp)
-		if cfg.Restart && isFinite(avg) {
-			st.Window = append(st.Window, max(elbo, avg))
-		} else {
-			st.Window = append(st.Window, elbo)
-		}
+		st.Window = append(st.Window, elbo)
 		if st.BestELBO == nil || elbo > *st.BestELBO {
 			v := elbo
 			st.BestELBO = &v
@@ -655,11 +651,7 @@ func (r *runner) track(observers []func(Progress)) (stop bool, reason string) {
 	if st.DecaysUsed < cfg.Decays {
 		st.DecaysUsed++
 		st.LRScale *= 0.2
-		if cfg.Restart && isFinite(avg) && avg > elbo {
-			// Continue from the averaged iterate, which the larger step size jittered around.
-			copy(st.Params, st.Avg)
-		}
-		st.Window = st.Window[:0]
+		st.Window = append(st.Window[:0], elbo)
 		return false, ""
 	}
 	return true, fmt.Sprintf("%s, after %d step-size reductions (step size %.3g)", why, st.DecaysUsed, lr)

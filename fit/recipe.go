@@ -119,9 +119,6 @@ type StopRecipe struct {
 	TrendZ      float64 `json:"trend_z"`      // RuleTrend's and RuleNoise's one-sided normal quantile
 	// Average is the time constant in steps of the moving average of the iterates; 0: none.
 	Average int `json:"average"`
-	// Restart continues from the averaged iterate at each step-size cut (Config.Restart);
-	// absent (false) in recipes written before it existed.
-	Restart bool `json:"restart,omitempty"`
 }
 
 // Initialisation methods of InitRecipe.Method.
@@ -538,7 +535,7 @@ func (r *Recipe) Config(workers int) Config {
 	c := Config{
 		Seed: r.Seed, Samples: r.Objective.Samples, Antithetic: r.Objective.Antithetic, LR: r.Optimizer.LR, MaxIter: r.MaxIter,
 		EvalEvery: r.Stop.EvalEvery, EvalSamples: r.Stop.EvalSamples, Window: r.Stop.Window,
-		Tol: r.Stop.Tol, Decays: r.Stop.Decays, TrendZ: r.Stop.TrendZ, Average: r.Stop.Average, Restart: r.Stop.Restart,
+		Tol: r.Stop.Tol, Decays: r.Stop.Decays, TrendZ: r.Stop.TrendZ, Average: r.Stop.Average,
 		InitScale: r.Init.Scale, InitIter: r.Init.Iter, InitPoint: r.Init.Point,
 		Starts: max(r.Init.Starts, 1), StartsMax: r.Init.StartsMax, InitPoints: r.Init.Points,
 		MaxSkips: r.MaxSkips, Workers: workers, DiagDraws: r.DiagDraws,
