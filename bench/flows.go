@@ -48,8 +48,10 @@ type FlowsConfig struct {
 	// Kinds are the flow kinds; nil: maf, realnvp, bernstein.
 	Kinds []string
 	Seeds int // seeds 1..Seeds; 0: 3
-	// Before adds each kind's fit.PreviousFlowRecipe as method "KIND-before".
-	Before bool
+	// Before adds each kind's fit.PreviousFlowRecipe as method "KIND-before", run with seeds
+	// 1..BeforeSeeds only (0: all seeds): it costs ten times the rest.
+	Before      bool
+	BeforeSeeds int
 	// NoNUTS leaves out vigo's NUTS (4 chains × (1000 + 1000), one core).
 	NoNUTS bool
 	// StanNUTS is the path of bench/stan/flows_nuts.R: Stan's NUTS on the posteriors of its
@@ -126,6 +128,9 @@ func RunFlows(ctx context.Context, cfg FlowsConfig) (*FlowsReport, error) {
 		rep.Posteriors = append(rep.Posteriors, m.Posterior)
 		for s := 1; s <= cfg.Seeds; s++ {
 			for _, meth := range rep.Methods {
+				if strings.HasSuffix(meth.Name, "-before") && cfg.BeforeSeeds > 0 && s > cfg.BeforeSeeds {
+					continue
+				}
 				r := runOne(ctx, m, ref, meth, uint64(s), cfg.RunOptions)
 				if err := ctx.Err(); err != nil {
 					return rep, err

@@ -55,6 +55,7 @@ Progress goes to stderr, one line per run.`,
 	f.StringVar(&posteriors, "posteriors", "", "comma-separated zoo, posteriordb or posteriordb-full names (default "+strings.Join(bench.FlowsDefaultPosteriors, ",")+")")
 	f.StringVar(&kinds, "kinds", "", "comma-separated flow kinds (default maf,realnvp,bernstein)")
 	f.BoolVar(&cfg.Before, "before", false, "also run each kind's previous default recipe (fit.PreviousFlowRecipe)")
+	f.IntVar(&cfg.BeforeSeeds, "before-seeds", 0, "run the previous recipes with seeds 1..N only (0: all seeds)")
 	f.BoolVar(&cfg.NoNUTS, "no-nuts", false, "leave out vigo's NUTS")
 	f.StringVar(&cfg.StanNUTS, "stan-nuts", "", "path of bench/stan/flows_nuts.R: run Stan's NUTS too (needs Rscript with rstan)")
 	f.StringVar(&cfg.Rscript, "rscript", "Rscript", "the R interpreter for --stan-nuts")
