@@ -31,7 +31,7 @@ posteriordb names (the zoo's Go models), or posteriordb-full posteriors with ref
 Progress goes to stderr, one line per run.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFlags(cmd, intsAtLeast(1, "seeds", "workers"), intsAtLeast(0, "max-iter", "draws")); err != nil {
+			if err := checkFlags(cmd, intsAtLeast(1, "seeds", "workers"), intsAtLeast(0, "max-iter", "draws", "before-seeds")); err != nil {
 				return err
 			}
 			cfg.Posteriors, cfg.Kinds = splitList(posteriors), splitList(kinds)
