@@ -125,7 +125,7 @@ type Method struct {
 
 // Methods returns every method the benchmark can run, in report order: the Gaussian and flow
 // recipes (fit.DefaultRecipe of each kind, run by RecipeMethod; each flow also cold, from the
-// Laplace start) and NUTS. It is a table, built anew on each call: no registry.
+// Laplace start — the default since issue 17 — and "-before", fit.PreviousFlowRecipe) and NUTS. It is a table, built anew on each call: no registry.
 func Methods() []Method {
 	gauss := []struct {
 		kind, about string
@@ -148,7 +148,8 @@ func Methods() []Method {
 		warm := fit.DefaultRecipe(f.kind)
 		cold := fit.DefaultRecipe(f.kind)
 		cold.WarmStart = fit.WarmNone
-		out = append(out, RecipeMethod(f.kind, f.about, StanNone, warm), RecipeMethod(f.kind+"-cold", f.about, StanNone, cold))
+		out = append(out, RecipeMethod(f.kind, f.about, StanNone, warm), RecipeMethod(f.kind+"-cold", f.about, StanNone, cold),
+			RecipeMethod(f.kind+"-before", f.about, StanNone, fit.PreviousFlowRecipe(f.kind)))
 	}
 	return append(out, nutsMethod())
 }
