@@ -19,7 +19,9 @@ package fit
 //   - judge the plateau with the noise rule (RuleNoise) over FlowWindow tracking estimates
 //     of FlowEvalSamples draws every 100 steps: a step-size cut as soon as the window's gain
 //     is not significantly above FlowNoiseTol, two cuts;
-//   - no iterate average (it doubles the tracking cost and did not change W1/sd here).
+//   - no iterate average (it doubles the tracking cost and did not change W1/sd here);
+//   - the best tracked iterate is reported only when fresh draws confirm it (ConfirmBest):
+//     with 128-draw tracking estimates the plain best was biased by up to 0.02 nats.
 //
 // maf takes a smaller step size (FlowLRMAF): at 0.01 with 8 draws one eight-schools seed in
 // three stopped at a poor optimum.
@@ -47,7 +49,7 @@ func flowDefaults(r *Recipe) {
 		r.Optimizer.LR = FlowLRMAF
 	}
 	r.Stop = StopRecipe{Rule: RuleNoise, EvalEvery: 100, EvalSamples: FlowEvalSamples, Window: FlowWindow,
-		Tol: FlowNoiseTol, Decays: 2, TrendZ: 1.645}
+		Tol: FlowNoiseTol, Decays: 2, TrendZ: 1.645, ConfirmBest: true}
 	r.WarmStart = WarmNone
 }
 

@@ -217,12 +217,18 @@ func Fit(ctx context.Context, target model.Target, fam family.Family, obj object
 	// Report the best tracked iterate when it beats the last one: with a constant step size the
 	// iterates jitter around the optimum (and may drift below a good start), and common random
 	// numbers make the tracking estimates comparable. The best of many estimates on the same
-	// draws is biased upwards (it is partly the iterate that suits those draws), so it is
-	// reported only when it also beats the last iterate on fresh draws (confirmBest).
+	// draws is biased upwards (it is partly the iterate that suits those draws), so with
+	// Config.ConfirmBest it is reported only when it also beats the last iterate on fresh draws.
 	params, reported := st.Params, fmt.Sprintf("the last iterate (step %d)", st.Step)
 	if n := len(st.Trace); n > 0 && st.BestELBO != nil && *st.BestELBO > st.Trace[n-1].ELBO {
-		gain, se, m := r.confirmBest()
-		if gain > 2*se {
+		gain, se, m := math.Inf(1), 0.0, 0
+		if cfg.ConfirmBest {
+			gain, se, m = r.confirmBest()
+		}
+		if !cfg.ConfirmBest {
+			params = st.Best
+			reported = fmt.Sprintf("the %s: its tracking ELBO %.4g beats the last iterate's %.4g", st.BestFrom, *st.BestELBO, st.Trace[n-1].ELBO)
+		} else if gain > 2*se {
 			params = st.Best
 			reported = fmt.Sprintf("the %s: its tracking ELBO %.4g beats the last iterate's %.4g, and by %.3g ± %.2g nats on %d fresh draws", st.BestFrom, *st.BestELBO, st.Trace[n-1].ELBO, gain, se, m)
 		} else {

@@ -119,6 +119,9 @@ type StopRecipe struct {
 	TrendZ      float64 `json:"trend_z"`      // RuleTrend's and RuleNoise's one-sided normal quantile
 	// Average is the time constant in steps of the moving average of the iterates; 0: none.
 	Average int `json:"average"`
+	// ConfirmBest checks the best tracked iterate on fresh draws before reporting it
+	// (Config.ConfirmBest); absent (false) in recipes written before it existed.
+	ConfirmBest bool `json:"confirm_best,omitempty"`
 }
 
 // Initialisation methods of InitRecipe.Method.
@@ -535,7 +538,7 @@ func (r *Recipe) Config(workers int) Config {
 	c := Config{
 		Seed: r.Seed, Samples: r.Objective.Samples, Antithetic: r.Objective.Antithetic, LR: r.Optimizer.LR, MaxIter: r.MaxIter,
 		EvalEvery: r.Stop.EvalEvery, EvalSamples: r.Stop.EvalSamples, Window: r.Stop.Window,
-		Tol: r.Stop.Tol, Decays: r.Stop.Decays, TrendZ: r.Stop.TrendZ, Average: r.Stop.Average,
+		Tol: r.Stop.Tol, Decays: r.Stop.Decays, TrendZ: r.Stop.TrendZ, Average: r.Stop.Average, ConfirmBest: r.Stop.ConfirmBest,
 		InitScale: r.Init.Scale, InitIter: r.Init.Iter, InitPoint: r.Init.Point,
 		Starts: max(r.Init.Starts, 1), StartsMax: r.Init.StartsMax, InitPoints: r.Init.Points,
 		MaxSkips: r.MaxSkips, Workers: workers, DiagDraws: r.DiagDraws,
