@@ -70,10 +70,11 @@ func TestNoiseRuleStopsOnFlatNotOnRising(t *testing.T) {
 // z₂ | z₁ ~ N(z₁², 0.5²) (log Z = 0), where the Laplace start is poor, the default bernstein
 // and maf flows must reach an ELBO above −0.1, which no Gaussian can (full rank loses ≳ 0.3
 // nats: TestWarmFlowImprovesOnTheGaussian). Measured with seed 3 (go test -run
-// TestDefaultFlowFitsItsReference -v): bernstein −0.0385 with 33,591 gradient evaluations,
-// maf −0.0574 with 30,807, where PreviousFlowRecipe reached −0.0180 with 428,055 and −0.0116
-// with 546,839: the new defaults leave 0.02–0.05 nats on this target for a tenth of the cost
-// (E z₂ 0.74 and 0.69 against 0.83 and 0.86 before, exact 1: both under-cover z₂'s tail).
+// TestDefaultFlowFitsItsReference -v): bernstein −0.0252 with 33,847 gradient evaluations,
+// maf −0.0593 with 31,063, where PreviousFlowRecipe reached −0.0180 with 428,055 and −0.0116
+// with 546,839: the new defaults leave 0.01–0.05 nats on this target for a tenth of the cost
+// (E z₂ 0.74 and 0.69 in a run before ConfirmBest, against 0.83 and 0.86 before, exact 1:
+// all under-cover z₂'s tail).
 func TestDefaultFlowFitsItsReference(t *testing.T) {
 	for _, k := range []string{KindBernstein, KindMAF, KindRealNVP} {
 		r := DefaultRecipe(k)
