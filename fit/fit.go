@@ -14,7 +14,8 @@
 // random numbers), so differences between
 // estimates reflect parameter changes, not fresh Monte Carlo noise. When the gain over the last
 // Window estimates falls below Tol nats (Config.Stop: the difference of the window's half means,
-// or, for flows, a regression trend judged against its standard error and the iterates' jitter)
+// or a regression trend judged against its standard error and the iterates' jitter, or — the
+// flows' default — a trend whose gain is not significantly above Tol)
 // the step size is cut (×0.2, Decays times) and, after the last cut, the fit stops with the
 // reason in words. The result reports the best tracked iterate — the last one, an earlier one,
 // or the moving average of the iterates (Config.Average) — by the same estimate.
