@@ -62,9 +62,10 @@ const (
 	// residual jitter. StopTrend asks for evidence that the fit has stopped gaining; StopNoise
 	// asks for evidence that it is still gaining and stops (cuts the step size) when the gain
 	// is lost in its own noise, so on a flat trace it fires at the first full window with
-	// probability ≥ Φ(TrendZ) (95% for 1.645), whatever the jitter. A trace whose true window
-	// gain is G₀ > Tol is cut early at one estimate with probability Φ(TrendZ − (G₀ − Tol)/s)
-	// (≈ 1% at G₀ − Tol = 4s; fit/stop_test.go simulates the rates). The price of stopping
+	// probability at least P(t ≤ TrendZ) for Student's t with Window − 2 degrees of freedom
+	// (G/s is t-distributed; 0.93 for Window 10 and TrendZ 1.645), whatever the jitter. A trace
+	// whose true window gain is G₀ > Tol is cut at one estimate with probability about
+	// Φ(TrendZ − (G₀ − Tol)/s) (fit/defaults_test.go states simulated rates). The price of stopping
 	// early is small by construction: a gain below its noise is one that more steps at this
 	// step size would not show, and the step-size cut that follows lowers the jitter.
 	// Cost O(Window) per tracking estimate.
