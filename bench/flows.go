@@ -32,8 +32,8 @@ import (
 //
 // "Same answer within noise" (the bar): the after recipe's median W1/sd over seeds is
 // at most the before recipe's median plus twice the pooled seed-to-seed standard deviation of
-// W1/sd, √((s²_before + s²_after)/2). A smaller W1/sd always passes: the bar guards against a
-// worse fit, not a better one. "≤ 1/10 of the gradient evaluations" compares the medians.
+// W1/sd, √((s²_before + s²_after)/2) (the one that exists when the other recipe ran one seed).
+// A smaller W1/sd always passes: the bar guards against a worse fit, not a better one. "≤ 1/10 of the gradient evaluations" compares the medians.
 
 // FlowsDefaultPosteriors are the posteriors of vigo bench flows when none are given: the
 // public posteriordb posteriors on which a Gaussian is not enough (posteriordb_flows_trend.md).
@@ -334,7 +334,7 @@ func (r *FlowsReport) Goals() []FlowsGoal {
 			}
 			if b != nil {
 				g.BeforeEvals, g.BeforeW1SD = b.GradEvals, b.W1SD
-				g.Noise = math.Sqrt((sq(a.W1SDSD) + sq(b.W1SDSD)) / 2)
+				g.Noise = pooledSD(a.W1SDSD, b.W1SDSD)
 				g.SameAnswer = a.W1SD <= b.W1SD+2*g.Noise
 				g.TenthEvals = a.GradEvals <= b.GradEvals/10
 			}
@@ -342,6 +342,18 @@ func (r *FlowsReport) Goals() []FlowsGoal {
 		}
 	}
 	return out
+}
+
+// pooledSD is √((a² + b²)/2), or the one of a and b that is not NaN (a single seed has no
+// sd), or NaN.
+func pooledSD(a, b float64) float64 {
+	switch {
+	case math.IsNaN(a):
+		return b
+	case math.IsNaN(b):
+		return a
+	}
+	return math.Sqrt((a*a + b*b) / 2)
 }
 
 // Markdown writes the report: header, the goal table (with Before), the table of medians with
@@ -360,7 +372,7 @@ func (r *FlowsReport) Markdown(w io.Writer, h resultmd.Header) error {
 	p("Values are medians over seeds; \"± sd\" is the seed-to-seed standard deviation.\n\n")
 	if r.Before {
 		p("## The bar: same W1/sd within noise with ≤ 1/10 of the gradient evaluations\n\n")
-		p("Noise = pooled seed-to-seed sd of W1/sd of before and after, √((s²_b + s²_a)/2); same answer: median W1/sd after ≤ median before + 2·noise.\n\n")
+		p("Noise = pooled seed-to-seed sd of W1/sd of before and after, √((s²_b + s²_a)/2) (s_a alone when before ran one seed); same answer: median W1/sd after ≤ median before + 2·noise.\n\n")
 		p("| posterior | flow | grad evals before | after | after/before | W1/sd before | after | noise | same answer | ≤ 1/10 evals |\n")
 		p("|---|---|---:|---:|---:|---:|---:|---:|---|---|\n")
 		for _, g := range r.Goals() {
