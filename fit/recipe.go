@@ -15,8 +15,10 @@ import (
 // RecipeVersion is the version of the Recipe's JSON form. A reader accepts versions up to it
 // and refuses newer ones, naming the field. History: version 2 added init.starts and
 // init.points (multi-start); a version-1 recipe without init.starts runs one start, as it
-// did when it was written.
-const RecipeVersion = 2
+// did when it was written. Version 3 added objective.antithetic, stop.confirm_best and the
+// stop rule "noise" (issue 17's flow defaults); a version-2 recipe lacks the two fields and
+// runs as it did. An older vigo refuses a version-3 recipe rather than ignore those fields.
+const RecipeVersion = 3
 
 // Recipe fully describes a fit: the family, the objective and its gradient estimator, the
 // optimiser, the stopping rule, the iteration cap, the warm start, the initial point, the seed
