@@ -1,30 +1,30 @@
 package fit
 
 // Flow defaults of DefaultRecipe (issue 17), chosen by measurement on eight_schools, garch11
-// and gp_pois_regr against the posteriordb reference draws (bench/results/flows.md, whose
-// notes keep the ablations): the previous recipe spent 490k–780k gradient evaluations per
-// fit, most of them after W1/sd had stopped improving, because its trend rule needs 30
-// tracking estimates per step size (≥ 8,700 steps with two cuts) of 32 draws each, and a
-// full-rank fit ran first. The defaults now:
+// and gp_pois_regr against the posteriordb reference draws (bench/results/flows.md gives the
+// numbers and keeps the ablations): the previous recipe (PreviousFlowRecipe) spent most of its
+// gradient evaluations after W1/sd had stopped improving, because its trend rule needs 30
+// tracking estimates per step size of 32 draws per step, and a full-rank fit ran first. The
+// defaults now:
 //
 //   - start at the Laplace approximation (WarmNone): the flow starts at the Gaussian the mode
-//     search found, in its whitened coordinates, and learns the rest itself; a full-rank
-//     stage first cost 18k–45k evaluations and did not change the flow's W1/sd beyond its
-//     seed-to-seed spread (Auto still warm-starts its flow stages from its own full-rank
-//     stage, which it has fitted anyway; AutoStages);
+//     search found, in its whitened coordinates, and learns the rest itself; the full-rank
+//     stage cost about as much as the whole flow fit now does and did not change the flow's
+//     W1/sd beyond its seed-to-seed spread (Auto still warm-starts its flow stages from its
+//     own full-rank stage, which it has fitted anyway; AutoStages);
 //   - draw FlowDraws base draws per step in antithetic pairs (ObjectiveRecipe.Antithetic)
 //     for maf and bernstein, with the plain gradient (their STL gradient needs a sequential
 //     inverse per draw), and FlowDrawsSTL independent draws with the STL gradient for
-//     realnvp (8 draws left two eight-schools seeds in three at a poor optimum);
+//     realnvp (with fewer, some seeds ended at a poor optimum);
 //   - judge the plateau with the noise rule (RuleNoise) over FlowWindow tracking estimates
 //     of FlowEvalSamples draws every 100 steps: a step-size cut as soon as the window's gain
 //     is not significantly above FlowNoiseTol, two cuts;
 //   - no iterate average (it doubles the tracking cost and did not change W1/sd here);
 //   - the best tracked iterate is reported only when fresh draws confirm it (ConfirmBest):
-//     with 128-draw tracking estimates the plain best was biased by up to 0.02 nats.
+//     the best of many small common-random-number estimates is biased upwards.
 //
-// maf takes a smaller step size (FlowLRMAF): at 0.01 with 8 draws one eight-schools seed in
-// three stopped at a poor optimum.
+// maf takes a smaller step size (FlowLRMAF): at FlowLRFlow with FlowDraws draws some seeds
+// ended at a poor optimum.
 const (
 	FlowDraws       = 8     // draws per step of maf and bernstein
 	FlowDrawsSTL    = 16    // draws per step of realnvp (STL gradient)
@@ -53,15 +53,13 @@ func flowDefaults(r *Recipe) {
 	r.WarmStart = WarmNone
 }
 
-// The flow settings of PreviousFlowRecipe (DefaultRecipe's flows before issue 17). Measured
-// on eight_schools, garch11 and gp_pois_regr (three seeds): with Fit's Gaussian defaults
-// (S = 8, LR 0.02, Tol 0.02) the half-means rule stopped a flow long before its ELBO stopped
-// rising; S = 32 rather than 16 gained 0.1–0.5 nats of ELBO on gp_pois_regr for maf and
-// realnvp at twice the cost per step, and the half-means rule on 6 estimates fired on the
-// ≈0.2-nat jitter of the iterates after 2,000–5,000 steps on the BF-VI paper's targets while
-// the flow was still gaining (x/bfvi, bench/results/bfvi.md), hence StopTrend on 30
-// estimates (3,000 steps) and the moving average of the iterates. x/bfvi's IWELBO rows keep
-// FlowSamples draws per step.
+// The flow settings of PreviousFlowRecipe (DefaultRecipe's flows before issue 17), chosen
+// then on the same three posteriors: with Fit's Gaussian defaults (S = 8, LR 0.02, Tol 0.02)
+// the half-means rule stopped a flow long before its ELBO stopped rising, and it fired on the
+// jitter of the iterates on the BF-VI paper's targets while the flow was still gaining
+// (x/bfvi, bench/results/bfvi.md), hence StopTrend on 30 estimates (3,000 steps), S = 32 and
+// the moving average of the iterates (bench/results/posteriordb_flows_trend.md). x/bfvi's
+// IWELBO rows keep FlowSamples draws per step.
 const (
 	FlowSamples = 32
 	FlowLR      = 0.01
