@@ -121,8 +121,8 @@ type Config struct {
 	// ConfirmBest reports the best tracked iterate (or the averaged one) only when it beats
 	// the last iterate on EvalSamples fresh draws, paired, by more than 2 standard errors: the
 	// best of many tracking estimates on the same draws is biased upwards (it is partly the
-	// iterate that suits those draws; on a 2-d Gaussian whose start was exact a flow reported
-	// an iterate 0.01 nats worse, with sds 5–9% low). Cost 2·EvalSamples target evaluations
+	// iterate that suits those draws; fit/defaults_test.go's gauss2 case shows it). Cost
+	// 2·EvalSamples target evaluations
 	// at the end of the fit, when the best is not the last. DefaultRecipe sets it for flows.
 	ConfirmBest bool
 
