@@ -97,6 +97,9 @@ type Outcome struct {
 	GradEvals int     // target gradient evaluations, initialisation included
 	Converged bool
 	Status    string // how the run ended, in words
+	// wall, when not zero, replaces the measured wall time of the run (a method timed by
+	// an external program's own clock).
+	wall time.Duration
 }
 
 // RunFunc runs a method once on model m with the given seed. Errors are failures of the run
@@ -122,7 +125,7 @@ type Method struct {
 
 // Methods returns every method the benchmark can run, in report order: the Gaussian and flow
 // recipes (fit.DefaultRecipe of each kind, run by RecipeMethod; each flow also cold, from the
-// Laplace start) and NUTS. It is a table, built anew on each call: no registry.
+// Laplace start — the default since issue 17 — and "-before", fit.PreviousFlowRecipe) and NUTS. It is a table, built anew on each call: no registry.
 func Methods() []Method {
 	gauss := []struct {
 		kind, about string
@@ -145,7 +148,8 @@ func Methods() []Method {
 		warm := fit.DefaultRecipe(f.kind)
 		cold := fit.DefaultRecipe(f.kind)
 		cold.WarmStart = fit.WarmNone
-		out = append(out, RecipeMethod(f.kind, f.about, StanNone, warm), RecipeMethod(f.kind+"-cold", f.about, StanNone, cold))
+		out = append(out, RecipeMethod(f.kind, f.about, StanNone, warm), RecipeMethod(f.kind+"-cold", f.about, StanNone, cold),
+			RecipeMethod(f.kind+"-before", f.about, StanNone, fit.PreviousFlowRecipe(f.kind)))
 	}
 	return append(out, nutsMethod())
 }
@@ -428,6 +432,9 @@ func runOne(ctx context.Context, m *zoo.Model, ref *diag.Draws, meth Method, see
 		return r
 	}
 	r.GradEvals, r.KHat, r.Converged, r.Status = out.GradEvals, out.KHat, out.Converged, out.Status
+	if out.wall > 0 {
+		r.Wall = out.wall
+	}
 	return r
 }
 

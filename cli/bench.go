@@ -29,7 +29,7 @@ func newBenchCmd() *cobra.Command {
 	for _, c := range []func() *cobra.Command{newBenchPosteriordbCmd, newBenchNUTSCmd, newBenchDNCPCmd, newBenchADCmd, newBenchFlowCostCmd,
 		newBenchBFVICmd, newBenchUCICmd, newBenchUCISemiCmd, newBenchFMNISTCmd, newBenchMISELBOCmd,
 		newBenchStanCorpusCmd, newBenchStanSpeedCmd, newBenchTrustCmd, newBenchMMCLCmd,
-		newBenchReparamCmd, newBenchAPOVIBaselinesCmd, newBenchAPOVICmd} {
+		newBenchReparamCmd, newBenchAPOVIBaselinesCmd, newBenchAPOVICmd, newBenchFlowsCmd} {
 		cmd.AddCommand(c())
 	}
 	return cmd

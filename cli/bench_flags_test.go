@@ -36,6 +36,8 @@ func TestBenchNumericFlagsRejectedUpFront(t *testing.T) {
 		{[]string{"posteriordb", "--draws", "-5"}, "--draws"},
 		{[]string{"posteriordb", "--seeds", "0"}, "--seeds"},
 		{[]string{"posteriordb", "--max-iter", "-1"}, "--max-iter"},
+		{[]string{"flows", "--seeds", "0"}, "--seeds"},
+		{[]string{"flows", "--before-seeds", "-1"}, "--before-seeds"},
 		{[]string{"nuts", "--chains", "-1"}, "--chains"},
 		{[]string{"nuts", "--warmup", "0"}, "--warmup"},
 		{[]string{"ad", "--rounds", "0"}, "--rounds"},

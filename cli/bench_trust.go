@@ -164,7 +164,7 @@ func trustPosteriors(names []string, pdb, full string) ([]bench.TrustPosterior, 
 // a user who types `vigo fit --seed S` (or `--family auto`) runs. TestTrustFitFlagsDefaults
 // keeps them in step with newFitCmd.
 func trustFitFlags(family string, seed uint64) fitFlags {
-	return fitFlags{family: family, seed: seed, draws: 1000, out: "vigo_out", warm: true, workers: 1}
+	return fitFlags{family: family, seed: seed, draws: 1000, out: "vigo_out", workers: 1}
 }
 
 // trustMethods are the two fits of vigo bench trust, each built by vigo fit's own code

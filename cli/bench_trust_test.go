@@ -18,9 +18,9 @@ import (
 func TestTrustFitFlagsDefaults(t *testing.T) {
 	f := trustFitFlags("meanfield", 1)
 	set := map[string]string{ // flag → trustFitFlags's value, as pflag prints a default
-		"family": f.family, "seed": "1", "draws": "1000", "out": f.out, "warm": "true",
+		"family": f.family, "seed": "1", "draws": "1000", "out": f.out,
 	}
-	if f.draws != 1000 || !f.warm || f.seed != 1 {
+	if f.draws != 1000 || f.warm || f.seed != 1 {
 		t.Fatalf("trustFitFlags = %+v", f)
 	}
 	zero := map[string]bool{"": true, "0": true, "false": true, "[]": true, "0s": true}

@@ -100,13 +100,13 @@ turn; doubled up to 64 while a
 mode was reached by one start only) and starts q at the mode of highest Laplace evidence; the verdict says how many modes the starts found, and is never
 "reliable" or "usable" when q misses one that holds mass (k̂ cannot see mass q does not
 cover).
-Flows are warm-started: a full-rank Gaussian is fitted first and the flow starts exactly
-at it, in its whitened coordinates (--warm=false starts from the Laplace approximation
-instead). --layers, --hidden, --activation, --degree, --bounded and --affine change the
+Flows start at the Laplace approximation, in its whitened coordinates (--warm fits a
+full-rank Gaussian first and starts the flow exactly at it). --layers, --hidden, --activation, --degree, --bounded and --affine change the
 flows' structure; --base-df ν gives a flow a Student-t base with ν degrees of freedom (heavier
-tails) instead of the standard normal. Flows default to 32 draws per step, step size 0.01 and plateau tolerance
-0.002 nats (Gaussians: 8, 0.02, 0.02): with the Gaussian settings the stopping rule ends
-a flow fit long before its ELBO stops rising.
+tails) instead of the standard normal. Flows default to 8 antithetic draws per step (realnvp: 16
+with the STL gradient), step size 0.01 (maf 0.005) and the noise rule (a step-size cut once the
+ELBO's gain over 10 tracking estimates is not significantly above 0.01 nats), for about a
+tenth of the gradient evaluations of the earlier defaults (bench/results/flows.md).
 
 It writes into --out:
   draws.csv          Stan CSV: lp__ (log density of the unconstrained draw, Jacobian and
@@ -150,7 +150,7 @@ SIGTERM; a second one exits at once): the partial result is written to --out, or
 	fl.BoolVar(&f.bounded, "bounded", false, "bernstein: the BF-VI paper's bounded map (compact support) instead of linear tails")
 	fl.StringVar(&f.affine, "affine", "", "bernstein: add an affine autoregressive layer, last (after the Bernstein layers: conditional scales that change fast, as in funnels) or first (default none)")
 	fl.Float64Var(&f.baseDF, "base-df", 0, "flows: Student-t base with this many degrees of freedom, 1 to 1000 (default 0: standard-normal base)")
-	fl.BoolVar(&f.warm, "warm", true, "flows: fit a full-rank Gaussian first and start the flow at it (false: start at the Laplace approximation)")
+	fl.BoolVar(&f.warm, "warm", false, "flows: fit a full-rank Gaussian first and start the flow at it (default: start at the Laplace approximation, as fit.DefaultRecipe's flows do)")
 	fl.DurationVar(&f.budget, "budget", 0, "auto: wall-time budget of the whole search, e.g. 5m (default none)")
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed; the same seed gives byte-identical draws.csv")
 	fl.IntVar(&f.draws, "draws", 1000, "draws written to draws.csv (k̂ uses at least 1000)")
@@ -158,9 +158,9 @@ SIGTERM; a second one exits at once): the partial result is written to --out, or
 	fl.StringVar(&f.out, "out", "vigo_out", "output directory")
 	fl.StringVar(&f.reference, "reference", "", "reference draws (posteriordb draws .json.zip) to compare with")
 	fl.IntVar(&f.iter, "iter", 0, "iteration cap (default 20000)")
-	fl.IntVar(&f.samples, "samples", 0, fmt.Sprintf("Monte Carlo draws per gradient step (default 8; flows %d)", fit.FlowSamples))
-	fl.Float64Var(&f.lr, "lr", 0, fmt.Sprintf("Adam step size in preconditioned coordinates (default 0.02; flows %g)", fit.FlowLR))
-	fl.Float64Var(&f.tol, "tol", 0, fmt.Sprintf("plateau tolerance of the stopping rule in nats (default 0.02; flows %g)", fit.FlowTol))
+	fl.IntVar(&f.samples, "samples", 0, fmt.Sprintf("Monte Carlo draws per gradient step (default 8; maf and bernstein %d, realnvp %d)", fit.FlowDraws, fit.FlowDrawsSTL))
+	fl.Float64Var(&f.lr, "lr", 0, fmt.Sprintf("Adam step size in preconditioned coordinates (default 0.02; realnvp and bernstein %g, maf %g)", fit.FlowLRFlow, fit.FlowLRMAF))
+	fl.Float64Var(&f.tol, "tol", 0, fmt.Sprintf("plateau tolerance of the stopping rule in nats (default 0.02; flows %g, the noise rule's)", fit.FlowNoiseTol))
 	fl.IntVar(&f.workers, "workers", 0, "goroutines per step, at most 4 (default GOMAXPROCS); results do not depend on it")
 	fl.IntVar(&f.starts, "starts", 0, fmt.Sprintf("mode searches before the fit: from --init (or 0), then from uniform(−r, r) draws on the unconstrained scale (r = 2, 4, 8 in turn), doubled up to %d while a mode was reached by one start only; q starts at the mode of highest Laplace evidence and the verdict reports the modes found (default %d; 1: one search, no check for other modes)", fit.DefaultStartsMax, fit.DefaultStarts))
 	fl.StringVar(&f.init, "init", "", "initial values: a CmdStan init JSON file with every parameter's constrained value by name; the fit's Laplace mode search starts there")
@@ -198,8 +198,8 @@ func fitRecipe(f fitFlags, init []float64) (fit.Recipe, error) {
 			fo = mergeFlow(*r.Family.Flow, fo)
 		}
 		r.Family.Flow = &fo
-		if !f.warm {
-			r.WarmStart = fit.WarmNone
+		if f.warm {
+			r.WarmStart = fit.WarmFullRank
 		}
 	}
 	r.Family.Rank = max(r.Family.Rank, f.rank)
@@ -469,7 +469,7 @@ func checkFitFlags(f fitFlags) error {
 		{"--degree", f.degree != 0, f.family == fit.KindBernstein || f.family == familyAuto, "--family bernstein or auto"},
 		{"--bounded", f.bounded, f.family == fit.KindBernstein || f.family == familyAuto, "--family bernstein or auto"},
 		{"--affine", f.affine != "", f.family == fit.KindBernstein || f.family == familyAuto, "--family bernstein or auto"},
-		{"--warm=false", !f.warm, fit.IsFlowKind(f.family), "a flow family (auto always warm-starts its flows)"},
+		{"--warm", f.warm, fit.IsFlowKind(f.family), "a flow family (auto always warm-starts its flows)"},
 		{"--budget", f.budget != 0, f.family == familyAuto, "--family auto"},
 		{"--recipe", f.recipe != "", f.family != familyAuto, "a single family (auto runs its own stages)"},
 		{"--ensemble", f.ensemble != 0, f.family != familyAuto, "a single family (auto runs its own stages)"},

@@ -20,8 +20,8 @@ func TestFitFlowFamiliesSaveAndDraw(t *testing.T) {
 		kind  string
 		extra []string
 	}{
-		{fit.KindMAF, []string{"--hidden", "4"}},
-		{fit.KindRealNVP, []string{"--hidden", "4", "--layers", "2", "--warm=false"}},
+		{fit.KindMAF, []string{"--hidden", "4", "--warm"}},
+		{fit.KindRealNVP, []string{"--hidden", "4", "--layers", "2"}},
 		{fit.KindBernstein, []string{"--hidden", "4", "--degree", "3", "--activation", "linear"}},
 		{fit.KindBernstein, []string{"--hidden", "4", "--degree", "3", "--affine", "last"}},
 	} {
@@ -32,20 +32,21 @@ func TestFitFlowFamiliesSaveAndDraw(t *testing.T) {
 		}
 		csv := filepath.Join(dir, "draws.csv")
 		header := strings.Join(readCSV(t, csv).Config, "\n")
-		for _, w := range []string{"family = " + c.kind + " (flow, ", fmt.Sprintf("(S = %d, K = 1)", fit.FlowSamples), "trend (tol = 0.002,"} {
+		samples := fit.DefaultRecipe(c.kind).Objective.Samples
+		for _, w := range []string{"family = " + c.kind + " (flow, ", fmt.Sprintf("(S = %d, K = 1)", samples), "noise (tol = 0.01,"} {
 			if !strings.Contains(header, w) {
 				t.Errorf("%s: header lacks %q:\n%s", c.kind, w, header)
 			}
 		}
 		warm := strings.Contains(header, "init = warm start")
-		if want := !strings.Contains(strings.Join(c.extra, " "), "--warm=false"); warm != want {
+		if want := strings.Contains(strings.Join(c.extra, " "), "--warm"); warm != want {
 			t.Errorf("%s: warm start %v, want %v", c.kind, warm, want)
 		}
 		s, err := fit.Load(filepath.Join(dir, "fit.json"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Family.Kind != fit.KindFlow || s.Family.Name != c.kind || s.Recipe == nil || s.Recipe.Objective.Samples != fit.FlowSamples {
+		if s.Family.Kind != fit.KindFlow || s.Family.Name != c.kind || s.Recipe == nil || s.Recipe.Objective.Samples != samples {
 			t.Errorf("%s: fit.json family %+v, recipe %+v", c.kind, s.Family, s.Recipe)
 		}
 		drawn := filepath.Join(dir, "drawn.csv")
@@ -99,7 +100,7 @@ func TestFitFlowFlagErrorsNameTheFlag(t *testing.T) {
 		{[]string{"--family", "maf", "--affine", "last"}, "--affine: only for --family bernstein"},
 		{[]string{"--family", "bernstein", "--affine", "middle"}, `affine "middle", want none, last or first`},
 		{[]string{"--budget", "1m"}, "--budget: only for --family auto"},
-		{[]string{"--family", "auto", "--warm=false"}, "--warm=false: only for a flow family"},
+		{[]string{"--family", "auto", "--warm"}, "--warm: only for a flow family"},
 		{[]string{"--layers", "2"}, "--layers: only for a flow family"},
 		{[]string{"--base-df", "5"}, "--base-df: only for a flow family"},
 		{[]string{"--family", "bernstein", "--base-df", "0.5"}, "--base-df (--family bernstein): fit: Recipe: family.flow: fit: NewFlowFamily: base degrees of freedom 0.5, want 1 to 1000"},

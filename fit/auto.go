@@ -254,11 +254,13 @@ type AutoConfig struct {
 }
 
 // AutoStages are Auto's default stages: DefaultRecipe of meanfield, fullrank, bernstein and
-// maf, the flows with structure flow (the bernstein-only options are dropped for maf).
+// maf, the flows with structure flow (the bernstein-only options are dropped for maf) and
+// warm-started from the full-rank stage (WarmFullRank), which Auto has fitted anyway.
 func AutoStages(flow FlowOptions) []Recipe {
 	out := []Recipe{DefaultRecipe(KindMeanField), DefaultRecipe(KindFullRank)}
 	for _, k := range []string{KindBernstein, KindMAF} {
 		r := DefaultRecipe(k)
+		r.WarmStart = WarmFullRank
 		fo := flow
 		if k != KindBernstein {
 			fo.Degree, fo.Bounded, fo.Affine, fo.AffineHidden = 0, false, "", nil

@@ -83,6 +83,7 @@ func TestAutoPrefersFullRankWhenMeanFieldPassesWithALowerELBO(t *testing.T) {
 func TestAutoTriesTheFlowsAndChoosesByELBO(t *testing.T) {
 	maf := DefaultRecipe(KindMAF)
 	maf.Family.Flow = &FlowOptions{Hidden: []int{4}}
+	maf.WarmStart = WarmFullRank // as AutoStages sets it (DefaultRecipe's flows start at the Laplace fit since issue 17)
 	cfg := AutoConfig{Stages: testStages(2, 300, 200, []Recipe{maf}), Threshold: -1e-9}
 	if _, err := Auto(context.Background(), target(), cfg); err == nil {
 		t.Error("negative threshold: no error")

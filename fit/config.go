@@ -56,6 +56,20 @@ const (
 	// Gaussian, a small step size) it is the plain confidence rule G + TrendZ·s < Tol. Cost
 	// O(Window) per tracking estimate.
 	StopTrend
+	// StopNoise fits the same least-squares trend as StopTrend to the last Window tracking
+	// estimates (Window ≥ 3) and calls a plateau as soon as the window's gain G is not
+	// significantly above Tol: G − TrendZ·s ≤ Tol, s the gain's standard error from the
+	// residual jitter. StopTrend asks for evidence that the fit has stopped gaining; StopNoise
+	// asks for evidence that it is still gaining and stops (cuts the step size) when the gain
+	// is lost in its own noise, so on a flat trace it fires at the first full window with
+	// probability at least P(t ≤ TrendZ) for Student's t with Window − 2 degrees of freedom
+	// (G/s is t-distributed; 0.93 for Window 10 and TrendZ 1.645), whatever the jitter. A trace
+	// whose true window gain is G₀ > Tol is cut at one estimate with probability about
+	// Φ(TrendZ − (G₀ − Tol)/s) (fit/defaults_test.go states simulated rates). The price of stopping
+	// early is small by construction: a gain below its noise is one that more steps at this
+	// step size would not show, and the step-size cut that follows lowers the jitter.
+	// Cost O(Window) per tracking estimate.
+	StopNoise
 )
 
 func (s StopRule) String() string {
@@ -66,6 +80,8 @@ func (s StopRule) String() string {
 		return "halves"
 	case StopTrend:
 		return "trend"
+	case StopNoise:
+		return "noise"
 	}
 	return fmt.Sprintf("StopRule(%d)", int(s))
 }
@@ -75,18 +91,24 @@ func (s StopRule) String() string {
 type Config struct {
 	Seed uint64 // random seed; a run is reproducible bit for bit from it
 
-	Samples int     // S: Monte Carlo draws per gradient step; default 8
-	LR      float64 // Adam step size in preconditioned coordinates; default 0.02
-	MaxIter int     // iteration cap; default 20000
+	Samples int // S: Monte Carlo draws per gradient step; default 8
+	// Antithetic draws the S base draws of a step as ⌈S/2⌉ standard normals ε and their
+	// mirror images −ε (draw S−1−s is −draw s). For a q near a Gaussian the odd part of the
+	// integrand — the linear term of ∇log p around the mean, the dominant part of the
+	// reparameterisation gradient's noise — cancels within each pair, at no extra cost per
+	// draw; each half is still an unbiased estimate, so the gradient stays unbiased.
+	Antithetic bool
+	LR         float64 // Adam step size in preconditioned coordinates; default 0.02
+	MaxIter    int     // iteration cap; default 20000
 
 	EvalEvery   int     // ELBO tracking estimate every EvalEvery steps; default 100
 	EvalSamples int     // draws of the tracking estimate (common random numbers); default 256
-	Window      int     // tracking estimates in the plateau window; default 6 (StopTrend: 30)
+	Window      int     // tracking estimates in the plateau window; default 6 (StopTrend: 30, StopNoise: 10)
 	Tol         float64 // plateau: stop when the window's gain is below Tol nats; default 0.02
 	Decays      int     // step-size reductions (×0.2 each) on a plateau before stopping; default 2; negative: none
 	Stop        StopRule
 	// TrendZ is StopTrend's one-sided normal quantile for the upper confidence bound of the
-	// window's gain; default 1.645 (95%).
+	// window's gain (StopNoise's for the lower bound); default 1.645 (95%).
 	TrendZ float64
 	// Average > 0 keeps an exponential moving average of the parameters with a time constant
 	// of Average steps, p̄ ← p̄ + (p − p̄)/Average after every step (Polyak–Ruppert-style
@@ -96,6 +118,13 @@ type Config struct {
 	// (none; DefaultRecipe sets FlowAverage for flows); a negative value turns it off. Cost: one
 	// more tracking estimate per EvalEvery steps and O(NumParams) per step.
 	Average int
+	// ConfirmBest reports the best tracked iterate (or the averaged one) only when it beats
+	// the last iterate on EvalSamples fresh draws, paired, by more than 2 standard errors: the
+	// best of many tracking estimates on the same draws is biased upwards (it is partly the
+	// iterate that suits those draws; fit/defaults_test.go's gauss2 case shows it). Cost
+	// 2·EvalSamples target evaluations
+	// at the end of the fit, when the best is not the last. DefaultRecipe sets it for flows.
+	ConfirmBest bool
 
 	Init      Init    // how q starts; default InitLaplace
 	InitScale float64 // InitZero's standard deviation; default 0.1
@@ -150,6 +179,9 @@ func (c Config) withDefaults() Config {
 	if c.Stop == StopTrend {
 		def(&c.Window, 30)
 	}
+	if c.Stop == StopNoise {
+		def(&c.Window, 10)
+	}
 	def(&c.Window, 6)
 	deff(&c.TrendZ, 1.645)
 	deff(&c.Tol, 0.02)
@@ -188,10 +220,10 @@ func (c Config) validate() error {
 		return bad("EvalSamples", c.EvalSamples)
 	case c.Window < 0 || c.Window == 1:
 		return fmt.Errorf("fit: Config: Window must be at least 2 (Window=%d)", c.Window)
-	case c.Stop != StopHalves && c.Stop != StopTrend:
+	case c.Stop != StopHalves && c.Stop != StopTrend && c.Stop != StopNoise:
 		return fmt.Errorf("fit: Config: unknown Stop %d", c.Stop)
-	case c.Stop == StopTrend && c.Window < 3:
-		return fmt.Errorf("fit: Config: Window must be at least 3 with StopTrend (Window=%d)", c.Window)
+	case (c.Stop == StopTrend || c.Stop == StopNoise) && c.Window < 3:
+		return fmt.Errorf("fit: Config: Window must be at least 3 with %v (Window=%d)", c.Stop, c.Window)
 	case !nonNeg(c.TrendZ):
 		return badFloat("TrendZ", c.TrendZ)
 	case !nonNeg(c.Tol):

@@ -14,7 +14,8 @@
 // random numbers), so differences between
 // estimates reflect parameter changes, not fresh Monte Carlo noise. When the gain over the last
 // Window estimates falls below Tol nats (Config.Stop: the difference of the window's half means,
-// or, for flows, a regression trend judged against its standard error and the iterates' jitter)
+// or a regression trend judged against its standard error and the iterates' jitter, or — the
+// flows' default — a trend whose gain is not significantly above Tol)
 // the step size is cut (×0.2, Decays times) and, after the last cut, the fit stops with the
 // reason in words. The result reports the best tracked iterate — the last one, an earlier one,
 // or the moving average of the iterates (Config.Average) — by the same estimate.
@@ -219,11 +220,24 @@ func Fit(ctx context.Context, target model.Target, fam family.Family, obj object
 	}
 	// Report the best tracked iterate when it beats the last one: with a constant step size the
 	// iterates jitter around the optimum (and may drift below a good start), and common random
-	// numbers make the tracking estimates comparable.
+	// numbers make the tracking estimates comparable. The best of many estimates on the same
+	// draws is biased upwards (it is partly the iterate that suits those draws), so with
+	// Config.ConfirmBest it is reported only when it also beats the last iterate on fresh draws.
 	params, reported := st.Params, fmt.Sprintf("the last iterate (step %d)", st.Step)
 	if n := len(st.Trace); n > 0 && st.BestELBO != nil && *st.BestELBO > st.Trace[n-1].ELBO {
-		params = st.Best
-		reported = fmt.Sprintf("the %s: its tracking ELBO %.4g beats the last iterate's %.4g", st.BestFrom, *st.BestELBO, st.Trace[n-1].ELBO)
+		gain, se, m := math.Inf(1), 0.0, 0
+		if cfg.ConfirmBest {
+			gain, se, m = r.confirmBest()
+		}
+		if !cfg.ConfirmBest {
+			params = st.Best
+			reported = fmt.Sprintf("the %s: its tracking ELBO %.4g beats the last iterate's %.4g", st.BestFrom, *st.BestELBO, st.Trace[n-1].ELBO)
+		} else if gain > 2*se {
+			params = st.Best
+			reported = fmt.Sprintf("the %s: its tracking ELBO %.4g beats the last iterate's %.4g, and by %.3g ± %.2g nats on %d fresh draws", st.BestFrom, *st.BestELBO, st.Trace[n-1].ELBO, gain, se, m)
+		} else {
+			reported = fmt.Sprintf("the last iterate (step %d): the %s had a higher tracking ELBO (%.4g against %.4g), but on %d fresh draws it gains only %.3g ± %.2g nats (not 2 s.e.)", st.Step, st.BestFrom, *st.BestELBO, st.Trace[n-1].ELBO, m, gain, se)
+		}
 	}
 	res := &Result{
 		Family: aff, Params: append([]float64(nil), params...),
@@ -515,9 +529,7 @@ func (r *runner) loop(ctx context.Context, observers []func(Progress)) (Status, 
 				return Converged, reason, nil
 			}
 		}
-		for i := range r.eps {
-			r.eps[i] = r.rnd.NormFloat64()
-		}
+		r.drawNoise()
 		r.run(S, false)
 		st.GradEvals += S * max(r.obj.K, 1)
 		clear(r.grad)
@@ -571,6 +583,30 @@ func (r *runner) loop(ctx context.Context, observers []func(Progress)) (Status, 
 	}
 }
 
+// drawNoise fills the base draws of one step: S·noise standard normals, or with
+// Config.Antithetic ⌈S/2⌉ draws and their negatives (draw S−1−s is −draw s; the middle draw of
+// an odd S stays plain).
+func (r *runner) drawNoise() {
+	if !r.cfg.Antithetic {
+		for i := range r.eps {
+			r.eps[i] = r.rnd.NormFloat64()
+		}
+		return
+	}
+	S, n := r.cfg.Samples, r.noise
+	for s := range (S + 1) / 2 {
+		a, b := r.eps[s*n:(s+1)*n], r.eps[(S-1-s)*n:(S-s)*n]
+		for i := range a {
+			a[i] = r.rnd.NormFloat64()
+		}
+		if s != S-1-s {
+			for i := range b {
+				b[i] = -a[i]
+			}
+		}
+	}
+}
+
 // paramName describes variational parameter i for an error message.
 func (r *runner) paramName(i int) string {
 	if i < 0 {
@@ -590,6 +626,33 @@ func (r *runner) trackELBO(params []float64) float64 {
 	r.run(groups, true)
 	r.st.GradEvals += groups * r.trackK()
 	return mean(r.vals[:groups])
+}
+
+// confirmBestStream is the RNG stream (of Config.Seed) of confirmBest's fresh draws.
+const confirmBestStream = 4
+
+// confirmBest compares the best tracked iterate with the last one on m fresh base draws
+// (EvalSamples of them, stream confirmBestStream, the same draws for both): the mean and the
+// standard error of the paired differences of the objective's per-draw terms. Cost 2·m
+// target evaluations.
+func (r *runner) confirmBest() (gain, se float64, m int) {
+	fresh := make([]float64, len(r.evalEps))
+	s := rng.New(r.cfg.Seed, confirmBestStream)
+	for i := range fresh {
+		fresh[i] = s.NormFloat64()
+	}
+	saved := r.evalEps
+	r.evalEps = fresh
+	defer func() { r.evalEps = saved }()
+	m = max(r.cfg.EvalSamples/r.trackK(), 1)
+	r.trackELBO(r.st.Best)
+	d := append([]float64(nil), r.vals[:m]...)
+	r.trackELBO(r.st.Params)
+	for i := range d {
+		d[i] -= r.vals[i]
+	}
+	gain, se = meanSE(d)
+	return gain, se, m
 }
 
 // track computes the common-random-number ELBO estimate (and that of the averaged parameters)
@@ -645,6 +708,14 @@ func (r *runner) track(observers []func(Progress)) (stop bool, reason string) {
 // estimates: the window's gain, whether it counts as a plateau, and why in words.
 func (cfg Config) plateau(w []float64) (gain float64, hit bool, why string) {
 	span := (len(w) - 1) * cfg.EvalEvery
+	if cfg.Stop == StopNoise {
+		gain, se, _ := trend(w)
+		if gain-cfg.TrendZ*se > cfg.Tol {
+			return gain, false, ""
+		}
+		return gain, true, fmt.Sprintf("ELBO gain below its noise: the trend over the last %d steps gained %s ± %.2g (s.e.), not above tol %g with one-sided z = %g",
+			span, fmtGain(gain), se, cfg.Tol, cfg.TrendZ)
+	}
 	if cfg.Stop == StopTrend {
 		gain, se, jitter := trend(w)
 		if gain+cfg.TrendZ*se >= max(cfg.Tol, jitter/2) {

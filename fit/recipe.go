@@ -15,8 +15,10 @@ import (
 // RecipeVersion is the version of the Recipe's JSON form. A reader accepts versions up to it
 // and refuses newer ones, naming the field. History: version 2 added init.starts and
 // init.points (multi-start); a version-1 recipe without init.starts runs one start, as it
-// did when it was written.
-const RecipeVersion = 2
+// did when it was written. Version 3 added objective.antithetic, stop.confirm_best and the
+// stop rule "noise" (issue 17's flow defaults); a version-2 recipe lacks the two fields and
+// runs as it did. An older vigo refuses a version-3 recipe rather than ignore those fields.
+const RecipeVersion = 3
 
 // Recipe fully describes a fit: the family, the objective and its gradient estimator, the
 // optimiser, the stopping rule, the iteration cap, the warm start, the initial point, the seed
@@ -82,6 +84,9 @@ type ObjectiveRecipe struct {
 	Estimator string `json:"estimator"` // EstELBO, EstSTL, EstIWELBO or EstDReG
 	Samples   int    `json:"samples"`   // S: groups of K draws per gradient step
 	K         int    `json:"k"`         // draws per importance-weighted group; 1 for the ELBO
+	// Antithetic pairs each step's base draws with their negatives (Config.Antithetic);
+	// absent (false) in recipes written before it existed.
+	Antithetic bool `json:"antithetic,omitempty"`
 }
 
 // Optimisers of OptimizerRecipe.Name.
@@ -101,20 +106,24 @@ type OptimizerRecipe struct {
 const (
 	RuleHalves = "halves" // StopHalves
 	RuleTrend  = "trend"  // StopTrend
+	RuleNoise  = "noise"  // StopNoise
 )
 
 // StopRecipe is the stopping rule and the tracking estimates it judges (see Config and
 // StopRule for the rules' definitions).
 type StopRecipe struct {
-	Rule        string  `json:"rule"`         // RuleHalves or RuleTrend
+	Rule        string  `json:"rule"`         // RuleHalves, RuleTrend or RuleNoise
 	EvalEvery   int     `json:"eval_every"`   // steps between tracking estimates
 	EvalSamples int     `json:"eval_samples"` // draws of a tracking estimate (common random numbers)
 	Window      int     `json:"window"`       // tracking estimates in the plateau window
 	Tol         float64 `json:"tol"`          // plateau tolerance in nats
 	Decays      int     `json:"decays"`       // step-size cuts (×0.2) before stopping
-	TrendZ      float64 `json:"trend_z"`      // RuleTrend's one-sided normal quantile
+	TrendZ      float64 `json:"trend_z"`      // RuleTrend's and RuleNoise's one-sided normal quantile
 	// Average is the time constant in steps of the moving average of the iterates; 0: none.
 	Average int `json:"average"`
+	// ConfirmBest checks the best tracked iterate on fresh draws before reporting it
+	// (Config.ConfirmBest); absent (false) in recipes written before it existed.
+	ConfirmBest bool `json:"confirm_best,omitempty"`
 }
 
 // Initialisation methods of InitRecipe.Method.
@@ -188,10 +197,10 @@ func IsFlowKind(kind string) bool {
 // variance vanishes as q approaches the posterior; it is what the posteriordb benchmark
 // measured.
 //
-// The flows: S = 32, Adam at 0.01, the trend rule over 30 estimates with tol 0.002 and the
-// moving average of the iterates over 1,000 steps (see FlowSamples for why), warm-started
-// from a full-rank fit; the STL gradient for realnvp, whose inverse is one pass per layer, the
-// plain gradient for maf and bernstein, whose inverses are sequential (FlowObjective).
+// The flows: flowDefaults (fit/defaults.go) — the Laplace start, few draws per step with
+// antithetic pairs, the noise rule (StopNoise) on cheap tracking estimates — chosen by
+// measurement for fewer gradient evaluations at the same accuracy (bench/results/flows.md);
+// PreviousFlowRecipe is the flow recipe of before.
 //
 // An unknown kind gives a recipe that Validate rejects, naming the kind.
 func DefaultRecipe(kind string) Recipe {
@@ -211,14 +220,7 @@ func DefaultRecipe(kind string) Recipe {
 		MaxSkips:  100,
 	}
 	if IsFlowKind(kind) {
-		r.Family.Flow = &FlowOptions{}
-		r.Objective.Samples = FlowSamples
-		if !FlowObjective(kind).STL {
-			r.Objective.Estimator = EstELBO
-		}
-		r.Optimizer.LR = FlowLR
-		r.Stop.Rule, r.Stop.Window, r.Stop.Tol, r.Stop.Average = RuleTrend, 30, FlowTol, FlowAverage
-		r.WarmStart = WarmFullRank
+		flowDefaults(&r)
 	}
 	return r
 }
@@ -294,14 +296,14 @@ func (r *Recipe) Validate() error {
 		return bad("optimizer.name", fmt.Sprintf("%q", r.Optimizer.Name), "adam or rmsprop")
 	case !(r.Optimizer.LR > 0) || !finite(r.Optimizer.LR):
 		return bad("optimizer.lr", r.Optimizer.LR, "a finite value > 0")
-	case !oneOf(r.Stop.Rule, RuleHalves, RuleTrend):
-		return bad("stop.rule", fmt.Sprintf("%q", r.Stop.Rule), "halves or trend")
+	case !oneOf(r.Stop.Rule, RuleHalves, RuleTrend, RuleNoise):
+		return bad("stop.rule", fmt.Sprintf("%q", r.Stop.Rule), "halves, trend or noise")
 	case r.Stop.EvalEvery < 1:
 		return bad("stop.eval_every", r.Stop.EvalEvery, "≥ 1")
 	case r.Stop.EvalSamples < 1 || r.Stop.EvalSamples > MaxEvalSamples:
 		return bad("stop.eval_samples", r.Stop.EvalSamples, fmt.Sprintf("1 to %d (fit.MaxEvalSamples, a hard cap)", MaxEvalSamples))
-	case r.Stop.Window < 2 || (r.Stop.Rule == RuleTrend && r.Stop.Window < 3):
-		return bad("stop.window", r.Stop.Window, "≥ 2 (≥ 3 for the trend rule)")
+	case r.Stop.Window < 2 || (r.Stop.Rule != RuleHalves && r.Stop.Window < 3):
+		return bad("stop.window", r.Stop.Window, "≥ 2 (≥ 3 for the trend and noise rules)")
 	case !(r.Stop.Tol > 0) || !finite(r.Stop.Tol):
 		return bad("stop.tol", r.Stop.Tol, "a finite value > 0")
 	case r.Stop.Decays < 0:
@@ -536,16 +538,19 @@ func (o ObjectiveRecipe) options() objective.Options {
 // estimator and the warm start), with workers goroutines.
 func (r *Recipe) Config(workers int) Config {
 	c := Config{
-		Seed: r.Seed, Samples: r.Objective.Samples, LR: r.Optimizer.LR, MaxIter: r.MaxIter,
+		Seed: r.Seed, Samples: r.Objective.Samples, Antithetic: r.Objective.Antithetic, LR: r.Optimizer.LR, MaxIter: r.MaxIter,
 		EvalEvery: r.Stop.EvalEvery, EvalSamples: r.Stop.EvalSamples, Window: r.Stop.Window,
-		Tol: r.Stop.Tol, Decays: r.Stop.Decays, TrendZ: r.Stop.TrendZ, Average: r.Stop.Average,
+		Tol: r.Stop.Tol, Decays: r.Stop.Decays, TrendZ: r.Stop.TrendZ, Average: r.Stop.Average, ConfirmBest: r.Stop.ConfirmBest,
 		InitScale: r.Init.Scale, InitIter: r.Init.Iter, InitPoint: r.Init.Point,
 		Starts: max(r.Init.Starts, 1), StartsMax: r.Init.StartsMax, InitPoints: r.Init.Points,
 		MaxSkips: r.MaxSkips, Workers: workers, DiagDraws: r.DiagDraws,
 		Stop: StopHalves, Optimizer: r.Optimizer.Name,
 	}
-	if r.Stop.Rule == RuleTrend {
+	switch r.Stop.Rule {
+	case RuleTrend:
 		c.Stop = StopTrend
+	case RuleNoise:
+		c.Stop = StopNoise
 	}
 	if r.Stop.Average == 0 {
 		c.Average = -1 // none

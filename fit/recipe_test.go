@@ -21,8 +21,13 @@ func TestDefaultRecipeIsValidForEveryKind(t *testing.T) {
 		if err := r.Validate(); err != nil {
 			t.Errorf("%s: %v", k, err)
 		}
-		if IsFlowKind(k) != (r.WarmStart == WarmFullRank) {
+		// Issue 17: the flows start at the Laplace approximation (WarmNone) like the Gaussians;
+		// PreviousFlowRecipe keeps the warm start of before.
+		if r.WarmStart != WarmNone || (IsFlowKind(k) && PreviousFlowRecipe(k).WarmStart != WarmFullRank) {
 			t.Errorf("%s: warm start %q", k, r.WarmStart)
+		}
+		if p := PreviousFlowRecipe(k); p.Validate() != nil {
+			t.Errorf("%s: previous flow recipe: %v", k, p.Validate())
 		}
 	}
 	r := DefaultRecipe("gaussian")
@@ -96,11 +101,12 @@ func TestRecipeJSONRoundTrip(t *testing.T) {
 	r := DefaultRecipe(KindBernstein)
 	r.Family.Flow = &FlowOptions{Degree: 30, Hidden: []int{8, 8}, Affine: AffineLast}
 	r.Init.Point = []float64{0.1, -2}
+	r.WarmStart = WarmFullRank // not the default since issue 17; the key must still be written
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{`"max_iter":`, `"warm_start":"fullrank"`, `"diag_draws":`, `"eval_samples":`, `"trend_z":`, `"estimator":"elbo"`, `"degree":30`, `"point":[0.1,-2]`} {
+	for _, key := range []string{`"max_iter":`, `"warm_start":"fullrank"`, `"diag_draws":`, `"eval_samples":`, `"trend_z":`, `"estimator":"elbo"`, `"degree":30`, `"point":[0.1,-2]`, `"antithetic":true`, `"rule":"noise"`} {
 		if !bytes.Contains(b, []byte(key)) {
 			t.Errorf("JSON lacks %s: %s", key, b)
 		}
@@ -145,6 +151,7 @@ func TestRunWarmStartCountsTheGaussianStage(t *testing.T) {
 	r := DefaultRecipe(KindRealNVP)
 	r.Family.Flow.Hidden = []int{4}
 	r.Seed, r.MaxIter, r.DiagDraws = 2, 200, 100
+	r.WarmStart = WarmFullRank // the flows' default before issue 17
 	res, err := Run(context.Background(), target(), r)
 	if err != nil {
 		t.Fatal(err)

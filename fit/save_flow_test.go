@@ -175,6 +175,7 @@ func TestWarmFlowImprovesOnTheGaussian(t *testing.T) {
 	rec := DefaultRecipe(KindMAF)
 	rec.Family.Flow.Hidden = []int{16, 16}
 	rec.Seed, rec.MaxIter, rec.DiagDraws = 5, 3000, 2000
+	rec.WarmStart = WarmFullRank // the flows' default before issue 17
 	res, err := Run(context.Background(), banana{}, rec)
 	if err != nil {
 		t.Fatal(err)

@@ -59,7 +59,7 @@ func firstPlateau(cfg Config, y []float64) int {
 // as a plateau under StopTrend over 500 estimates (50,000 steps), while the half-means rule
 // fires almost at once; a flat trace with the same jitter is a plateau within a few windows.
 func TestTrendRuleIgnoresJitterOfARisingTrace(t *testing.T) {
-	flow := DefaultRecipe(KindBernstein)
+	flow := PreviousFlowRecipe(KindBernstein) // the trend rule: the flows' default before issue 17
 	trendCfg := flow.Config(1).withDefaults()
 	halves := Config{Tol: FlowTol}.withDefaults()
 	if trendCfg.Stop != StopTrend || trendCfg.Window != 30 || halves.Stop != StopHalves || halves.Window != 6 {

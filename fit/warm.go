@@ -112,18 +112,3 @@ func (w *warmStart) state(st *State, target model.Target, fam family.Family, cfg
 	st.InitNote = w.note
 	return startAt(st, fam, clone(w.shift), clone(w.scale), w.diag, 1, cfg)
 }
-
-// Flow defaults of DefaultRecipe. Measured on eight_schools, garch11 and gp_pois_regr (three
-// seeds): with Fit's Gaussian defaults (S = 8, LR 0.02, Tol 0.02) the plateau rule stops a
-// flow long before its ELBO stops rising (a flow gains its last nats slowly, and the larger
-// step's jitter hides the gain); S = 32 rather than 16 gained 0.1–0.5 nats of ELBO on
-// gp_pois_regr for maf and realnvp at twice the cost per step. Even then the half-means rule
-// on 6 estimates fired on the ≈0.2-nat jitter of the iterates after 2,000–5,000 steps on the
-// BF-VI paper's targets while the flow was still gaining (x/bfvi, bench/results/bfvi.md), hence
-// StopTrend on 30 estimates (3,000 steps) and the moving average of the iterates.
-const (
-	FlowSamples = 32
-	FlowLR      = 0.01
-	FlowTol     = 0.002
-	FlowAverage = 1000 // steps: time constant of the iterate average
-)

@@ -182,7 +182,7 @@ func runRestart(ctx context.Context, cfg Config, ex kExperiment, tg model.Target
 	}
 	// The paper's flow (bounded Bernstein, linear conditioner) and vigo's default flow as
 	// recipes; the Gaussian stage is the warm start's full-rank recipe.
-	paper := fit.DefaultRecipe(fit.KindBernstein)
+	paper := fit.PreviousFlowRecipe(fit.KindBernstein) // the flow recipe of before issue 17: warm start, S = 32, trend rule
 	paper.Family.Flow = &fit.FlowOptions{Degree: cfg.Degree, Activation: "linear", Bounded: true}
 	paper.Seed, paper.DiagDraws, paper.MaxIter = seed, cfg.Draws, maxIter
 	if cfg.K > 1 {
@@ -192,7 +192,7 @@ func runRestart(ctx context.Context, cfg Config, ex kExperiment, tg model.Target
 	gaussRec := fit.DefaultRecipe(fit.KindFullRank)
 	gaussRec.Seed, gaussRec.DiagDraws, gaussRec.MaxIter = seed, cfg.Draws, maxIter
 	defKind := defaultFlowKind(cfg.Kind)
-	def := fit.DefaultRecipe(defKind)
+	def := fit.PreviousFlowRecipe(defKind)
 	def.Family.Flow = &fit.FlowOptions{BaseDF: cfg.BaseDF, Activation: cfg.Activation, Layers: cfg.Layers, Hidden: cfg.Hidden, Degree: cfg.DefaultDegree,
 		Affine: cfg.Affine, AffineHidden: cfg.AffineHidden}
 	def.Seed, def.DiagDraws, def.MaxIter = seed, cfg.Draws, maxIter
@@ -268,7 +268,7 @@ func runRestart(ctx context.Context, cfg Config, ex kExperiment, tg model.Target
 // k̂ experiments: for each target and restart r = 1..Restarts one warm-started fit.Run (a full-rank
 // Gaussian fit with the STL gradient, then a triangular Bernstein flow — BF-VI's MADE 2 × 10 with
 // no activation, degree Degree, the paper's bounded map — warm started in the Gaussian's
-// whitened coordinates, fit.DefaultRecipe("bernstein")'s trend stopping rule and iterate averaging) and vigo's
+// whitened coordinates, fit.PreviousFlowRecipe("bernstein")'s trend stopping rule and iterate averaging) and vigo's
 // default Bernstein flow from the same Gaussian, k̂ of each on Draws fresh draws with Boot
 // bootstrap resamples, Rubin-combined over restarts (the paper's aggregation). Targets carry
 // the proper Jacobians, except the rows marked as the paper's target. The independent jobs (E1,
@@ -438,7 +438,7 @@ func (r *Report) Markdown(w io.Writer, h resultmd.Header) error {
 			"(Rubin), 90%% interval k̄ ± 1.645·√var. Each restart is one `fit.Run` of a warm-started recipe: a full-rank Gaussian "+
 			"(fit.DefaultRecipe(\"fullrank\"): Laplace start, STL) and then BF-VI warm-started in its whitened coordinates "+
 			"(degree %d, the paper's bounded map, MADE 2 × 10 without activation as in the reference code; "+
-			"fit.DefaultRecipe(\"bernstein\"): Adam, S = 32, lr 0.01, the trend stopping rule on 30 tracking estimates (3,000 steps) with "+
+			"fit.PreviousFlowRecipe(\"bernstein\"): Adam, S = 32, lr 0.01, the trend stopping rule on 30 tracking estimates (3,000 steps) with "+
 			"two ×0.2 step-size cuts, iteration cap %s, and the result is the best of the last iterate, the best tracked "+
 			"iterate and the moving average of the iterates over ≈1,000 steps by the common-random-number ELBO); then vigo's default Bernstein flow "+
 			"(fit.NewFlowFamily(\"bernstein\"): degree 20, linear tails, tanh MADE 2 × 10) warm-started from the same Gaussian with the same settings. "+

@@ -1,0 +1,75 @@
+package bench
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigo-bayes/vigo/internal/resultmd"
+)
+
+// TestFlowsGoals: the bar of vigo bench flows on made-up runs — the medians, the pooled
+// seed-to-seed noise and both verdicts, and the markdown's tables.
+func TestFlowsGoals(t *testing.T) {
+	cfg := FlowsConfig{Kinds: []string{"maf"}, Before: true}
+	rep := &FlowsReport{Posteriors: []string{"p"}, Methods: flowsMethods(cfg), Kinds: cfg.Kinds, Seeds: 3, Before: true}
+	add := func(m string, evals int, w1 ...float64) {
+		for i, w := range w1 {
+			rep.Results = append(rep.Results, SeedResult{Posterior: "p", Method: m, Seed: uint64(i + 1), Wall: time.Duration(evals) * time.Microsecond,
+				GradEvals: evals, Metrics: Metrics{W1SD: w}, Converged: true})
+		}
+	}
+	add("fullrank", 30000, 0.07, 0.07, 0.07)
+	add("maf", 40000, 0.05, 0.07, 0.06)         // median 0.06, sd 0.01
+	add("maf-before", 500000, 0.04, 0.05, 0.03) // median 0.04, sd 0.01
+	add("nuts", 80000, 0.03, 0.03, 0.03)
+	g := rep.Goals()
+	if len(g) != 1 {
+		t.Fatalf("%d goals", len(g))
+	}
+	// noise = √((0.01² + 0.01²)/2) = 0.01; the bar 0.04 + 2·0.01 sits at the after median
+	// 0.06 itself, so only the noise, medians and evaluations are checked here.
+	if math.Abs(g[0].Noise-0.01) > 1e-12 || g[0].AfterW1SD != 0.06 || g[0].BeforeW1SD != 0.04 || !g[0].TenthEvals {
+		t.Errorf("goal %+v", g[0])
+	}
+	if g[0].NUTSWall != 0.08 || g[0].AfterWall != 0.04 {
+		t.Errorf("walls %v %v", g[0].AfterWall, g[0].NUTSWall)
+	}
+	rep.Results[3].W1SD = 0.09 // after 0.09, 0.07, 0.06: median 0.07 > 0.04 + 2·0.0129
+	if g := rep.Goals(); g[0].SameAnswer {
+		t.Errorf("after 0.07 vs before 0.04 ± noise %v: same answer", g[0].Noise)
+	}
+	var b strings.Builder
+	if err := rep.Markdown(&b, resultmd.Header{Command: "vigo bench flows"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"## The bar", "| p | maf | 500000 | 40000 | 0.08 |", "## Medians over seeds", "| p | maf | 3 | 3 | 0.04 | 0.5 |"} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("markdown lacks %q:\n%s", s, b.String())
+		}
+	}
+}
+
+// TestReadChainCSV: the Stan NUTS draws file of bench/stan/flows_nuts.R, two chains.
+func TestReadChainCSV(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "d.csv")
+	if err := os.WriteFile(p, []byte("chain,mu,theta[1]\n1,0.5,1\n1,0.25,2\n2,1,3\n2,2,4\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d, err := readChainCSV(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Chains) != 2 || d.Names[1] != "theta[1]" || d.Chains[1][2] != 2 || d.Chains[0][3] != 2 {
+		t.Errorf("draws %+v", d)
+	}
+	if err := os.WriteFile(p, []byte("x,mu\n1,2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readChainCSV(p); err == nil || !strings.Contains(err.Error(), "want chain") {
+		t.Errorf("no chain column: %v", err)
+	}
+}
