@@ -386,13 +386,13 @@ func (e *E1Result) markdown(b *bytes.Buffer) {
 	// The Done-when claims.
 	m := func(c string) float64 { return meanOf(e.ELBO[c]) }
 	p("\nClaims (issue 16 Done-when):\n\n")
-	p("- APOVI at |Ξ| = 0 beats POVI: %.2f vs %.2f → %s\n", m("0"), m("POVI"), yesNo(m("0") > m("POVI")))
+	p("- APOVI at |Ξ| = 0 beats POVI: %.2f vs %.2f → %s\n", m("0"), m("POVI"), holdsOrNot(m("0") > m("POVI")))
 	rising := m("1") <= m("2") && m("2") <= m("5") && m("5") <= m("10")
-	p("- the ELBO rises with |Ξ| (1 → 2 → 5 → 10): %.2f, %.2f, %.2f, %.2f → %s (the thesis's own means dip from 5 to 10)\n", m("1"), m("2"), m("5"), m("10"), yesNo(rising))
-	p("- APOVI at |Ξ| = 5 against POVI (the thesis's \"after just three datasets\", D9): %.2f vs %.2f → %s\n", m("5"), m("POVI"), yesNo(m("5") > m("POVI")))
+	p("- the ELBO rises with |Ξ| (1 → 2 → 5 → 10): %.2f, %.2f, %.2f, %.2f → %s (the thesis's own means dip from 5 to 10)\n", m("1"), m("2"), m("5"), m("10"), holdsOrNot(rising))
+	p("- APOVI at |Ξ| = 5 against POVI (the thesis's \"after just three datasets\", D9): %.2f vs %.2f → %s\n", m("5"), m("POVI"), holdsOrNot(m("5") > m("POVI")))
 }
 
-func yesNo(ok bool) string {
+func holdsOrNot(ok bool) string {
 	if ok {
 		return "**holds**"
 	}
