@@ -467,8 +467,16 @@ func linPred(eta, xv, av, bv []float64, n, k int) {
 // ∂α_i = g_i, ∂β = xᵀg, ∂x_ij = g_i β_j.
 func glmBack(fb ad.FusedBuilder, x, alpha, beta ad.Var, xv, bv, g []float64, n, k int) {
 	if da := fb.Partial(alpha); da != nil {
-		for i := range n {
-			da[idx(da, i)] += g[i]
+		if len(da) == 1 {
+			sum := 0.0
+			for _, gi := range g[:n] {
+				sum += gi
+			}
+			da[0] += sum
+		} else {
+			for i := range n {
+				da[i] += g[i]
+			}
 		}
 	}
 	if db := fb.Partial(beta); db != nil {
@@ -517,17 +525,27 @@ func normalIDGLM(c *Ctx, args []Value) (Value, error) {
 	ds := fb.Partial(sv)
 	dy := fb.Partial(yv0)
 	lp := -float64(n) * mathx.LogSqrt2Pi
-	if len(ss) == 1 {
-		// One scale: its log once, not per observation.
-		lp -= float64(n) * math.Log(ss[0])
+	if len(ss) == 1 && dy == nil && len(yy) == n {
+		// One scale and data y (the common regression): the log of σ once, products by 1/σ,
+		// and σ's partial from Σ z² after the loop rather than a running sum in memory.
+		inv := 1 / ss[0]
+		ssq := 0.0
+		for i := range n {
+			z := (yy[i] - eta[i]) * inv
+			ssq += z * z
+			g[i] = z * inv
+		}
+		lp -= 0.5*ssq + float64(n)*math.Log(ss[0])
+		if ds != nil {
+			ds[0] += (ssq - float64(n)) * inv
+		}
+		glmBack(fb, xm, av, bv, xx, bb, g, n, k)
+		return realV(fb.Done(lp)), nil
 	}
 	for i := range n {
 		s := bcast(ss, i)
 		z := (bcast(yy, i) - eta[i]) / s
-		lp -= 0.5 * z * z
-		if len(ss) > 1 {
-			lp -= math.Log(s)
-		}
+		lp -= 0.5*z*z + math.Log(s)
 		g[i] = z / s
 		if ds != nil {
 			ds[idx(ds, i)] += (z*z - 1) / s
