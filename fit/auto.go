@@ -88,6 +88,12 @@ type FlowOptions struct {
 	// bounded map, one Bernstein layer, no affine layer, and a recipe with warm_start none,
 	// init.method zero and init.scale 1 (BFVIPaperRecipe). bernstein only.
 	CoefInit string `json:"coef_init,omitempty"`
+	// FixedOutput fixes family.Flow's elementwise output layer z = μ + exp(ω)⊙T(ε) at the
+	// identity (family.FlowFixedOutput): q is the flow alone, as in the BF-VI reference code.
+	// Without it the layer is trained with the flow, and its log-scale ω moves the whole
+	// support exponentially fast in the steps (on the paper's improper eight-schools target
+	// it spreads q far beyond the posterior: bench/results/bfvi.md). Any kind.
+	FixedOutput bool `json:"fixed_output,omitempty"`
 }
 
 // Values of FlowOptions.CoefInit.
@@ -182,6 +188,9 @@ func NewFlowFamily(kind string, d int, o FlowOptions) (*family.Flow, error) {
 		return nil, err
 	}
 	fopts := []family.FlowOption{family.FlowSeed(o.Seed), family.FlowKind(kind)}
+	if o.FixedOutput {
+		fopts = append(fopts, family.FlowFixedOutput())
+	}
 	switch nu := o.BaseDF; {
 	case nu == 0 || math.IsInf(nu, 1):
 	case nu >= family.MinBaseDF && nu <= family.MaxBaseDF:

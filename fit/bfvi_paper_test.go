@@ -30,7 +30,7 @@ func TestBFVIPaperRecipe(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := r.Family.Flow
-	if r.Family.Kind != KindBernstein || f.Degree != 49 || !f.Bounded || !f.FrozenAffine || !f.NoDirect || f.CoefInit != CoefInitPaper ||
+	if r.Family.Kind != KindBernstein || f.Degree != 49 || !f.Bounded || !f.FrozenAffine || !f.NoDirect || f.CoefInit != CoefInitPaper || !f.FixedOutput ||
 		f.Activation != "linear" || !reflect.DeepEqual(f.Hidden, []int{10, 10}) || r.Objective.Samples != 10 || r.Objective.Estimator != EstELBO ||
 		r.Optimizer != (OptimizerRecipe{OptRMSprop, 1e-3}) || r.MaxIter != 100000 || r.WarmStart != WarmNone || r.Init.Method != InitMethodZero {
 		t.Errorf("recipe %+v, flow %+v", r, *f)
@@ -39,7 +39,7 @@ func TestBFVIPaperRecipe(t *testing.T) {
 		t.Errorf("stop window %d × %d steps fits in %d steps: the plateau rule could cut the step size", r.Stop.Window, r.Stop.EvalEvery, r.MaxIter)
 	}
 	desc := r.Family.Describe(10)
-	for _, w := range []string{"degree 49", "bounded", "frozen input affine map", "no direct connections", "the paper's coefficient init", "linear"} {
+	for _, w := range []string{"degree 49", "bounded", "frozen input affine map", "no direct connections", "the paper's coefficient init", "fixed output layer", "linear"} {
 		if !strings.Contains(desc, w) {
 			t.Errorf("Describe = %q, lacks %q", desc, w)
 		}
@@ -48,7 +48,7 @@ func TestBFVIPaperRecipe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{`"frozen_affine": true`, `"no_direct": true`, `"coef_init": "paper"`, `"bounded": true`, `"name": "rmsprop"`} {
+	for _, key := range []string{`"frozen_affine": true`, `"no_direct": true`, `"coef_init": "paper"`, `"fixed_output": true`, `"bounded": true`, `"name": "rmsprop"`} {
 		if !bytes.Contains(b, []byte(key)) {
 			t.Errorf("JSON lacks %s", key)
 		}
@@ -210,6 +210,11 @@ func TestBFVIPaperRecipeRuns(t *testing.T) {
 	}
 	if res.Iterations != r.MaxIter || math.IsNaN(res.ELBO) || math.IsInf(res.ELBO, 0) || math.IsNaN(res.KHat) {
 		t.Fatalf("%d iterations (want %d), ELBO %g, k̂ %g: %s", res.Iterations, r.MaxIter, res.ELBO, res.KHat, res.Reason)
+	}
+	for i, v := range res.Params[len(res.Params)-6:] {
+		if v != 0 {
+			t.Errorf("output layer parameter %d = %g after the fit, want 0 (fixed)", i, v)
+		}
 	}
 	if first := res.Trace[0].ELBO; !(res.ELBO > first) {
 		t.Errorf("ELBO %g after %d steps, not above the first tracking estimate %g", res.ELBO, res.Iterations, first)

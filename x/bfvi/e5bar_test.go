@@ -58,7 +58,7 @@ func TestRunBarSmall(t *testing.T) {
 	dir := datadir.PosteriorDBOrSkip(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rep, err := RunBar(ctx, BarConfig{Restarts: 2, Draws: 400, Boot: 5, PaperSteps: 300, DefaultMaxIter: 300, Dir: dir, Targets: []string{"cp"}, Workers: 2})
+	rep, err := RunBar(ctx, BarConfig{Restarts: 1, Draws: 400, Boot: 5, PaperSteps: 300, DefaultMaxIter: 200, Dir: dir, Targets: []string{"cp"}, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
