@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strings"
@@ -95,5 +97,22 @@ func runBenchBFVIBar(cmd *cobra.Command, out string, cfg bfvi.Config, paperSteps
 	if cmd.Flags().Changed("draws") {
 		bc.Draws = cfg.Draws
 	}
-	return runBench(cmd, out, func(ctx context.Context) (report, error) { return bfvi.RunBar(ctx, bc) })
+	// Like runBench, but a cancelled run still writes the rows of the fits that ended (the
+	// report says it is partial), then returns the error.
+	if err := checkOutput(cmd, "out", out); err != nil {
+		return err
+	}
+	h := newHeader()
+	rep, err := bfvi.RunBar(cmd.Context(), bc)
+	if rep == nil {
+		return err
+	}
+	h.Done()
+	if werr := writeReport(cmd, out, func(w io.Writer) error { return rep.Markdown(w, h) }); werr != nil {
+		return errors.Join(err, werr)
+	}
+	if err != nil {
+		return fmt.Errorf("bench bfvi: --e5-bar: %w", err)
+	}
+	return nil
 }

@@ -93,6 +93,9 @@ type BarReport struct {
 	Rows   []BarRow
 	// RefDraws is the number of reference draws.
 	RefDraws int
+	// Partial says why some fits are missing ("" when every fit ended): RunBar was cancelled,
+	// and returned the rows of the fits that had ended together with the context's error.
+	Partial string
 }
 
 func (c BarConfig) withDefaults() BarConfig {
@@ -189,11 +192,15 @@ func RunBar(ctx context.Context, cfg BarConfig) (*BarReport, error) {
 	}
 	runs := make([][]BarRun, len(specs))
 	errs := make([][]error, len(specs))
-	var jobs []func()
-	for i, s := range specs {
+	for i := range specs {
 		runs[i] = make([]BarRun, cfg.Restarts)
 		errs[i] = make([]error, cfg.Restarts)
-		for r := range cfg.Restarts {
+	}
+	// Restart-major order: a cancelled run has the same restarts done on every row (give or
+	// take the jobs running), and its partial report compares like with like.
+	var jobs []func()
+	for r := range cfg.Restarts {
+		for i, s := range specs {
 			jobs = append(jobs, func() {
 				seed := uint64(r + 1)
 				run, err := barFit(ctx, cfg, s.target, cfg.barRecipe(s.paper, seed), ref)
@@ -225,23 +232,30 @@ func RunBar(ctx context.Context, cfg BarConfig) (*BarReport, error) {
 	}
 	close(ch)
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+	cancelled := ctx.Err()
 	for i, s := range specs {
-		for _, err := range errs[i] {
-			if err != nil {
+		row := s.row
+		for r, err := range errs[i] {
+			switch {
+			case err != nil && cancelled == nil:
 				return nil, err
+			case err == nil && runs[i][r].Steps > 0:
+				row.Runs = append(row.Runs, runs[i][r])
 			}
 		}
-		row := s.row
-		row.Runs = runs[i]
+		if len(row.Runs) == 0 {
+			continue
+		}
 		k, v := make([]float64, len(row.Runs)), make([]float64, len(row.Runs))
 		for j, r := range row.Runs {
 			k[j], v[j] = r.K, r.V
 		}
 		row.Mean, row.Lo, row.Hi = Rubin(k, v)
 		rep.Rows = append(rep.Rows, row)
+	}
+	if cancelled != nil {
+		rep.Partial = fmt.Sprintf("cancelled (%v) before every fit ended: each row holds the restarts that ended (\"seeds\"), of %d", cancelled, cfg.Restarts)
+		return rep, cancelled
 	}
 	return rep, nil
 }
@@ -336,8 +350,11 @@ func (r *BarReport) Markdown(w io.Writer, h resultmd.Header) error {
 		"W1/sd ≤ %.2f, **and** reference mass outside q's range ≤ %g%% (every restart, every quantity), with the ELBO "+
 		"reported beside them. k̂ alone cannot fail a q that misses part of the posterior: its weights p/q are computed on "+
 		"draws of q only.\n\n", BarMinDraws, BarW1SD, 100*BarOutside)
-	b.WriteString("| target | recipe | paper k̄ | ours k̄ (90% CI) | per-restart k̂ | k̂ vs proper target | ELBO (per restart) | W1/sd (per restart) | q's min τ (per restart) | ref. mass τ < q's min | max ref. mass outside q's range | steps | grad. evals | time | restated bar |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---:|---:|---:|---|\n")
+	if r.Partial != "" {
+		fmt.Fprintf(&b, "**Partial run:** %s.\n\n", r.Partial)
+	}
+	b.WriteString("| target | recipe | seeds | paper k̄ | ours k̄ (90% CI) | per-restart k̂ | k̂ vs proper target | ELBO (per restart) | W1/sd (per restart) | q's min τ (per restart) | ref. mass τ < q's min | max ref. mass outside q's range | steps | grad. evals | time | restated bar |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---:|---:|---:|---|\n")
 	for _, row := range r.Rows {
 		col := func(f func(BarRun) string) string {
 			s := make([]string, len(row.Runs))
@@ -354,8 +371,8 @@ func (r *BarReport) Markdown(w io.Writer, h resultmd.Header) error {
 		}
 		slices.Sort(steps)
 		slices.Sort(evals)
-		fmt.Fprintf(&b, "| %s | %s | %.3f | %.3f (%.3f, %.3f) | %s | %s | %s | %s | %s | %s | %s | %d | %d | %.0fs | %s |\n",
-			row.Target, row.Recipe, row.PaperK, row.Mean, row.Lo, row.Hi,
+		fmt.Fprintf(&b, "| %s | %s | %s | %.3f | %.3f (%.3f, %.3f) | %s | %s | %s | %s | %s | %s | %s | %d | %d | %.0fs | %s |\n",
+			row.Target, row.Recipe, col(func(r BarRun) string { return fmt.Sprint(r.Seed) }), row.PaperK, row.Mean, row.Lo, row.Hi,
 			col(func(r BarRun) string { return fmt.Sprintf("%.2f", r.K) }),
 			col(func(r BarRun) string { return fmt.Sprintf("%.2f", r.KProper) }),
 			col(func(r BarRun) string { return fmt.Sprintf("%.2f", r.ELBO) }),
