@@ -21,6 +21,7 @@ func newBenchBFVICmd() *cobra.Command {
 		cfg        bfvi.Config
 		bar        bool
 		paperSteps int
+		firstSeed  int
 	)
 	cmd := &cobra.Command{
 		Use:   "bfvi",
@@ -50,7 +51,7 @@ markdown to --out (default bench/results/bfvi.md); "-" writes to stdout.`,
 			errw := cmd.ErrOrStderr()
 			cfg.Progress = func(s string) { fmt.Fprintln(errw, s) }
 			if bar {
-				return runBenchBFVIBar(cmd, out, cfg, paperSteps)
+				return runBenchBFVIBar(cmd, out, cfg, paperSteps, firstSeed)
 			}
 			return runBench(cmd, out, func(ctx context.Context) (report, error) { return bfvi.Run(ctx, cfg) })
 		},
@@ -81,18 +82,22 @@ markdown to --out (default bench/results/bfvi.md); "-" writes to stdout.`,
 	f.StringVar(&cfg.Dir, "posteriordb", "", datadir.PosteriorDBHelp+" (e6 and --e5-bar)")
 	f.BoolVar(&bar, "e5-bar", false, "instead of the experiments: E5 with the paper's recipe (fit.BFVIPaperRecipe) on the paper's and the proper eight-schools targets beside vigo's default recipe, judged by the restated bar (k̂ on ≥ 50,000 draws, ELBO, W1/sd and the reference mass outside q's range; --restarts, --draws (default 50000), --boot, --workers apply; --max-iter caps vigo's default recipe)")
 	f.IntVar(&paperSteps, "paper-steps", 0, "--e5-bar: steps of the paper's recipe (0: the paper's 100000)")
+	f.IntVar(&firstSeed, "first-seed", 1, "--e5-bar: seed of the first restart (restarts use seeds first-seed, first-seed+1, …)")
 	return cmd
 }
 
 // runBenchBFVIBar runs vigo bench bfvi --e5-bar: bfvi.RunBar with the shared flags.
-func runBenchBFVIBar(cmd *cobra.Command, out string, cfg bfvi.Config, paperSteps int) error {
+func runBenchBFVIBar(cmd *cobra.Command, out string, cfg bfvi.Config, paperSteps, firstSeed int) error {
 	if paperSteps < 0 {
 		return fmt.Errorf("bench bfvi: --paper-steps %d: want ≥ 0 (0: the paper's)", paperSteps)
+	}
+	if firstSeed < 1 {
+		return fmt.Errorf("bench bfvi: --first-seed %d: want ≥ 1", firstSeed)
 	}
 	if cfg.Dir == "" {
 		return fmt.Errorf("bench bfvi: --e5-bar needs the posteriordb reference draws: pass --posteriordb DIR")
 	}
-	bc := bfvi.BarConfig{Restarts: cfg.Restarts, Boot: cfg.Boot, PaperSteps: paperSteps, DefaultMaxIter: cfg.MaxIter, Dir: cfg.Dir,
+	bc := bfvi.BarConfig{Restarts: cfg.Restarts, FirstSeed: firstSeed, Boot: cfg.Boot, PaperSteps: paperSteps, DefaultMaxIter: cfg.MaxIter, Dir: cfg.Dir,
 		Workers: cfg.Workers, Progress: cfg.Progress}
 	if cmd.Flags().Changed("draws") {
 		bc.Draws = cfg.Draws

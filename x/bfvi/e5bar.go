@@ -42,7 +42,11 @@ const (
 
 // BarConfig configures RunBar. Zero fields take the defaults listed.
 type BarConfig struct {
-	Restarts int // independent fits per row (seeds 1..Restarts); default 5
+	Restarts int // independent fits per row (seeds FirstSeed..FirstSeed+Restarts−1); default 5
+	// FirstSeed is the seed of the first restart; 0: 1. Two runs with disjoint seeds can then
+	// share the restarts of one table (the report prints each restart's k̂ and bootstrap sd,
+	// all that the Rubin combination needs).
+	FirstSeed int
 	// Draws are q's draws per fit for k̂, W1 and the ranges; default BarMinDraws. Fewer draws
 	// are allowed (tests), but the bar column then says the bar cannot be judged.
 	Draws int
@@ -114,6 +118,9 @@ func (c BarConfig) withDefaults() BarConfig {
 	if c.Workers == 0 {
 		c.Workers = runtime.GOMAXPROCS(0)
 	}
+	if c.FirstSeed == 0 {
+		c.FirstSeed = 1
+	}
 	return c
 }
 
@@ -149,9 +156,9 @@ func (c BarConfig) barRecipe(paper bool, seed uint64) fit.Recipe {
 // full-rank and flow stages; plus Boot PSIS fits on Draws draws per fit.
 func RunBar(ctx context.Context, cfg BarConfig) (*BarReport, error) {
 	cfg = cfg.withDefaults()
-	if cfg.Restarts < 1 || cfg.Draws < 100 || cfg.Boot < 0 || cfg.PaperSteps < 0 || cfg.DefaultMaxIter < 0 {
-		return nil, fmt.Errorf("bfvi: RunBar: restarts %d, draws %d, boot %d, paper steps %d, default cap %d: want ≥ 1, ≥ 100, ≥ 0, ≥ 0, ≥ 0",
-			cfg.Restarts, cfg.Draws, cfg.Boot, cfg.PaperSteps, cfg.DefaultMaxIter)
+	if cfg.Restarts < 1 || cfg.FirstSeed < 1 || cfg.Draws < 100 || cfg.Boot < 0 || cfg.PaperSteps < 0 || cfg.DefaultMaxIter < 0 {
+		return nil, fmt.Errorf("bfvi: RunBar: restarts %d, first seed %d, draws %d, boot %d, paper steps %d, default cap %d: want ≥ 1, ≥ 1, ≥ 100, ≥ 0, ≥ 0, ≥ 0",
+			cfg.Restarts, cfg.FirstSeed, cfg.Draws, cfg.Boot, cfg.PaperSteps, cfg.DefaultMaxIter)
 	}
 	for _, t := range cfg.Targets {
 		if t != "ncp" && t != "cp" {
@@ -202,7 +209,7 @@ func RunBar(ctx context.Context, cfg BarConfig) (*BarReport, error) {
 	for r := range cfg.Restarts {
 		for i, s := range specs {
 			jobs = append(jobs, func() {
-				seed := uint64(r + 1)
+				seed := uint64(cfg.FirstSeed + r)
 				run, err := barFit(ctx, cfg, s.target, cfg.barRecipe(s.paper, seed), ref)
 				if err != nil {
 					errs[i][r] = fmt.Errorf("bfvi: RunBar: %s, %s, seed %d: %w", s.row.Target, s.row.Recipe, seed, err)
@@ -339,13 +346,13 @@ func (r *BarReport) Markdown(w io.Writer, h resultmd.Header) error {
 		"(50 coefficients), linear MADE 2 × 10 without direct connections, frozen input affine map, the paper's Φ "+
 		"coefficient initialisation, cold start, RMSprop lr 1e-3, T = 10 draws per step, %d steps. \"vigo default\" is "+
 		"`fit.DefaultRecipe(\"bernstein\")`: full-rank stage, then M = 20, linear tails, tanh MADE 2 × 10 warm-started "+
-		"in its whitened coordinates, Adam, S = 32, the trend stopping rule. %d restarts (seeds 1..%d) per row, each fit "+
+		"in its whitened coordinates, Adam, S = 32, the trend stopping rule. %d restarts (seeds %d..%d) per row, each fit "+
 		"single-threaded, %d at a time. Per restart, on %d fresh draws of q: PSIS k̂ (%d bootstrap resamples, "+
 		"Rubin-combined 90%% interval over restarts as the paper does), on the paper's target also k̂ against the proper "+
 		"target (log weights + log 0.1 + 0.1·τ′); the ELBO of the row's target; W1/sd = mean over θ_1..θ_8, μ, τ of "+
 		"W1(q, ref)/sd(ref) against posteriordb's %d reference draws (%s); q's smallest τ; the reference mass of τ below "+
 		"it; and the largest reference mass outside the range of q's draws over the ten quantities.\n\n",
-		paperSteps, c.Restarts, c.Restarts, c.Workers, c.Draws, c.Boot, r.RefDraws, eightSchoolsRef)
+		paperSteps, c.Restarts, c.FirstSeed, c.FirstSeed+c.Restarts-1, c.Workers, c.Draws, c.Boot, r.RefDraws, eightSchoolsRef)
 	fmt.Fprintf(&b, "**The restated bar (proper target).** k̄ at or below the paper's on ≥ %d draws per restart, **and** "+
 		"W1/sd ≤ %.2f, **and** reference mass outside q's range ≤ %g%% (every restart, every quantity), with the ELBO "+
 		"reported beside them. k̂ alone cannot fail a q that misses part of the posterior: its weights p/q are computed on "+
@@ -353,8 +360,8 @@ func (r *BarReport) Markdown(w io.Writer, h resultmd.Header) error {
 	if r.Partial != "" {
 		fmt.Fprintf(&b, "**Partial run:** %s.\n\n", r.Partial)
 	}
-	b.WriteString("| target | recipe | seeds | paper k̄ | ours k̄ (90% CI) | per-restart k̂ | k̂ vs proper target | ELBO (per restart) | W1/sd (per restart) | q's min τ (per restart) | ref. mass τ < q's min | max ref. mass outside q's range | steps | grad. evals | time | restated bar |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---:|---:|---:|---|\n")
+	b.WriteString("| target | recipe | seeds | paper k̄ | ours k̄ (90% CI) | per-restart k̂ | its bootstrap sd | k̂ vs proper target | ELBO (per restart) | W1/sd (per restart) | q's min τ (per restart) | ref. mass τ < q's min | max ref. mass outside q's range | steps | grad. evals | time | restated bar |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---:|---:|---:|---|\n")
 	for _, row := range r.Rows {
 		col := func(f func(BarRun) string) string {
 			s := make([]string, len(row.Runs))
@@ -371,9 +378,10 @@ func (r *BarReport) Markdown(w io.Writer, h resultmd.Header) error {
 		}
 		slices.Sort(steps)
 		slices.Sort(evals)
-		fmt.Fprintf(&b, "| %s | %s | %s | %.3f | %.3f (%.3f, %.3f) | %s | %s | %s | %s | %s | %s | %s | %d | %d | %.0fs | %s |\n",
+		fmt.Fprintf(&b, "| %s | %s | %s | %.3f | %.3f (%.3f, %.3f) | %s | %s | %s | %s | %s | %s | %s | %s | %d | %d | %.0fs | %s |\n",
 			row.Target, row.Recipe, col(func(r BarRun) string { return fmt.Sprint(r.Seed) }), row.PaperK, row.Mean, row.Lo, row.Hi,
 			col(func(r BarRun) string { return fmt.Sprintf("%.2f", r.K) }),
+			col(func(r BarRun) string { return fmt.Sprintf("%.3f", math.Sqrt(r.V)) }),
 			col(func(r BarRun) string { return fmt.Sprintf("%.2f", r.KProper) }),
 			col(func(r BarRun) string { return fmt.Sprintf("%.2f", r.ELBO) }),
 			col(func(r BarRun) string { return fmt.Sprintf("%.3f", r.W1SD) }),
