@@ -209,6 +209,9 @@ func RunBar(ctx context.Context, cfg BarConfig) (*BarReport, error) {
 	for r := range cfg.Restarts {
 		for i, s := range specs {
 			jobs = append(jobs, func() {
+				if ctx.Err() != nil {
+					return // cancelled: the fits not yet started are skipped
+				}
 				seed := uint64(cfg.FirstSeed + r)
 				run, err := barFit(ctx, cfg, s.target, cfg.barRecipe(s.paper, seed), ref)
 				if err != nil {
