@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strings"
@@ -15,8 +17,11 @@ import (
 
 func newBenchBFVICmd() *cobra.Command {
 	var (
-		out, exps string
-		cfg       bfvi.Config
+		out, exps  string
+		cfg        bfvi.Config
+		bar        bool
+		paperSteps int
+		firstSeed  int
 	)
 	cmd := &cobra.Command{
 		Use:   "bfvi",
@@ -45,6 +50,9 @@ markdown to --out (default bench/results/bfvi.md); "-" writes to stdout.`,
 			}
 			errw := cmd.ErrOrStderr()
 			cfg.Progress = func(s string) { fmt.Fprintln(errw, s) }
+			if bar {
+				return runBenchBFVIBar(cmd, out, cfg, paperSteps, firstSeed)
+			}
 			return runBench(cmd, out, func(ctx context.Context) (report, error) { return bfvi.Run(ctx, cfg) })
 		},
 	}
@@ -71,6 +79,45 @@ markdown to --out (default bench/results/bfvi.md); "-" writes to stdout.`,
 	f.IntVar(&cfg.Workers, "workers", 0, "independent jobs (E1, E2, restarts) run at a time (0: GOMAXPROCS); results do not depend on it")
 	f.IntVar(&cfg.Draws1D, "draws-1d", 10000, "e1/e2: draws per gradient step (the paper: 10000)")
 	f.IntVar(&cfg.Seeds1D, "seeds-1d", 3, "e2: seeds 2, 4, … (the paper: 20)")
-	f.StringVar(&cfg.Dir, "posteriordb", "", datadir.PosteriorDBHelp+" (e6 only)")
+	f.StringVar(&cfg.Dir, "posteriordb", "", datadir.PosteriorDBHelp+" (e6 and --e5-bar)")
+	f.BoolVar(&bar, "e5-bar", false, "instead of the experiments: E5 with the paper's recipe (fit.BFVIPaperRecipe) on the paper's and the proper eight-schools targets beside vigo's default recipe, judged by the restated bar (k̂ on ≥ 50,000 draws, ELBO, W1/sd and the reference mass outside q's range; --restarts, --draws (default 50000), --boot, --workers apply; --max-iter caps vigo's default recipe)")
+	f.IntVar(&paperSteps, "paper-steps", 0, "--e5-bar: steps of the paper's recipe (0: the paper's 100000)")
+	f.IntVar(&firstSeed, "first-seed", 1, "--e5-bar: seed of the first restart (restarts use seeds first-seed, first-seed+1, …)")
 	return cmd
+}
+
+// runBenchBFVIBar runs vigo bench bfvi --e5-bar: bfvi.RunBar with the shared flags.
+func runBenchBFVIBar(cmd *cobra.Command, out string, cfg bfvi.Config, paperSteps, firstSeed int) error {
+	if paperSteps < 0 {
+		return fmt.Errorf("bench bfvi: --paper-steps %d: want ≥ 0 (0: the paper's)", paperSteps)
+	}
+	if firstSeed < 1 {
+		return fmt.Errorf("bench bfvi: --first-seed %d: want ≥ 1", firstSeed)
+	}
+	if cfg.Dir == "" {
+		return fmt.Errorf("bench bfvi: --e5-bar needs the posteriordb reference draws: pass --posteriordb DIR")
+	}
+	bc := bfvi.BarConfig{Restarts: cfg.Restarts, FirstSeed: firstSeed, Boot: cfg.Boot, PaperSteps: paperSteps, DefaultMaxIter: cfg.MaxIter, Dir: cfg.Dir,
+		Workers: cfg.Workers, Progress: cfg.Progress}
+	if cmd.Flags().Changed("draws") {
+		bc.Draws = cfg.Draws
+	}
+	// Like runBench, but a cancelled run still writes the rows of the fits that ended (the
+	// report says it is partial), then returns the error.
+	if err := checkOutput(cmd, "out", out); err != nil {
+		return err
+	}
+	h := newHeader()
+	rep, err := bfvi.RunBar(cmd.Context(), bc)
+	if rep == nil {
+		return err
+	}
+	h.Done()
+	if werr := writeReport(cmd, out, func(w io.Writer) error { return rep.Markdown(w, h) }); werr != nil {
+		return errors.Join(err, werr)
+	}
+	if err != nil {
+		return fmt.Errorf("bench bfvi: --e5-bar: %w", err)
+	}
+	return nil
 }

@@ -54,6 +54,8 @@ type Flow struct {
 	seed  uint64
 	base  tBase
 	kind  string
+	// fixedOut: FlowFixedOutput (inner is then Compose(f, unusedIdentity)).
+	fixedOut bool
 }
 
 // FlowOption configures a Flow family.
@@ -87,6 +89,9 @@ func NewFlow(f flow.Flow, opts ...FlowOption) *Flow {
 	q := &Flow{f: f, inner: flow.Compose(f, aff), aff: aff, d: d}
 	for _, o := range opts {
 		o(q)
+	}
+	if q.fixedOut {
+		q.inner = flow.Compose(f, unusedIdentity{d})
 	}
 	return q
 }
@@ -132,6 +137,10 @@ func (q *Flow) Init(params, loc []float64, scale float64) {
 	checkLen("Flow.Init", "params", len(params), q.NumParams())
 	theta, aff := q.split(params)
 	q.f.Init(theta, rand.New(rand.NewPCG(q.seed, 0x666c6f77)))
+	if q.fixedOut {
+		clear(aff)
+		return
+	}
 	setLoc(aff[:q.d], loc)
 	ls := math.Log(scale / q.base.sdFactor())
 	for i := range q.d {
@@ -150,6 +159,9 @@ func (q *Flow) SetMoments(params, mean, cov []float64) error {
 	checkLen("Flow.SetMoments", "params", len(params), q.NumParams())
 	checkLen("Flow.SetMoments", "mean", len(mean), d)
 	checkLen("Flow.SetMoments", "cov", len(cov), d*d)
+	if q.fixedOut {
+		return fmt.Errorf("family: Flow.SetMoments: the output layer is fixed at the identity (FlowFixedOutput)")
+	}
 	for i := range d {
 		if v := cov[i*d+i]; !(v > 0) || math.IsInf(v, 0) {
 			return fmt.Errorf("family: Flow.SetMoments: variance not positive (i=%d, var=%g)", i, v)

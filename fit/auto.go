@@ -73,7 +73,34 @@ type FlowOptions struct {
 	// AffineHidden are the hidden sizes of the affine layer's MADE; nil: [32 32] (the maf
 	// kind's default).
 	AffineHidden []int `json:"affine_hidden,omitempty"`
+	// FrozenAffine fixes the input affine map of every Bernstein layer at α = softplus(0),
+	// β = 0 and leaves it out of the parameters (flow.BernsteinFrozenAffine), as the BF-VI
+	// reference code's multivariate runs do. bernstein only.
+	FrozenAffine bool `json:"frozen_affine,omitempty"`
+	// NoDirect builds the Bernstein layers' MADEs without direct input-to-output
+	// connections, as TFP's AutoregressiveNetwork of the BF-VI reference code (the default
+	// has them). bernstein only.
+	NoDirect bool `json:"no_direct,omitempty"`
+	// CoefInit is how the Bernstein coefficients start: "" or CoefInitIdentity, the
+	// (near-)identity (q starts at the preconditioner's Gaussian); CoefInitPaper, the BF-VI
+	// reference code's cold start (paperInit: first coordinate ϑ_k = −10 + 20·Φ(k/M), the
+	// others from the conditioner's Glorot output with zero biases). CoefInitPaper needs the
+	// bounded map, one Bernstein layer, no affine layer, and a recipe with warm_start none,
+	// init.method zero and init.scale 1 (BFVIPaperRecipe). bernstein only.
+	CoefInit string `json:"coef_init,omitempty"`
+	// FixedOutput fixes family.Flow's elementwise output layer z = μ + exp(ω)⊙T(ε) at the
+	// identity (family.FlowFixedOutput): q is the flow alone, as in the BF-VI reference code.
+	// Without it the layer is trained with the flow, and its log-scale ω moves the whole
+	// support exponentially fast in the steps (on the paper's improper eight-schools target
+	// it spreads q far beyond the posterior: bench/results/bfvi.md). Any kind.
+	FixedOutput bool `json:"fixed_output,omitempty"`
 }
+
+// Values of FlowOptions.CoefInit.
+const (
+	CoefInitIdentity = "identity"
+	CoefInitPaper    = "paper"
+)
 
 // Values of FlowOptions.Affine.
 const (
@@ -157,7 +184,13 @@ func NewFlowFamily(kind string, d int, o FlowOptions) (*family.Flow, error) {
 	if err := checkHidden("affine ", o.AffineHidden); err != nil {
 		return nil, err
 	}
+	if _, err := checkPaperOptions(kind, o); err != nil {
+		return nil, err
+	}
 	fopts := []family.FlowOption{family.FlowSeed(o.Seed), family.FlowKind(kind)}
+	if o.FixedOutput {
+		fopts = append(fopts, family.FlowFixedOutput())
+	}
 	switch nu := o.BaseDF; {
 	case nu == 0 || math.IsInf(nu, 1):
 	case nu >= family.MinBaseDF && nu <= family.MaxBaseDF:
@@ -201,12 +234,22 @@ func NewFlowFamily(kind string, d int, o FlowOptions) (*family.Flow, error) {
 		}
 		L := layers(1)
 		parts := make([]flow.Flow, L)
+		bo := []flow.BernsteinOption{flow.BernsteinTails(tails)}
+		if o.FrozenAffine {
+			bo = append(bo, flow.BernsteinFrozenAffine())
+		}
 		for l := range parts {
-			mo := []nn.MADEOption{nn.WithDirect(), nn.WithActivation(act)}
+			mo := []nn.MADEOption{nn.WithActivation(act)}
+			if !o.NoDirect {
+				mo = append(mo, nn.WithDirect())
+			}
 			if l%2 == 1 {
 				mo = append(mo, nn.WithOrder(rev))
 			}
-			parts[l] = flow.NewBernsteinAR(nn.NewMADE(d, hidden(10, 10), M+1, mo...), flow.BernsteinTails(tails))
+			parts[l] = flow.NewBernsteinAR(nn.NewMADE(d, hidden(10, 10), M+1, mo...), bo...)
+			if o.CoefInit == CoefInitPaper {
+				parts[l] = paperInit{parts[l].(*flow.BernsteinAR)}
+			}
 		}
 		if o.Affine == AffineLast || o.Affine == AffineFirst {
 			ah := []int{32, 32}
@@ -264,6 +307,7 @@ func AutoStages(flow FlowOptions) []Recipe {
 		fo := flow
 		if k != KindBernstein {
 			fo.Degree, fo.Bounded, fo.Affine, fo.AffineHidden = 0, false, "", nil
+			fo.FrozenAffine, fo.NoDirect, fo.CoefInit = false, false, ""
 		}
 		r.Family.Flow = &fo
 		out = append(out, r)

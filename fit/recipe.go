@@ -360,6 +360,9 @@ func (r *Recipe) Validate() error {
 			return err
 		}
 	}
+	if err := r.validatePaper(); err != nil {
+		return err
+	}
 	if f := r.Family.Flow; f != nil {
 		// Count the hidden-to-hidden weights before NewFlowFamily builds the flow on ℝ¹, so
 		// that hidden sizes within flow.MaxHiddenUnits but many of them do not allocate.
@@ -464,6 +467,7 @@ func (f FamilyRecipe) Describe(d int) string {
 			if o.Affine != "" && o.Affine != AffineNone {
 				parts = append(parts, "affine layer "+o.Affine)
 			}
+			parts = append(parts, paperParts(o)...)
 		}
 		if o.Hidden != nil {
 			parts = append(parts, fmt.Sprintf("hidden %v", o.Hidden))
