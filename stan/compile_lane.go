@@ -87,11 +87,7 @@ func (c *compiler) laneLoop(s *For) (execFn, error) {
 	if li.mentions(s.Lo) || li.mentions(s.Hi) {
 		return nil, errNotLane
 	}
-	lo, err := c.expr(s.Lo)
-	if err != nil {
-		return nil, err
-	}
-	hi, err := c.expr(s.Hi)
+	bounds, err := c.loopRange(s)
 	if err != nil {
 		return nil, err
 	}
@@ -105,23 +101,15 @@ func (c *compiler) laneLoop(s *For) (execFn, error) {
 	}
 	slot := li.loopSlot
 	return func(f *frame) (ctl, error) {
-		a, err := lo(f)
-		if err != nil {
+		lo, hi, err := bounds(f)
+		if err != nil || hi < lo {
 			return ctlNext, err
-		}
-		b, err := hi(f)
-		if err != nil {
-			return ctlNext, err
-		}
-		lo, hi := a.Ints[0], b.Ints[0]
-		if hi < lo {
-			return ctlNext, nil
 		}
 		ks := make([]int, hi-lo+1)
 		for i := range ks {
 			ks[i] = lo + i
 		}
-		f.cells[slot] = cell{v: Value{Type: Type{Base: Int, Array: 1}, Dims: []int{len(ks)}, Ints: ks}}
+		f.cells[slot] = cell{v: laneInts(ks)}
 		_, err = body(f)
 		return ctlNext, err
 	}, nil
@@ -595,11 +583,7 @@ func (c *compiler) laneStmt(s Stmt) (execFn, error) {
 		if li.mentions(s.Lo) || li.mentions(s.Hi) {
 			return nil, errNotLane
 		}
-		lo, err := c.expr(s.Lo)
-		if err != nil {
-			return nil, err
-		}
-		hi, err := c.expr(s.Hi)
+		bounds, err := c.loopRange(s)
 		if err != nil {
 			return nil, err
 		}
@@ -609,17 +593,9 @@ func (c *compiler) laneStmt(s Stmt) (execFn, error) {
 			return nil, err
 		}
 		return func(f *frame) (ctl, error) {
-			a, err := lo(f)
-			if err != nil {
+			lo, hi, err := bounds(f)
+			if err != nil || hi < lo {
 				return ctlNext, err
-			}
-			b, err := hi(f)
-			if err != nil {
-				return ctlNext, err
-			}
-			lo, hi := a.Ints[0], b.Ints[0]
-			if hi < lo {
-				return ctlNext, nil
 			}
 			ks := make([]int, hi-lo+1)
 			for i := range ks {

@@ -604,11 +604,7 @@ func (c *compiler) forLoop(s *For) (execFn, error) {
 	}
 	// Not a loop of independent iterations (or a construct the lane compiler does not
 	// handle): the ordinary loop, which reports any real compile error.
-	lo, err := c.expr(s.Lo)
-	if err != nil {
-		return nil, err
-	}
-	hi, err := c.expr(s.Hi)
+	bounds, err := c.loopRange(s)
 	if err != nil {
 		return nil, err
 	}
@@ -618,17 +614,9 @@ func (c *compiler) forLoop(s *For) (execFn, error) {
 		return nil, err
 	}
 	return func(f *frame) (ctl, error) {
-		a, err := lo(f)
-		if err != nil {
+		lo, hi, err := bounds(f)
+		if err != nil || hi < lo {
 			return ctlNext, err
-		}
-		b, err := hi(f)
-		if err != nil {
-			return ctlNext, err
-		}
-		lo, hi := a.Ints[0], b.Ints[0]
-		if hi < lo {
-			return ctlNext, nil
 		}
 		// The loop variable's values share backing arrays of up to 4096 ints (one allocation
 		// per 4096 iterations rather than one per iteration).
@@ -649,6 +637,30 @@ func (c *compiler) forLoop(s *For) (execFn, error) {
 			}
 		}
 		return ctlNext, nil
+	}, nil
+}
+
+// loopRange compiles a for loop's bounds into a function evaluating them (hi < lo: no
+// iteration).
+func (c *compiler) loopRange(s *For) (func(f *frame) (lo, hi int, err error), error) {
+	lo, err := c.expr(s.Lo)
+	if err != nil {
+		return nil, err
+	}
+	hi, err := c.expr(s.Hi)
+	if err != nil {
+		return nil, err
+	}
+	return func(f *frame) (int, int, error) {
+		a, err := lo(f)
+		if err != nil {
+			return 0, -1, err
+		}
+		b, err := hi(f)
+		if err != nil {
+			return 0, -1, err
+		}
+		return a.Ints[0], b.Ints[0], nil
 	}, nil
 }
 
