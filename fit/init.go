@@ -187,8 +187,12 @@ const (
 // the density is not flat (a ring-shaped or curved ridge, where the Hessian sees only the
 // tangent), the inverse Hessian gives a scale that puts q's mass where p has none, and VI
 // starts from a hopeless ELBO. For each coordinate j with sd_j > ScaleGuardSD, log p is
-// evaluated at z* ± sd_j·e_j; while both fall below log p(z*) − ScaleGuardDrop (or are not
-// finite), sd_j is halved (at most 60 times). The covariance becomes D·Cov·D and its Cholesky
+// evaluated at z* ± s·v_j, s = sd_j, along v_j = Cov·e_j / Cov_jj — coordinate j moved by s and
+// the others to their conditional means under the Laplace Gaussian, where that Gaussian's log
+// density is only ½ nat below its peak however correlated the coordinates are (moving e_j alone
+// would fall by ½·Cov_jj·(Cov⁻¹)_jj nats, ≫ ScaleGuardDrop on a strongly correlated regression
+// that the Laplace fit describes well); while both fall below log p(z*) − ScaleGuardDrop (or are
+// not finite), s is halved (at most 60 times). The covariance becomes D·Cov·D and its Cholesky
 // factor D·L, with D the diagonal of the factors, so it stays positive definite; the Laplace
 // evidence keeps the Hessian's value (it is what ranks modes). It returns the number of
 // coordinates shrunk. Cost: 2 gradient evaluations per halving step of a checked coordinate;
@@ -205,17 +209,18 @@ func guardScale(t *ad.Tape, target model.Target, out *laplaceResult) int {
 		if !(sd > ScaleGuardSD) {
 			continue
 		}
+		cjj := out.Cov[j*d+j]
 		drops := func(s float64) bool { // both sides fall too far
 			for _, sign := range []float64{1, -1} {
-				x[j] = out.Mode[j] + sign*s
+				for i := range x {
+					x[i] = out.Mode[i] + sign*s*out.Cov[i*d+j]/cjj
+				}
 				lp := model.Gradient(t, target, x, g)
 				out.Evals++
 				if !math.IsNaN(lp) && lp >= out.LogDensity-ScaleGuardDrop {
-					x[j] = out.Mode[j]
 					return false
 				}
 			}
-			x[j] = out.Mode[j]
 			return true
 		}
 		for k := 0; k < 60 && drops(sd*f[j]); k++ {

@@ -49,6 +49,24 @@ func TestLaplaceScaleGuard(t *testing.T) {
 	if sd := math.Sqrt(lw.Cov[3]); math.Abs(sd-50) > 1e-3 || strings.Contains(lw.Note, "shrunk") {
 		t.Errorf("wide Gaussian: sd %g (want 50), note %q", sd, lw.Note)
 	}
+	// A wide and strongly correlated Gaussian (sds 50 and 1, correlation 0.9999, as in an
+	// uncentred interaction regression): moving z₂ alone by its sd would drop log p by
+	// ½/(1 − ρ²) ≈ 2500 nats, but the Laplace fit is exact and must be left alone.
+	const rho, s1, s2 = 0.9999, 1.0, 50.0
+	corr := model.GradFunc{N: 2, F: func(z, g []float64) float64 {
+		a, b := z[0]/s1, z[1]/s2
+		k := 1 / (1 - rho*rho)
+		g[0] = -k * (a - rho*b) / s1
+		g[1] = -k * (b - rho*a) / s2
+		return -0.5 * k * (a*a - 2*rho*a*b + b*b)
+	}}
+	lc, err := laplace(corr, []float64{0.5, 10}, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sd := math.Sqrt(lc.Cov[3]); math.Abs(sd-s2) > 1e-3*s2 || strings.Contains(lc.Note, "shrunk") {
+		t.Errorf("correlated Gaussian: sd %g (want %g), note %q", sd, s2, lc.Note)
+	}
 }
 
 // With the guard, a mean-field fit started at the ring's Laplace approximation reaches a sane
