@@ -9,50 +9,8 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 )
 
-// Dense linear algebra of the layer nodes, on gonum's row-major BLAS and LAPACK. gonum's Dgemm
-// spawns goroutines once its output spans more than a few 64×64 blocks; a product here is tiled
-// into pieces of at most 64×192 so that it stays on the serial, allocation-free path (the
-// machine is shared, and a layer's D units are independent work anyway).
-
-const tile = 64
-
-// gemm computes C = op(A)·op(B) + beta·C, C r×c (row-major, tight), inner size k; a is r×k
-// (k×r when tA), b is k×c (c×k when tB).
-func gemm(tA, tB bool, r, c, k int, a, b []float64, beta float64, cm []float64) {
-	ta, tb := blas.NoTrans, blas.NoTrans
-	ac := k
-	if tA {
-		ta, ac = blas.Trans, r
-	}
-	bc := c
-	if tB {
-		tb, bc = blas.Trans, k
-	}
-	rs, cs := 3*tile, tile
-	if c > tile {
-		rs, cs = tile, 3*tile
-	}
-	for i := 0; i < r; i += rs {
-		ri := min(rs, r-i)
-		var Ai blas64.General
-		if tA {
-			Ai = blas64.General{Rows: k, Cols: ri, Stride: ac, Data: a[i:]}
-		} else {
-			Ai = blas64.General{Rows: ri, Cols: k, Stride: ac, Data: a[i*ac:]}
-		}
-		for j := 0; j < c; j += cs {
-			cj := min(cs, c-j)
-			var Bj blas64.General
-			if tB {
-				Bj = blas64.General{Rows: cj, Cols: k, Stride: bc, Data: b[j*bc:]}
-			} else {
-				Bj = blas64.General{Rows: k, Cols: cj, Stride: bc, Data: b[j:]}
-			}
-			C := blas64.General{Rows: ri, Cols: cj, Stride: c, Data: cm[i*c+j:]}
-			blas64.Gemm(ta, tb, 1, Ai, Bj, beta, C)
-		}
-	}
-}
+// Dense linear algebra of the layer nodes, on gonum's row-major BLAS and LAPACK; general
+// products are kernel.Gemm (tiled to stay on gonum's serial, allocation-free path).
 
 // shortLen is the length below which dot and axpy run as plain Go loops: the kernel calls
 // (length checks, dispatch, clearing the upper YMM halves) cost more than the arithmetic there.

@@ -1,6 +1,7 @@
 package apovi
 
 import (
+	"github.com/vigo-bayes/vigo/internal/kernel"
 	"math"
 
 	"github.com/vigo-bayes/vigo/ad"
@@ -128,8 +129,8 @@ func (k *klNode) Backward(c ad.Custom) {
 			ba[i] = gk * s
 			bb[i] = -gk * delta[i]
 		}
-		gemm(false, false, K, K, K, sa, pb, 0, X)
-		gemm(false, false, K, K, K, X, sa, 0, Ga) // Σ_a P_b Σ_a
+		kernel.Gemm(false, false, K, K, K, sa, pb, 0, X)
+		kernel.Gemm(false, false, K, K, K, X, sa, 0, Ga) // Σ_a P_b Σ_a
 		for i := range K {
 			for j := range K {
 				ij := i*K + j

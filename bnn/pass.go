@@ -2,6 +2,7 @@ package bnn
 
 import (
 	"fmt"
+	"github.com/vigo-bayes/vigo/internal/kernel"
 	"math"
 	"math/rand/v2"
 
@@ -131,10 +132,10 @@ func linearForward(w *wsLayer, mu, mub []float64, rows, k, m int) {
 		copy(w.Mf[i*m:(i+1)*m], mub)
 		copy(w.Vf[i*m:(i+1)*m], w.s2b)
 	}
-	gemm(false, false, rows, m, k, w.M, mu, 1, w.Mf)
-	gemm(false, false, rows, m, k, w.M2, w.s2, 1, w.Vf)
+	kernel.Gemm(false, false, rows, m, k, w.M, mu, 1, w.Mf)
+	kernel.Gemm(false, false, rows, m, k, w.M2, w.s2, 1, w.Vf)
 	if w.hasV {
-		gemm(false, false, rows, m, k, w.V, w.mu2s2, 1, w.Vf)
+		kernel.Gemm(false, false, rows, m, k, w.V, w.mu2s2, 1, w.Vf)
 	}
 }
 
@@ -211,14 +212,14 @@ func linearBackward(meth Method, w *wsLayer, L Layer, rows int, params, grad []f
 	km := k * m
 	mu := params[L.Mu : L.Mu+km]
 	gM, gV := w.gM[:rows*m], w.gV[:rows*m]
-	gemm(true, false, k, m, rows, w.M, gM, 0, w.T1)
+	kernel.Gemm(true, false, k, m, rows, w.M, gM, 0, w.T1)
 	dmu := grad[L.Mu : L.Mu+km]
 	for i, v := range w.T1[:km] {
 		dmu[i] += s * v
 	}
-	gemm(true, false, k, m, rows, w.M2, gV, 0, w.T2)
+	kernel.Gemm(true, false, k, m, rows, w.M2, gV, 0, w.T2)
 	if w.hasV {
-		gemm(true, false, k, m, rows, w.V, gV, 0, w.T1)
+		kernel.Gemm(true, false, k, m, rows, w.V, gV, 0, w.T1)
 		for i, v := range w.T1[:km] {
 			dmu[i] += s * 2 * mu[i] * v
 			w.T2[i] += v
@@ -255,13 +256,13 @@ func linearBackward(meth Method, w *wsLayer, L Layer, rows int, params, grad []f
 // gMh and, when w.hasV, gVh: ∂/∂M = gM·μᵀ + 2M ⊙ (gV·σ²ᵀ),  ∂/∂V = gV·(μ²+σ²)ᵀ.
 func inputGrad(w *wsLayer, mu []float64, rows, k, m int, gMh, gVh []float64) {
 	gM, gV := w.gM[:rows*m], w.gV[:rows*m]
-	gemm(false, true, rows, k, m, gV, w.s2, 0, gMh)
+	kernel.Gemm(false, true, rows, k, m, gV, w.s2, 0, gMh)
 	for i, x := range w.M[:rows*k] {
 		gMh[i] *= 2 * x
 	}
-	gemm(false, true, rows, k, m, gM, mu, 1, gMh)
+	kernel.Gemm(false, true, rows, k, m, gM, mu, 1, gMh)
 	if w.hasV {
-		gemm(false, true, rows, k, m, gV, w.mu2s2, 0, gVh)
+		kernel.Gemm(false, true, rows, k, m, gV, w.mu2s2, 0, gVh)
 	}
 }
 
