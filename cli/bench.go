@@ -180,3 +180,12 @@ func commandLine() string {
 	args := append([]string{"vigo"}, os.Args[1:]...)
 	return strings.Join(args, " ")
 }
+
+// plotDir is where a bench writes its figures: beside the markdown file out, in a directory of
+// its name without .md; "" (no figures) when noPlots or out is stdout.
+func plotDir(out string, noPlots bool) string {
+	if noPlots || out == "" || out == "-" {
+		return ""
+	}
+	return strings.TrimSuffix(out, ".md")
+}

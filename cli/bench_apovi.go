@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -57,14 +56,8 @@ figures go beside the markdown, in <out without .md>/ (--no-plots: none).`,
 			if len(cfg.Parts) == 0 {
 				return fmt.Errorf("bench apovi: --parts: no parts (known: %s)", strings.Join(bench.APOVIParts, ", "))
 			}
-			if cfg.MNIST == "" {
-				if sh, ok := datadir.Shared(); ok {
-					cfg.MNIST = filepath.Join(sh, "data", "mnist-10k")
-				}
-			}
-			if !noPlots && out != "" && out != "-" {
-				cfg.PlotDir = strings.TrimSuffix(out, ".md")
-			}
+			cfg.MNIST = datadir.MNIST10k(cfg.MNIST)
+			cfg.PlotDir = plotDir(out, noPlots)
 			cfg.Progress = cmd.ErrOrStderr()
 			return runBench(cmd, out, func(ctx context.Context) (report, error) { return bench.RunAPOVI(ctx, cfg) })
 		},

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -35,12 +34,8 @@ budget options; the report states them. --quick is a smoke run of a few seconds.
 				intsAtLeast(0, "max-iter", "max-iter-1d", "pool-reps")); err != nil {
 				return err
 			}
-			if cfg.Image.Dir == "" {
-				shared, ok := datadir.Shared()
-				if !ok {
-					return fmt.Errorf("bench apovi-baselines: --data not given and no ../shared beside the checkout")
-				}
-				cfg.Image.Dir = filepath.Join(shared, "data", "mnist-10k")
+			if cfg.Image.Dir = datadir.MNIST10k(cfg.Image.Dir); cfg.Image.Dir == "" {
+				return fmt.Errorf("bench apovi-baselines: --data not given and no ../shared beside the checkout")
 			}
 			cfg.Image.MaxIter, cfg.OneD.MaxIter = maxIter, maxIter1D
 			if quick {

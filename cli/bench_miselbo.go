@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -42,14 +41,8 @@ under a minute. PNG figures go beside the markdown, in <out without .md>/ (--no-
 			if len(cfg.Parts) == 0 {
 				return fmt.Errorf("bench miselbo: --parts: no parts (known: %s)", strings.Join(bench.MISELBOParts, ", "))
 			}
-			if cfg.MNIST == "" {
-				if sh, ok := datadir.Shared(); ok {
-					cfg.MNIST = filepath.Join(sh, "data", "mnist-10k")
-				}
-			}
-			if !noPlots && out != "" && out != "-" {
-				cfg.PlotDir = strings.TrimSuffix(out, ".md")
-			}
+			cfg.MNIST = datadir.MNIST10k(cfg.MNIST)
+			cfg.PlotDir = plotDir(out, noPlots)
 			cfg.Progress = cmd.ErrOrStderr()
 			return runBench(cmd, out, func(ctx context.Context) (report, error) { return bench.RunMISELBO(ctx, cfg) })
 		},

@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"math"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -38,14 +36,8 @@ bench/results/mmcl.md; "-" writes to stdout) and PNG/SVG figures beside it, in <
 				intsAtLeast(1, "ls", "subsets"), positiveFloats("budgets"), floatsIn(0, math.Inf(1), true, false, "non-negative and finite", "lr")); err != nil {
 				return err
 			}
-			if cfg.MNIST == "" {
-				if sh, ok := datadir.Shared(); ok {
-					cfg.MNIST = filepath.Join(sh, "data", "mnist-10k")
-				}
-			}
-			if !noPlots && out != "" && out != "-" {
-				cfg.PlotDir = strings.TrimSuffix(out, ".md")
-			}
+			cfg.MNIST = datadir.MNIST10k(cfg.MNIST)
+			cfg.PlotDir = plotDir(out, noPlots)
 			cfg.Progress = cmd.ErrOrStderr()
 			return runBench(cmd, out, func(ctx context.Context) (report, error) { return bench.RunMMCL(ctx, cfg) })
 		},

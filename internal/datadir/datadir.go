@@ -188,3 +188,16 @@ func PosteriorDBFull(flag string) (string, error) {
 	}
 	return filepath.Join(shared, "data", "posteriordb-full"), nil
 }
+
+// MNIST10k resolves the MNIST-10k directory (IDX files): flag when it is not empty, else
+// ../shared/data/mnist-10k beside the vigo checkout holding the working directory, else ""
+// (the caller's loader then reports the missing files).
+func MNIST10k(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	if shared, ok := Shared(); ok {
+		return filepath.Join(shared, "data", "mnist-10k")
+	}
+	return ""
+}
