@@ -724,21 +724,15 @@ func (c *compiler) laneExpr(e Expr) (fn evalFn, lanes bool, err error) {
 			return laneVec(f.st.t.Neg(v.Var), v.Dims[0]), nil
 		}, true, nil
 	case *Call:
-		if e.Fun == nil && laneScalarFns[e.Name] != nil {
+		if e.Fun == nil && laneScalarFns[e.Name].fn != nil {
 			return c.laneScalarCall(e)
 		}
 		if e.Fun != nil || !e.Info().Type.IsScalar() || e.Info().Type.Base == Int || !laneElementwise[e.Name] {
 			return nil, false, errNotLane
 		}
-		args := make([]evalFn, len(e.Args))
-		for i, a := range e.Args {
-			if !a.Info().Type.IsScalar() {
-				return nil, false, errNotLane
-			}
-			var err error
-			if args[i], _, err = c.laneExpr(a); err != nil {
-				return nil, false, err
-			}
+		args, err := c.laneScalarArgs(e.Args)
+		if err != nil {
+			return nil, false, err
 		}
 		fn, err := c.laneBuiltin(e.Name, e.Pos, e.Info().Type, e.Args, args)
 		return fn, true, err
@@ -751,9 +745,9 @@ func (c *compiler) laneExpr(e Expr) (fn evalFn, lanes bool, err error) {
 // laneScalarFns are scalar-valued built-ins computed lane by lane when used inside an
 // expression (a density's value per iteration, not its sum), from tape nodes; args are the
 // arguments' nodes (a lane vector or a shared scalar), vals their values for the domain checks.
-var laneScalarFns = map[string]func(t *ad.Tape, args []ad.Var, vals [][]float64) (ad.Var, error){
+var laneScalarFns = map[string]laneScalarFn{
 	// normal_lpdf(y | μ, σ) = −½((y − μ)/σ)² − log σ − ½ log 2π.
-	"normal_lpdf": func(t *ad.Tape, a []ad.Var, vals [][]float64) (ad.Var, error) {
+	"normal_lpdf": {3, func(t *ad.Tape, a []ad.Var, vals [][]float64) (ad.Var, error) {
 		const name = "normal_lpdf"
 		for j, chk := range []struct {
 			label string
@@ -766,10 +760,10 @@ var laneScalarFns = map[string]func(t *ad.Tape, args []ad.Var, vals [][]float64)
 		z := t.Div(t.Sub(a[0], a[1]), a[2])
 		lp := t.Sub(t.MulC(t.Square(z), -0.5), t.Log(a[2]))
 		return t.AddC(lp, -0.5*math.Log(2*math.Pi)), nil
-	},
+	}},
 	// log_mix(θ, a, b) = log(θ eᵃ + (1 − θ) eᵇ) = x + softplus(y − x), x = log θ + a,
 	// y = log(1 − θ) + b.
-	"log_mix": func(t *ad.Tape, a []ad.Var, vals [][]float64) (ad.Var, error) {
+	"log_mix": {3, func(t *ad.Tape, a []ad.Var, vals [][]float64) (ad.Var, error) {
 		for _, th := range vals[0] {
 			if !(th >= 0 && th <= 1) {
 				return ad.Var{}, errf("log_mix", "lambda is %v, but must be in the interval [0, 1]", th)
@@ -778,10 +772,16 @@ var laneScalarFns = map[string]func(t *ad.Tape, args []ad.Var, vals [][]float64)
 		x := t.Add(t.Log(a[0]), a[1])
 		y := t.Add(t.Log1p(t.Neg(a[0])), a[2])
 		return laneLogAddExp(t, x, y), nil
-	},
-	"log_sum_exp": func(t *ad.Tape, a []ad.Var, vals [][]float64) (ad.Var, error) {
+	}},
+	"log_sum_exp": {2, func(t *ad.Tape, a []ad.Var, vals [][]float64) (ad.Var, error) {
 		return laneLogAddExp(t, a[0], a[1]), nil
-	},
+	}},
+}
+
+// laneScalarFn is one entry of laneScalarFns: its number of arguments and its computation.
+type laneScalarFn struct {
+	arity int
+	fn    func(t *ad.Tape, args []ad.Var, vals [][]float64) (ad.Var, error)
 }
 
 // laneLogAddExp is log(eˣ + eʸ) element-wise: x + softplus(y − x), without overflow.
@@ -789,22 +789,15 @@ func laneLogAddExp(t *ad.Tape, x, y ad.Var) ad.Var { return t.Add(x, t.Softplus(
 
 // laneScalarCall compiles a call of laneScalarFns on real scalar arguments.
 func (c *compiler) laneScalarCall(e *Call) (evalFn, bool, error) {
-	fn := laneScalarFns[e.Name]
-	want := map[string]int{"normal_lpdf": 3, "log_mix": 3, "log_sum_exp": 2}[e.Name]
-	if len(e.Args) != want || e.Info().Type != TReal {
+	sf := laneScalarFns[e.Name]
+	if len(e.Args) != sf.arity || e.Info().Type != TReal {
 		return nil, false, errNotLane
 	}
-	args := make([]evalFn, len(e.Args))
-	for i, a := range e.Args {
-		if !a.Info().Type.IsScalar() {
-			return nil, false, errNotLane
-		}
-		var err error
-		if args[i], _, err = c.laneExpr(a); err != nil {
-			return nil, false, err
-		}
+	args, err := c.laneScalarArgs(e.Args)
+	if err != nil {
+		return nil, false, err
 	}
-	li, pos := c.lane, e.Pos
+	fn, li, pos := sf.fn, c.lane, e.Pos
 	return func(f *frame) (Value, error) {
 		t := f.st.t
 		var xs [3]ad.Var
@@ -827,6 +820,22 @@ func (c *compiler) laneScalarCall(e *Call) (evalFn, bool, error) {
 		}
 		return laneVec(x, n), nil
 	}, true, nil
+}
+
+// laneScalarArgs compiles the arguments of a built-in call inside a lane body; each must be a
+// scalar (a lane value or a shared one).
+func (c *compiler) laneScalarArgs(es []Expr) ([]evalFn, error) {
+	args := make([]evalFn, len(es))
+	for i, a := range es {
+		if !a.Info().Type.IsScalar() {
+			return nil, errNotLane
+		}
+		var err error
+		if args[i], _, err = c.laneExpr(a); err != nil {
+			return nil, err
+		}
+	}
+	return args, nil
 }
 
 // laneBuiltin calls an element-wise built-in on lane values: the signature is resolved again
