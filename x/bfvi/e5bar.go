@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/vigo-bayes/vigo/diag"
@@ -226,22 +225,7 @@ func RunBar(ctx context.Context, cfg BarConfig) (*BarReport, error) {
 			})
 		}
 	}
-	ch := make(chan func())
-	var wg sync.WaitGroup
-	for range max(1, min(cfg.Workers, len(jobs))) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for f := range ch {
-				f()
-			}
-		}()
-	}
-	for _, f := range jobs {
-		ch <- f
-	}
-	close(ch)
-	wg.Wait()
+	runJobs(jobs, cfg.Workers)
 	cancelled := ctx.Err()
 	for i, s := range specs {
 		row := s.row

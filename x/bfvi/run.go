@@ -359,22 +359,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			})
 		}
 	}
-	ch := make(chan func())
-	var wg sync.WaitGroup
-	for range max(1, min(cfg.Workers, len(jobs))) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for f := range ch {
-				f()
-			}
-		}()
-	}
-	for _, f := range jobs {
-		ch <- f
-	}
-	close(ch)
-	wg.Wait()
+	runJobs(jobs, cfg.Workers)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -584,4 +569,25 @@ func hiddenText(h []int) string {
 		}
 	}
 	return fmt.Sprintf("%d×%d", len(h), h[0])
+}
+
+// runJobs runs the independent jobs on max(1, min(workers, len(jobs))) goroutines and returns
+// when all are done.
+func runJobs(jobs []func(), workers int) {
+	ch := make(chan func())
+	var wg sync.WaitGroup
+	for range max(1, min(workers, len(jobs))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for f := range ch {
+				f()
+			}
+		}()
+	}
+	for _, f := range jobs {
+		ch <- f
+	}
+	close(ch)
+	wg.Wait()
 }
