@@ -1,13 +1,8 @@
 package bnn
 
 import (
-	"bufio"
-	"compress/gzip"
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
-	"os"
+	"github.com/vigo-bayes/vigo/internal/idx"
 	"path/filepath"
 )
 
@@ -47,15 +42,15 @@ func LoadFashionMNIST(dir string, train bool, limit int) (X []float64, y []int, 
 
 // IDX magic numbers: two zero bytes, type 0x08 (unsigned byte), number of dimensions.
 const (
-	idxImages = 0x00000803
-	idxLabels = 0x00000801
+	idxImages = idx.Images
+	idxLabels = idx.Labels
 )
 
 // ReadIDXImages reads a gzipped IDX file of unsigned-byte images (magic 0x803: count, height,
 // width as big-endian uint32, then the pixels) and returns them scaled to [0, 1], one image of
 // h·w values per row; only the first limit images when limit > 0.
 func ReadIDXImages(path string, limit int) (X []float64, rows, h, w int, err error) {
-	raw, dims, err := readIDX(path, idxImages, 3, limit)
+	raw, dims, err := idx.Read(path, idxImages, 3, limit)
 	if err != nil {
 		return nil, 0, 0, 0, err
 	}
@@ -69,7 +64,7 @@ func ReadIDXImages(path string, limit int) (X []float64, rows, h, w int, err err
 // ReadIDXLabels reads a gzipped IDX file of unsigned-byte labels (magic 0x801: count, then
 // one byte per label); only the first limit labels when limit > 0.
 func ReadIDXLabels(path string, limit int) ([]int, error) {
-	raw, _, err := readIDX(path, idxLabels, 1, limit)
+	raw, _, err := idx.Read(path, idxLabels, 1, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -78,58 +73,4 @@ func ReadIDXLabels(path string, limit int) ([]int, error) {
 		y[i] = int(b)
 	}
 	return y, nil
-}
-
-// readIDX returns the payload and dimensions of a gzipped IDX file with the given magic, cut
-// to the first limit items (first dimension) when 0 < limit < the file's count (decodeIDX).
-func readIDX(path string, magic uint32, ndim, limit int) ([]byte, []int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("bnn: read IDX: %w", err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(bufio.NewReader(f))
-	if err != nil {
-		return nil, nil, fmt.Errorf("bnn: read IDX: %s: not gzip: %w", path, err)
-	}
-	defer zr.Close()
-	return decodeIDX(path, zr, magic, ndim, limit)
-}
-
-// decodeIDX reads an uncompressed IDX stream (name is for errors): the magic, ndim
-// big-endian uint32 dimensions (each 1 to 2²⁶, product at most 2³¹), then the payload. The
-// payload is read as it arrives, not allocated from the header's sizes, so a short file that
-// declares 2³¹ bytes costs what it holds, not 2 GB.
-func decodeIDX(name string, r io.Reader, magic uint32, ndim, limit int) ([]byte, []int, error) {
-	hdr := make([]byte, 4*(1+ndim))
-	if _, err := io.ReadFull(r, hdr); err != nil {
-		return nil, nil, fmt.Errorf("bnn: read IDX: %s: short header (%d bytes wanted): %w", name, len(hdr), err)
-	}
-	if got := binary.BigEndian.Uint32(hdr); got != magic {
-		return nil, nil, fmt.Errorf("bnn: read IDX: %s: bad magic (got=%#08x, want=%#08x)", name, got, magic)
-	}
-	dims := make([]int, ndim)
-	total := 1
-	for i := range dims {
-		d := binary.BigEndian.Uint32(hdr[4*(i+1):])
-		if d == 0 || d > 1<<26 {
-			return nil, nil, fmt.Errorf("bnn: read IDX: %s: implausible dimension %d (size=%d)", name, i, d)
-		}
-		dims[i] = int(d)
-		if i == 0 && limit > 0 && limit < dims[0] {
-			dims[0] = limit
-		}
-		total *= dims[i]
-		if total > 1<<31 {
-			return nil, nil, fmt.Errorf("bnn: read IDX: %s: too large (dims=%v)", name, dims[:i+1])
-		}
-	}
-	raw, err := io.ReadAll(io.LimitReader(r, int64(total)))
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return nil, nil, fmt.Errorf("bnn: read IDX: %s: %w", name, err)
-	}
-	if len(raw) < total {
-		return nil, nil, fmt.Errorf("bnn: read IDX: %s: short file (%d of %d data bytes)", name, len(raw), total)
-	}
-	return raw, dims, nil
 }

@@ -19,14 +19,10 @@
 package imagecomp
 
 import (
-	"bufio"
-	"compress/gzip"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
+	"github.com/vigo-bayes/vigo/internal/idx"
 	"math"
-	"os"
 	"path/filepath"
 
 	"github.com/vigo-bayes/vigo/rng"
@@ -49,7 +45,7 @@ type Set struct {
 // digits, class-interleaved; see its README). Errors name the file and what is wrong.
 func LoadMNIST(dir string) (*Set, error) {
 	ip := filepath.Join(dir, "images-idx3-ubyte.gz")
-	raw, dims, err := readIDX(ip, 0x803, 3)
+	raw, dims, err := idx.Read(ip, idx.Images, 3, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +53,7 @@ func LoadMNIST(dir string) (*Set, error) {
 		return nil, fmt.Errorf("imagecomp: LoadMNIST: %s: images are %d×%d, want %d×%d", ip, dims[1], dims[2], Side, Side)
 	}
 	lp := filepath.Join(dir, "labels-idx1-ubyte.gz")
-	lab, ldims, err := readIDX(lp, 0x801, 1)
+	lab, ldims, err := idx.Read(lp, idx.Labels, 1, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -77,48 +73,6 @@ func LoadMNIST(dir string) (*Set, error) {
 		s.Labels[i] = int(lab[i])
 	}
 	return s, nil
-}
-
-// readIDX reads a gzipped IDX file with the given magic and ndim dimensions.
-func readIDX(path string, magic uint32, ndim int) ([]byte, []int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("imagecomp: read IDX: %w", err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(bufio.NewReader(f))
-	if err != nil {
-		return nil, nil, fmt.Errorf("imagecomp: read IDX: %s: not gzip: %w", path, err)
-	}
-	defer zr.Close()
-	hdr := make([]byte, 4*(1+ndim))
-	if _, err := io.ReadFull(zr, hdr); err != nil {
-		return nil, nil, fmt.Errorf("imagecomp: read IDX: %s: short header: %w", path, err)
-	}
-	if got := binary.BigEndian.Uint32(hdr); got != magic {
-		return nil, nil, fmt.Errorf("imagecomp: read IDX: %s: bad magic (got=%#08x, want=%#08x)", path, got, magic)
-	}
-	dims := make([]int, ndim)
-	total := 1
-	for i := range dims {
-		d := binary.BigEndian.Uint32(hdr[4*(i+1):])
-		if d == 0 || d > 1<<26 {
-			return nil, nil, fmt.Errorf("imagecomp: read IDX: %s: implausible dimension %d (size=%d)", path, i, d)
-		}
-		dims[i] = int(d)
-		total *= dims[i]
-		if total > 1<<31 {
-			return nil, nil, fmt.Errorf("imagecomp: read IDX: %s: too large (dims=%v)", path, dims[:i+1])
-		}
-	}
-	raw, err := io.ReadAll(io.LimitReader(zr, int64(total)))
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return nil, nil, fmt.Errorf("imagecomp: read IDX: %s: %w", path, err)
-	}
-	if len(raw) < total {
-		return nil, nil, fmt.Errorf("imagecomp: read IDX: %s: short file (%d of %d data bytes)", path, len(raw), total)
-	}
-	return raw, dims, nil
 }
 
 // TestLabels returns the labels of the ten test digits, in order: 7, 2, 1, 0, 4, 1, 4, 9, 5,

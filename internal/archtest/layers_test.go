@@ -17,6 +17,7 @@ var levels = map[string]int{
 	"rng":                0,
 	"internal/race":      0, // the race detector's build flag, for tests that count allocations
 	"internal/datadir":   0, // where the CLI and tests find posteriordb, Fashion-MNIST and ../shared
+	"internal/idx":       0, // the IDX reader of MNIST and Fashion-MNIST (bnn, imagecomp)
 	"internal/resultmd":  0, // the header lines of every result table under bench/results
 	"internal/textsafe":  0, // terminal control characters in file content, escaped for printing
 	"internal/kernel":    0, // dense kernels (axpy, dot, small GEMM, vector exp/log1p), SIMD behind goexperiment.simd

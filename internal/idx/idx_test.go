@@ -1,4 +1,4 @@
-package bnn
+package idx
 
 import (
 	"bytes"
@@ -21,10 +21,10 @@ func idxStream(magic uint32, dims []uint32, payload []byte) []byte {
 // 2³¹ bytes of images fails as a short file after allocating about what it holds (the reader
 // used to allocate the declared 2 GB before reading).
 func TestIDXShortFileDoesNotAllocateTheDeclaredSize(t *testing.T) {
-	b := idxStream(idxImages, []uint32{1 << 25, 8, 8}, []byte{1, 2, 3, 4})
+	b := idxStream(Images, []uint32{1 << 25, 8, 8}, []byte{1, 2, 3, 4})
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, _, err := decodeIDX("big", bytes.NewReader(b), idxImages, 3, 0)
+	_, _, err := Decode("big", bytes.NewReader(b), Images, 3, 0)
 	runtime.ReadMemStats(&after)
 	if err == nil || !strings.Contains(err.Error(), "short file (4 of 2147483648 data bytes)") {
 		t.Fatalf("error %v, want a short file", err)
@@ -34,23 +34,23 @@ func TestIDXShortFileDoesNotAllocateTheDeclaredSize(t *testing.T) {
 	}
 }
 
-// FuzzDecodeIDX feeds arbitrary streams to the IDX decoder (images and labels, with and
+// FuzzDecode feeds arbitrary streams to the IDX decoder (images and labels, with and
 // without a limit): it must return an error or a payload of exactly the product of the
 // returned dimensions, never panic, and never allocate from the header alone.
 //
-// Run: go test -fuzz FuzzDecodeIDX ./bnn
-func FuzzDecodeIDX(f *testing.F) {
-	f.Add(idxStream(idxImages, []uint32{2, 2, 2}, []byte{1, 2, 3, 4, 5, 6, 7, 8}), false, 0)
-	f.Add(idxStream(idxImages, []uint32{3, 1, 2}, []byte{1, 2, 3, 4, 5, 6}), false, 2)
-	f.Add(idxStream(idxLabels, []uint32{3}, []byte{1, 2, 9}), true, 0)
-	f.Add(idxStream(idxLabels, []uint32{1 << 26}, []byte{1}), true, 0)
+// Run: go test -fuzz FuzzDecode ./internal/idx
+func FuzzDecode(f *testing.F) {
+	f.Add(idxStream(Images, []uint32{2, 2, 2}, []byte{1, 2, 3, 4, 5, 6, 7, 8}), false, 0)
+	f.Add(idxStream(Images, []uint32{3, 1, 2}, []byte{1, 2, 3, 4, 5, 6}), false, 2)
+	f.Add(idxStream(Labels, []uint32{3}, []byte{1, 2, 9}), true, 0)
+	f.Add(idxStream(Labels, []uint32{1 << 26}, []byte{1}), true, 0)
 	f.Add([]byte{0, 0, 8}, true, -1)
 	f.Fuzz(func(t *testing.T, b []byte, labels bool, limit int) {
-		magic, ndim := uint32(idxImages), 3
+		magic, ndim := uint32(Images), 3
 		if labels {
-			magic, ndim = idxLabels, 1
+			magic, ndim = Labels, 1
 		}
-		raw, dims, err := decodeIDX("fuzz", bytes.NewReader(b), magic, ndim, limit)
+		raw, dims, err := Decode("fuzz", bytes.NewReader(b), magic, ndim, limit)
 		if err != nil {
 			return
 		}
