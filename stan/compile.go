@@ -24,7 +24,11 @@ type compiler struct {
 	plain   bool      // no optimisation: every statement as written (the tests' reference)
 	lanes   int       // loops compiled in lanes
 	glms    int       // statements fused into normal_id_glm
-	tb      *Table    // the built-ins, for re-resolving calls on lane values
+	kernels int       // loops compiled as scalar kernels (compile_scalar.go)
+	// globals are the block variables known so far (data with values; parameters and
+	// transformed parameters with dims), for what compiles at compile time.
+	globals map[*VarDecl]*global
+	tb      *Table // the built-ins, for re-resolving calls on lane values
 }
 
 // builtins returns the built-in table (made on first use).
@@ -194,7 +198,7 @@ func compileProgram(prog *Program, data *model.Data) (*compiled, error) {
 // (compile_glm.go) — on or off; off compiles every statement as written, the reference the
 // tests compare the optimised compilation with.
 func compileProgramOpt(prog *Program, data *model.Data, optimise bool) (*compiled, error) {
-	c := &compiler{prog: prog, cur: newSlots(), funcs: map[*FunDef]*userFunc{}, byName: map[string]*userFunc{}, plain: !optimise}
+	c := &compiler{prog: prog, cur: newSlots(), funcs: map[*FunDef]*userFunc{}, byName: map[string]*userFunc{}, plain: !optimise, globals: map[*VarDecl]*global{}}
 	cp := &compiled{c: c, file: prog.File}
 	h := fnv.New64a()
 	h.Write(prog.Src)
@@ -226,6 +230,7 @@ func compileProgramOpt(prog *Program, data *model.Data, optimise bool) (*compile
 			grow()
 			f.set(g.slot, cp.constValue(&t, g))
 			cp.data = append(cp.data, g)
+			c.globals[d] = g
 		}
 	}
 	if prog.TransformedData != nil {
@@ -260,6 +265,7 @@ func compileProgramOpt(prog *Program, data *model.Data, optimise bool) (*compile
 				g.x = append([]float64(nil), t.Value(v.Var)...)
 			}
 			cp.data = append(cp.data, g)
+			c.globals[d] = g
 		}
 	}
 	// Parameters: shapes and transforms from data-only sizes and bounds.
@@ -277,6 +283,7 @@ func compileProgramOpt(prog *Program, data *model.Data, optimise bool) (*compile
 			}
 			params = append(params, p)
 			cp.params = append(cp.params, g)
+			c.globals[d] = &global{decl: d, slot: g.slot, dims: g.dims}
 		}
 	}
 	lay, err := model.NewLayout(params...)
@@ -288,6 +295,9 @@ func compileProgramOpt(prog *Program, data *model.Data, optimise bool) (*compile
 	var err2 error
 	if cp.tp, cp.tparam, cp.tpChk, err2 = cp.block(f, prog.TransformedParameters); err2 != nil {
 		return nil, err2
+	}
+	for _, g := range cp.tparam {
+		c.globals[g.decl] = g
 	}
 	if prog.Model != nil {
 		if cp.mdl, err = c.stmts(prog.Model.Stmts); err != nil {

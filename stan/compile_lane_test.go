@@ -33,6 +33,7 @@ var lanePrograms = []struct {
 	params    int
 	wantLanes int
 	wantGLMs  int // statements fused into normal_id_glm
+	wantKerns int // loops compiled as scalar kernels (compile_scalar.go)
 }{
 	{"ar-inner-loop", laneDataBlock + `
 parameters { real alpha; array[K] real beta; real<lower=0> sigma; }
@@ -45,7 +46,7 @@ model {
     for (k in 1:K) m += beta[k] * y[t - k];
     y[t] ~ normal(m, sigma);
   }
-}`, 4, 1, 0},
+}`, 4, 0, 0, 1},
 	{"mixture-log-mix", laneDataBlock + `
 parameters { ordered[2] mu; array[2] real<lower=0> sigma; real<lower=0, upper=1> theta; }
 model {
@@ -55,7 +56,7 @@ model {
   for (n in 1:N)
     target += log_mix(theta, normal_lpdf(y[n] | mu[1], sigma[1]),
                       normal_lpdf(y[n] | mu[2], sigma[2]));
-}`, 5, 1, 0},
+}`, 5, 1, 0, 0},
 	{"scatter-glm-int-index", laneDataBlock + `
 parameters { array[2] real a; real b; real<lower=0> s; }
 transformed parameters {
@@ -72,7 +73,7 @@ model {
     target += -0.5 * square(r) - log(s) + 0.01 * k;
   }
   for (n in 1:N) c[n] ~ poisson_log(eta[n] / 4);
-}`, 4, 3, 0},
+}`, 4, 3, 0, 0},
 	{"in-place-and-compound-2d", laneDataBlock + `
 parameters { vector[K] w; real<lower=0> s; }
 transformed parameters {
@@ -88,7 +89,7 @@ model {
   s ~ lognormal(0, 1);
   for (n in 1:N) y[n] ~ normal(Z[n, 1] + Z[n, 2], sd_n[n]);
   for (n in 1:N) target += log_sum_exp(-fabs(y[n] - w[1]), inv_logit(Z[n, 2]) + pow(s, 0.5) + fmax(y[n], 0));
-}`, 3, 6, 0},
+}`, 3, 5, 0, 1},
 	{"hmm-forward", laneDataBlock + `
 parameters { simplex[2] theta1; simplex[2] theta2; ordered[2] mu; }
 model {
@@ -104,21 +105,21 @@ model {
     }
   }
   target += log_sum_exp(gamma[N]);
-}`, 4, 2, 0},
+}`, 4, 1, 0, 1},
 	{"glm-columns", laneDataBlock + `
 transformed data { vector[N] x1 = X[:, 2]; vector[N] x2 = y .* y; vector[N] yc = y - mean(y); }
 parameters { vector[3] beta; real<lower=0> sigma; }
 model {
   sigma ~ cauchy(0, 2.5);
   yc ~ normal(beta[1] + beta[2] * x1 - x2 * beta[3] + 0.5, sigma);
-}`, 4, 0, 1},
+}`, 4, 0, 1, 0},
 	{"glm-matrix-vector-sigma", laneDataBlock + `
 parameters { real a; vector[K] b; vector<lower=0>[N] s; }
 model {
   s ~ lognormal(0, 1);
   target += normal_lpdf(y | a + X * b, s);
   target += normal_lupdf(y | (X * b - a), 2);
-}`, 10, 0, 2},
+}`, 10, 0, 2, 0},
 	{"glm-logit-poisson", laneDataBlock + `
 transformed data { array[N] int z; for (n in 1:N) z[n] = c[n] > 1; vector[N] x1 = col(X, 2); }
 parameters { real a; real b; vector[K] w; }
@@ -126,11 +127,17 @@ model {
   z ~ bernoulli_logit(a + b * x1);
   target += poisson_log_lpmf(c | X * w - a);
   target += bernoulli_logit_lupmf(z | 0.5 * x1 + X * w);
-}`, 4, 0, 3},
+}`, 4, 0, 3, 0},
 }
 
 // laneModels compiles src with and without lanes.
 func laneModels(t *testing.T, name, src string) (lanes, loops *model.Model, nLanes, nGLMs int) {
+	ml, ms, nl, ng, _ := optModels(t, name, src)
+	return ml, ms, nl, ng
+}
+
+// optModels compiles src optimised and as written, with the counts of optimised constructs.
+func optModels(t *testing.T, name, src string) (opt, plain *model.Model, nLanes, nGLMs, nKernels int) {
 	t.Helper()
 	prog, err := Parse(name+".stan", []byte(src))
 	if err != nil {
@@ -156,7 +163,7 @@ func laneModels(t *testing.T, name, src string) (lanes, loops *model.Model, nLan
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ml, ms, cl.c.lanes, cl.c.glms
+	return ml, ms, cl.c.lanes, cl.c.glms, cl.c.kernels
 }
 
 // TestLaneLoopsMatchScalarLoops compares the log density and gradient of each program compiled
@@ -166,9 +173,9 @@ func laneModels(t *testing.T, name, src string) (lanes, loops *model.Model, nLan
 func TestLaneLoopsMatchScalarLoops(t *testing.T) {
 	for _, p := range lanePrograms {
 		t.Run(p.name, func(t *testing.T) {
-			ml, ms, n, g := laneModels(t, p.name, p.src)
-			if n != p.wantLanes || g != p.wantGLMs {
-				t.Fatalf("%d loops compiled in lanes and %d statements fused, want %d and %d", n, g, p.wantLanes, p.wantGLMs)
+			ml, ms, n, g, k := optModels(t, p.name, p.src)
+			if n != p.wantLanes || g != p.wantGLMs || k != p.wantKerns {
+				t.Fatalf("%d loops compiled in lanes, %d statements fused, %d scalar kernels, want %d, %d and %d", n, g, k, p.wantLanes, p.wantGLMs, p.wantKerns)
 			}
 			if ml.Dim() != p.params || ms.Dim() != p.params {
 				t.Fatalf("dims %d, %d, want %d", ml.Dim(), ms.Dim(), p.params)

@@ -597,9 +597,19 @@ func (c *compiler) truncate(f *frame, yv Value, vs []Value, lo, hi evalFn, lcdf,
 
 func (c *compiler) forLoop(s *For) (execFn, error) {
 	if !c.plain {
-		if fn, err := c.laneLoop(s); err == nil {
-			c.lanes++
-			return fn, nil
+		// A loop with an inner loop runs as a scalar kernel when it can (lanes would gather
+		// per inner iteration); a flat loop runs in lanes when it can (one vector node per
+		// operation); each falls back on the other.
+		lanesFirst := !hasInnerLoop(s.Body)
+		for _, lanes := range []bool{lanesFirst, !lanesFirst} {
+			if lanes {
+				if fn, err := c.laneLoop(s); err == nil {
+					c.lanes++
+					return fn, nil
+				}
+			} else if fn, err := c.scalarLoop(s); err == nil {
+				return fn, nil
+			}
 		}
 	}
 	// Not a loop of independent iterations (or a construct the lane compiler does not
