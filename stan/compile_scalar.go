@@ -3,6 +3,7 @@ package stan
 import (
 	"errors"
 	"math"
+	"strings"
 
 	"github.com/vigo-bayes/vigo/ad"
 )
@@ -16,7 +17,9 @@ import (
 // the loop variables only, and every real in it is a scalar (an element of a container, a
 // scalar local) computed by the arithmetic operators and the scalar functions below; the
 // statements are local declarations of reals, assignments (= and the compound forms) to
-// scalars and elements, `y ~ normal(mu, sigma)`, `target +=`, blocks and nested for loops.
+// scalars and elements, `~` and `target +=` with the univariate continuous densities of at
+// most two parameters, blocks, nested for loops, and if statements and ?: whose conditions
+// are data (the branch taken is recorded).
 // Because no control flow then depends on a parameter, the sequence of operations is the
 // same at every evaluation: the compiler executes the loop nest once at compile time over
 // symbolic registers and records it. The trace is in static single assignment form:
@@ -30,8 +33,8 @@ import (
 // not write passes its input through), which replace those containers' values.
 //
 // Anything outside this — an int the parameters decide, a vector-valued expression, a
-// function call not listed, a distribution other than normal, an index out of range,
-// break/continue, if — makes the loop compile as before (lanes or the ordinary loop), which
+// function call not listed, another distribution, an index out of range, break/continue, a
+// condition on a parameter — makes the loop compile as before (lanes or the ordinary loop), which
 // also reports the run-time errors Stan would.
 //
 // This is the classic trace ("Wengert list") form of reverse-mode AD (Griewank & Walther,
@@ -69,11 +72,13 @@ const (
 	skFma     // a + b*c
 	skSqDiff  // (a − b)²
 	skNormalK // normal_lpdf(a | b, σ) with σ a positive constant: c indexes the constants 1/σ, log σ + log √(2π)
+	skDist    // contFamilies[fam]'s log density of a given its one or two parameters b, c
 )
 
 // skInstr is one instruction; its result is register base+i for instruction i.
 type skInstr struct {
 	op      skOp
+	fam     uint8 // skDist's family: an index of contFamilies
 	a, b, c int32
 	pos     int32 // index into scalarKernel.poss of the statement or call (skNormal), or -1
 }
@@ -183,6 +188,8 @@ func hasInnerLoop(s Stmt) bool {
 				return true
 			}
 		}
+	case *If:
+		return hasInnerLoop(s.Then) || s.Else != nil && hasInnerLoop(s.Else)
 	}
 	return false
 }
@@ -245,7 +252,7 @@ func (r *skRec) emit(op skOp, a, b, c skRef, pos int32) (skRef, bool) {
 	// Common subexpressions: the same operation on the same registers is the same value
 	// (registers are assigned once), so loop-invariant work — log(theta[j, k]) inside a
 	// loop over t — is done once.
-	key := skKey{op, a, b, c}
+	key := skKey{op: op, a: a, b: b, c: c}
 	if x, ok := r.cse[key]; ok {
 		return x, true
 	}
@@ -258,14 +265,85 @@ func (r *skRec) emit(op skOp, a, b, c skRef, pos int32) (skRef, bool) {
 
 type skKey struct {
 	op      skOp
+	fam     uint8
 	a, b, c skRef
+}
+
+// dist records the log density of family fam (np ≤ 2 parameters) at y.
+func (r *skRec) dist(fam int, y Expr, ps []Expr, p Pos) (skRef, bool) {
+	f := &contFamilies[fam]
+	if len(ps) != f.np || f.np < 1 || f.np > 2 || f.kern == nil || f.name == "uniform" {
+		return 0, false
+	}
+	var ops [3]skRef
+	var ok bool
+	if ops[0], ok = r.expr(y); !ok {
+		return 0, false
+	}
+	for j, e := range ps {
+		if ops[j+1], ok = r.expr(e); !ok {
+			return 0, false
+		}
+	}
+	if f.np == 1 {
+		ops[2] = r.konst(0)
+	}
+	var vals [3]float64
+	allConst := true
+	for j := range f.np + 1 {
+		v, ok := r.constVal(ops[j])
+		allConst = allConst && ok
+		vals[j] = v
+	}
+	if allConst {
+		v, err := skDistEval(f, vals[0], vals[1], vals[2])
+		if err != nil {
+			return 0, false
+		}
+		return r.konst(v), true
+	}
+	key := skKey{skDist, uint8(fam), ops[0], ops[1], ops[2]}
+	if x, ok := r.cse[key]; ok {
+		return x, true
+	}
+	if len(r.code) >= maxKernelCode {
+		return 0, false
+	}
+	r.code = append(r.code, skInstr{op: skDist, fam: uint8(fam), pos: r.pos(p)})
+	r.ops = append(r.ops, ops)
+	x := mkRef(refInstr, len(r.code)-1)
+	r.cse[key] = x
+	return x, true
+}
+
+// family returns the index in contFamilies of the family named name.
+func family(name string) (int, bool) {
+	for i := range contFamilies {
+		if contFamilies[i].name == name {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// skDistEval is family f's log density with Stan's argument checks.
+func skDistEval(f *contFamily, y, p1, p2 float64) (float64, error) {
+	name := f.name + "_lpdf"
+	vs := [3]float64{y, p1, p2}
+	for j := range f.np + 1 {
+		if err := checkVals(name, f.labels[j], f.checks[j], vs[j:j+1], false); err != nil {
+			return 0, err
+		}
+	}
+	v, _, _ := f.kern(y, [3]float64{p1, p2}, kLpdf)
+	return v, nil
 }
 
 func opArity(op skOp) int {
 	switch op {
 	case skAdd, skSub, skMul, skDiv, skPow, skLSE2, skAddC, skMulC, skSqDiff:
 		return 2
-	case skNormal, skNormalK, skFma:
+	case skNormal, skNormalK, skFma, skDist:
 		return 3
 	}
 	return 1
@@ -370,11 +448,17 @@ func (r *skRec) intOf(e Expr) (int, bool) {
 		}
 		return g.ints[j], true
 	case *Unary:
-		if e.Name != "minus" || e.Type.Base != Int {
+		if e.Type.Base != Int {
 			return 0, false
 		}
 		v, ok := r.intOf(e.X)
-		return -v, ok
+		switch e.Name {
+		case "minus":
+			return -v, ok
+		case "logical_negation":
+			return boolInt(v == 0), ok
+		}
+		return 0, false
 	case *Binary:
 		if e.Type.Base != Int || e.Type.Array != 0 {
 			return 0, false
@@ -404,7 +488,35 @@ func (r *skRec) intOf(e Expr) (int, bool) {
 				return 0, false
 			}
 			return a % b, true
+		case "logical_eq":
+			return boolInt(a == b), true
+		case "logical_neq":
+			return boolInt(a != b), true
+		case "logical_lt":
+			return boolInt(a < b), true
+		case "logical_lte":
+			return boolInt(a <= b), true
+		case "logical_gt":
+			return boolInt(a > b), true
+		case "logical_gte":
+			return boolInt(a >= b), true
+		case "logical_and":
+			return boolInt(a != 0 && b != 0), true
+		case "logical_or":
+			return boolInt(a != 0 || b != 0), true
 		}
+	case *Ternary:
+		if e.Type.Base != Int || e.Type.Array != 0 {
+			return 0, false
+		}
+		cond, ok := r.intOf(e.Cond)
+		if !ok {
+			return 0, false
+		}
+		if cond != 0 {
+			return r.intOf(e.Then)
+		}
+		return r.intOf(e.Else)
 	}
 	return 0, false
 }
@@ -557,6 +669,16 @@ func (r *skRec) expr(e Expr) (skRef, bool) {
 		return r.binary(op, a, b)
 	case *Call:
 		return r.call(e)
+	case *Ternary:
+		// A condition of data: the branch is known when the trace is recorded.
+		cond, ok := r.intOf(e.Cond)
+		if !ok {
+			return 0, false
+		}
+		if cond != 0 {
+			return r.expr(e.Then)
+		}
+		return r.expr(e.Else)
 	}
 	return 0, false
 }
@@ -577,10 +699,35 @@ func (r *skRec) binary(op skOp, a, b skRef) (skRef, bool) {
 	return r.emit(op, a, b, 0, -1)
 }
 
-var skUnary = map[string]skOp{
-	"sqrt": skSqrt, "square": skSquare, "exp": skExp, "log": skLog, "log1p": skLog1p,
-	"expm1": skExpm1, "inv_logit": skInvLogit, "log_inv_logit": skLogInvLogit, "log1m": skLog1m,
-	"fabs": skFabs, "abs": skFabs, "tanh": skTanh, "inv": skInv,
+// unaryOp is the instruction of a one-argument built-in.
+func unaryOp(name string) (skOp, bool) {
+	switch name {
+	case "sqrt":
+		return skSqrt, true
+	case "square":
+		return skSquare, true
+	case "exp":
+		return skExp, true
+	case "log":
+		return skLog, true
+	case "log1p":
+		return skLog1p, true
+	case "expm1":
+		return skExpm1, true
+	case "inv_logit":
+		return skInvLogit, true
+	case "log_inv_logit":
+		return skLogInvLogit, true
+	case "log1m":
+		return skLog1m, true
+	case "fabs", "abs":
+		return skFabs, true
+	case "tanh":
+		return skTanh, true
+	case "inv":
+		return skInv, true
+	}
+	return 0, false
 }
 
 func (r *skRec) call(e *Call) (skRef, bool) {
@@ -588,7 +735,7 @@ func (r *skRec) call(e *Call) (skRef, bool) {
 		return 0, false
 	}
 	args := e.Args
-	if op, ok := skUnary[e.Name]; ok && len(args) == 1 {
+	if op, ok := unaryOp(e.Name); ok && len(args) == 1 {
 		a, ok := r.expr(args[0])
 		if !ok {
 			return 0, false
@@ -643,6 +790,16 @@ func (r *skRec) call(e *Call) (skRef, bool) {
 			r.code = append(r.code, skInstr{op: skLSEN, pos: -1})
 			r.ops = append(r.ops, [3]skRef{skRef(off), skRef(len(regs)), 0})
 			return mkRef(refInstr, len(r.code)-1), true
+		}
+	}
+	if base, ok := strings.CutSuffix(e.Name, "_lpdf"); ok && len(args) >= 2 {
+		if fam, ok := family(base); ok {
+			return r.dist(fam, args[0], args[1:], e.Pos)
+		}
+	}
+	if base, ok := strings.CutSuffix(e.Name, "_lupdf"); ok && len(args) >= 2 {
+		if fam, ok := family(base); ok {
+			return r.dist(fam, args[0], args[1:], e.Pos)
 		}
 	}
 	return 0, false
@@ -754,10 +911,16 @@ func (r *skRec) stmt(s Stmt) bool {
 		r.assignTo(v, j, rhs)
 		return true
 	case *Tilde:
-		if s.Fun != nil || s.Trunc != nil || s.Dist != "normal" || len(s.Args) != 2 || !isScalarType(s.LHS.Info().Type) {
+		if s.Fun != nil || s.Trunc != nil || !isScalarType(s.LHS.Info().Type) {
 			return false
 		}
-		x, ok := r.normal(s.LHS, s.Args[0], s.Args[1], s.Pos)
+		var x skRef
+		var ok bool
+		if s.Dist == "normal" && len(s.Args) == 2 {
+			x, ok = r.normal(s.LHS, s.Args[0], s.Args[1], s.Pos)
+		} else if fam, isFam := family(s.Dist); isFam && len(s.Args) >= 1 {
+			x, ok = r.dist(fam, s.LHS, s.Args, s.Pos)
+		}
 		if !ok {
 			return false
 		}
@@ -769,6 +932,18 @@ func (r *skRec) stmt(s Stmt) bool {
 			return false
 		}
 		r.term(x)
+		return true
+	case *If:
+		cond, ok := r.intOf(s.Cond)
+		if !ok {
+			return false
+		}
+		if cond != 0 {
+			return r.stmt(s.Then)
+		}
+		if s.Else != nil {
+			return r.stmt(s.Else)
+		}
 		return true
 	case *For:
 		lo, ok := r.intOf(s.Lo)
@@ -1179,6 +1354,10 @@ func (k *scalarKernel) forwardRare(in *skInstr, regs []float64) (float64, error)
 		}
 		return m + math.Log(s), nil
 	}
+	if in.op == skDist {
+		v, err := skDistEval(&contFamilies[in.fam], regs[in.a], regs[in.b], regs[in.c])
+		return v, withPos(k.poss[in.pos], err)
+	}
 	return skEval(in.op, regs[in.a], regs[in.b], regs[in.c])
 }
 
@@ -1244,6 +1423,14 @@ func (k *scalarKernel) backwardRare(in *skInstr, d, y float64, regs, adj []float
 		adj[in.a] -= d * z * s
 		adj[in.b] += d * z * s
 		adj[in.c] += d * (z*z - 1) * s
+	case skDist:
+		f := &contFamilies[in.fam]
+		_, dx, dp := f.kern(regs[in.a], [3]float64{regs[in.b], regs[in.c]}, kLpdf)
+		adj[in.a] += d * dx
+		adj[in.b] += d * dp[0]
+		if f.np == 2 {
+			adj[in.c] += d * dp[1]
+		}
 	}
 }
 

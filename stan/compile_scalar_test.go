@@ -50,6 +50,17 @@ model {
   target += log_sum_exp(gam[N]);
   sd0 ~ lognormal(0, 1);
 }`, 5, 1},
+	{"data-conditions", laneDataBlock + `
+parameters { real a; real<lower=0> b; }
+model {
+  real s = 0;
+  for (n in 1:N) {
+    if (g[n] == 1 && n > 2) s += a * y[n];
+    else if (!(c[n] < 2)) s -= b * (n % 2 == 0 ? y[n] : 1.5);
+    else { for (k in 1:1) s += square(y[n] - a); }
+    target += -0.5 * square(s) / (1 + b) + (c[n] > 1 ? log(b) : -b);
+  }
+}`, 2, 1},
 	{"every-op", laneDataBlock + `
 parameters { real a; real<lower=0> b; real<lower=0, upper=1> p; vector[K] w; }
 model {
@@ -85,6 +96,24 @@ model {
     target += normal_lpdf(mu | 0, 3) + normal_lpdf(y[t] | mu, 2 * sigma);
   }
 }`, 4, 1},
+	{"families-hmm", laneDataBlock + `
+parameters { simplex[K] th1; simplex[K] th2; positive_ordered[K] r; real<lower=0> s; }
+model {
+  array[K] real acc;
+  array[N, K] real gam;
+  for (k in 1:K) gam[1, k] = exponential_lpdf(fabs(y[1]) | r[k]);
+  for (t in 2:N) {
+    for (k in 1:K) {
+      for (j in 1:K)
+        acc[j] = gam[t - 1, j] + log(j == 1 ? th1[k] : th2[k]) + exponential_lupdf(fabs(y[t]) | r[k])
+                 + cauchy_lpdf(y[t] | r[j], s) + lognormal_lpdf(1 + fabs(y[t]) | r[k], s) + gamma_lpdf(s | 2, r[k]);
+      gam[t, k] = log_sum_exp(acc);
+    }
+  }
+  target += log_sum_exp(gam[N]);
+  for (n in 1:N) { for (k in 1:K) fabs(y[n]) ~ exponential(r[k] * s); }
+  s ~ lognormal(0, 1);
+}`, 5, 3},
 	{"transformed-parameters-recursion", laneDataBlock + `
 parameters { real<lower=0, upper=1> rho; real<lower=0> s; }
 transformed parameters {
@@ -154,7 +183,13 @@ func TestScalarKernelsMatchLoops(t *testing.T) {
 // (step 1e-6: truncation error O(h²)·|f”'| ≈ 1e-12, rounding O(ε|f|/h) ≈ 1e-9 for |f| ≈ 10,
 // so a 1e-6 relative tolerance has a wide margin).
 func TestScalarKernelGradientFD(t *testing.T) {
-	mk, _, _, _, k := optModels(t, "every-op", kernelPrograms[2].src)
+	var src string
+	for _, p := range kernelPrograms {
+		if p.name == "every-op" {
+			src = p.src
+		}
+	}
+	mk, _, _, _, k := optModels(t, "every-op", src)
 	if k == 0 {
 		t.Fatal("no scalar kernel")
 	}
@@ -202,6 +237,7 @@ func TestScalarKernelsRejected(t *testing.T) {
 func TestScalarKernelErrors(t *testing.T) {
 	for _, tc := range []struct{ name, body, want string }{
 		{"tilde-scale", `for (n in 2:N) { real m = 0; for (k in 1:1) m += y[n - 1]; y[n] ~ normal(m, a - 10); }`, "normal_lpdf: Scale parameter is -9, but must be positive!"},
+		{"exponential-rate", `for (n in 2:N) { real m = 0; for (k in 1:1) m += y[n - 1]; target += exponential_lpdf(fabs(y[n]) | a - 10 + 0 * m); }`, "exponential_lpdf: Inverse scale parameter is -9, but must be positive finite!"},
 		{"call-location", `for (n in 2:N) { real m = 0; for (k in 1:1) m += y[n - 1] * a / 0.0; target += normal_lpdf(y[n] | m, 1 + a); }`, "normal_lpdf: Location parameter is inf, but must be finite!"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
