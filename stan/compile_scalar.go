@@ -73,6 +73,7 @@ const (
 	skSqDiff  // (a − b)²
 	skNormalK // normal_lpdf(a | b, σ) with σ a positive constant: c indexes the constants 1/σ, log σ + log √(2π)
 	skDist    // contFamilies[fam]'s log density of a given its one or two parameters b, c
+	skCheck   // a, after contFamilies[fam]'s check of its argument b (an error if it fails)
 )
 
 // skInstr is one instruction; its result is register base+i for instruction i.
@@ -288,6 +289,22 @@ func (r *skRec) dist(fam int, y Expr, ps []Expr, p Pos) (skRef, bool) {
 	if f.np == 1 {
 		ops[2] = r.konst(0)
 	}
+	if f.name == "exponential" {
+		// log λ − λ·y with λ checked and its logarithm computed once per λ (an HMM's
+		// emission densities share them across time steps).
+		lam, ok := r.check(fam, 1, ops[1], p)
+		if !ok {
+			return 0, false
+		}
+		yv, yc := r.constVal(ops[0])
+		if yc && passes(f.checks[0], yv) {
+			lg, ok := r.emit(skLog, lam, 0, 0, -1)
+			if !ok {
+				return 0, false
+			}
+			return r.emit(skFma, lg, lam, r.konst(-yv), -1)
+		}
+	}
 	var vals [3]float64
 	allConst := true
 	for j := range f.np + 1 {
@@ -316,6 +333,46 @@ func (r *skRec) dist(fam int, y Expr, ps []Expr, p Pos) (skRef, bool) {
 	return x, true
 }
 
+// passes reports whether x passes check k (checkVals's conditions, without the message).
+func passes(k pcheck, x float64) bool {
+	switch k {
+	case chkNotNaN:
+		return !math.IsNaN(x)
+	case chkFinite:
+		return !math.IsNaN(x) && !math.IsInf(x, 0)
+	case chkPositive:
+		return x > 0
+	case chkPositiveFinite:
+		return x > 0 && !math.IsInf(x, 1)
+	case chkNonneg:
+		return x >= 0
+	case chkUnit:
+		return x >= 0 && x <= 1
+	}
+	return true
+}
+
+// check records family fam's check of its argument j (0 the variate) on x: x itself when it
+// is a constant that passes, else an instruction passing x through (once per x).
+func (r *skRec) check(fam, j int, x skRef, p Pos) (skRef, bool) {
+	f := &contFamilies[fam]
+	if v, ok := r.constVal(x); ok {
+		return x, passes(f.checks[j], v)
+	}
+	key := skKey{op: skCheck, fam: uint8(fam), a: x, b: skRef(j)}
+	if y, ok := r.cse[key]; ok {
+		return y, true
+	}
+	if len(r.code) >= maxKernelCode {
+		return 0, false
+	}
+	r.code = append(r.code, skInstr{op: skCheck, fam: uint8(fam), pos: r.pos(p)})
+	r.ops = append(r.ops, [3]skRef{x, skRef(j), 0})
+	y := mkRef(refInstr, len(r.code)-1)
+	r.cse[key] = y
+	return y, true
+}
+
 // family returns the index in contFamilies of the family named name.
 func family(name string) (int, bool) {
 	for i := range contFamilies {
@@ -328,11 +385,10 @@ func family(name string) (int, bool) {
 
 // skDistEval is family f's log density with Stan's argument checks.
 func skDistEval(f *contFamily, y, p1, p2 float64) (float64, error) {
-	name := f.name + "_lpdf"
 	vs := [3]float64{y, p1, p2}
 	for j := range f.np + 1 {
-		if err := checkVals(name, f.labels[j], f.checks[j], vs[j:j+1], false); err != nil {
-			return 0, err
+		if !passes(f.checks[j], vs[j]) {
+			return 0, checkVals(f.name+"_lpdf", f.labels[j], f.checks[j], vs[j:j+1], false)
 		}
 	}
 	v, _, _ := f.kern(y, [3]float64{p1, p2}, kLpdf)
@@ -997,6 +1053,10 @@ func (r *skRec) finish() *scalarKernel {
 			in.a, in.b = int32(o[0]), int32(o[1])
 			continue
 		}
+		if in.op == skCheck { // b is the checked argument's index, not a register
+			in.a, in.b = reg(o[0]), int32(o[1])
+			continue
+		}
 		in.a, in.b, in.c = reg(o[0]), reg(o[1]), reg(o[2])
 	}
 	k.lists = make([]int32, len(r.lists))
@@ -1354,6 +1414,14 @@ func (k *scalarKernel) forwardRare(in *skInstr, regs []float64) (float64, error)
 		}
 		return m + math.Log(s), nil
 	}
+	if in.op == skCheck {
+		f := &contFamilies[in.fam]
+		x := regs[in.a]
+		if !passes(f.checks[in.b], x) {
+			return 0, withPos(k.poss[in.pos], checkVals(f.name+"_lpdf", f.labels[in.b], f.checks[in.b], []float64{x}, false))
+		}
+		return x, nil
+	}
 	if in.op == skDist {
 		v, err := skDistEval(&contFamilies[in.fam], regs[in.a], regs[in.b], regs[in.c])
 		return v, withPos(k.poss[in.pos], err)
@@ -1423,6 +1491,8 @@ func (k *scalarKernel) backwardRare(in *skInstr, d, y float64, regs, adj []float
 		adj[in.a] -= d * z * s
 		adj[in.b] += d * z * s
 		adj[in.c] += d * (z*z - 1) * s
+	case skCheck:
+		adj[in.a] += d
 	case skDist:
 		f := &contFamilies[in.fam]
 		_, dx, dp := f.kern(regs[in.a], [3]float64{regs[in.b], regs[in.c]}, kLpdf)

@@ -111,7 +111,7 @@ model {
     }
   }
   target += log_sum_exp(gam[N]);
-  for (n in 1:N) { for (k in 1:K) fabs(y[n]) ~ exponential(r[k] * s); }
+  for (n in 1:N) { for (k in 1:K) { fabs(y[n]) ~ exponential(r[k] * s); target += exponential_lpdf(s * n | r[k]); } }
   s ~ lognormal(0, 1);
 }`, 5, 3},
 	{"transformed-parameters-recursion", laneDataBlock + `
