@@ -120,7 +120,7 @@ type scalarKernel struct {
 var errNotKernel = errors.New("stan: not a scalar kernel")
 
 // maxKernelCode bounds a kernel's trace (instructions); larger loops compile as loops.
-const maxKernelCode = 1 << 20
+const maxKernelCode = 1 << 18
 
 // Register references during recording: kind in the low 2 bits, index above.
 const (
