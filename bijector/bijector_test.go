@@ -75,6 +75,11 @@ func cases() []tcase {
 		{"corr6", CholeskyCorr(6), strictLower(6)},
 		{"cov3", CholeskyCov(3, 3), lowerCells(3, 3)},
 		{"cov4x2", CholeskyCov(4, 2), lowerCells(4, 2)},
+		{"repeat3simplex3", Repeat(Simplex(3), 3), []int{0, 1, 3, 4, 6, 7}},
+		{"repeat2ordered3", Repeat(Ordered(3), 2), all(6)},
+		{"repeat1posordered2", Repeat(PositiveOrdered(2), 1), all(2)},
+		{"colmajor2x3", IdentityColMajor(2, 3), all(6)},
+		{"colmajor3x1", IdentityColMajor(3, 1), all(3)},
 	}
 }
 

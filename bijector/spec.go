@@ -30,10 +30,17 @@ const (
 // (ordered, positive_ordered, simplex), {K, K} for cholesky_factor_corr and {M, N} for
 // cholesky_factor_cov. Lower is the bound of lower and interval, Upper that of upper and
 // interval; both are 0 for the other kinds.
+//
+// Count > 1 describes Count independent copies side by side (Repeat; Shape is one copy's) —
+// only for the vector kinds ordered, positive_ordered and simplex. ColMajor describes the
+// identity on a matrix of Shape {rows, cols} whose free coordinates are column-major
+// (IdentityColMajor).
 type Spec struct {
 	Kind         Kind
 	Shape        []int
 	Lower, Upper float64
+	Count        int
+	ColMajor     bool
 }
 
 // Describer is implemented by transforms that can describe themselves as a Spec: every
@@ -70,6 +77,29 @@ func (b *cholCov) Spec() Spec  { return Spec{Kind: KindCholeskyCov, Shape: []int
 func New(s Spec) (Bijector, error) {
 	fail := func(format string, a ...any) (Bijector, error) {
 		return nil, fmt.Errorf("bijector: New: kind %s: "+format, append([]any{s.Kind}, a...)...)
+	}
+	if s.ColMajor {
+		if s.Kind != KindIdentity || len(s.Shape) != 2 || s.Shape[0] < 0 || s.Shape[1] < 0 || s.Count > 1 {
+			return fail("ColMajor with Shape=%v, Count=%d: want identity of Shape {rows, cols}", s.Shape, s.Count)
+		}
+		return IdentityColMajor(s.Shape[0], s.Shape[1]), nil
+	}
+	if s.Count < 0 {
+		return fail("Count=%d, want ≥ 0", s.Count)
+	}
+	if s.Count > 1 {
+		switch s.Kind {
+		case KindOrdered, KindPositiveOrdered, KindSimplex:
+		default:
+			return fail("Count=%d: copies only of ordered, positive_ordered and simplex", s.Count)
+		}
+		one := s
+		one.Count = 0
+		b, err := New(one)
+		if err != nil {
+			return nil, err
+		}
+		return Repeat(b, s.Count), nil
 	}
 	vector := func() (int, bool) {
 		if len(s.Shape) != 1 || s.Shape[0] < 0 {

@@ -13,13 +13,14 @@ func TestSpecRebuildsEveryTransform(t *testing.T) {
 	for _, b := range []Bijector{
 		Identity(3), Lower(2, 0.3), Upper(2, -1.5), Interval(3, -2, 5), Ordered(4),
 		PositiveOrdered(3), Simplex(4), CholeskyCorr(3), CholeskyCov(4, 2),
+		Repeat(Simplex(3), 4), Repeat(Ordered(2), 3), IdentityColMajor(3, 2),
 	} {
 		s := b.(Describer).Spec()
 		c, err := New(s)
 		if err != nil {
 			t.Fatalf("%v: %v", b, err)
 		}
-		if cs := c.(Describer).Spec(); cs.Kind != s.Kind || !slices.Equal(cs.Shape, s.Shape) || cs.Lower != s.Lower || cs.Upper != s.Upper {
+		if cs := c.(Describer).Spec(); cs.Kind != s.Kind || !slices.Equal(cs.Shape, s.Shape) || cs.Lower != s.Lower || cs.Upper != s.Upper || cs.Count != s.Count || cs.ColMajor != s.ColMajor {
 			t.Fatalf("%v: spec %+v rebuilt as %+v", b, s, cs)
 		}
 		u := make([]float64, b.FreeSize())
@@ -59,6 +60,11 @@ func TestNewErrorsNameTheField(t *testing.T) {
 		{Spec{Kind: KindLower, Shape: []int{-1}}, "Shape=[-1]"},
 		{Spec{Kind: KindCholeskyCorr, Shape: []int{2, 3}}, "{K, K}"},
 		{Spec{Kind: KindCholeskyCov, Shape: []int{2, 3}}, "M ≥ N"},
+		{Spec{Kind: KindLower, Shape: []int{2}, Count: 3}, "Count=3: copies only of"},
+		{Spec{Kind: KindSimplex, Shape: []int{2}, Count: -1}, "Count=-1"},
+		{Spec{Kind: KindSimplex, Shape: []int{0}, Count: 2}, "K ≥ 1"},
+		{Spec{Kind: KindLower, Shape: []int{2, 2}, ColMajor: true}, "ColMajor with Shape=[2 2]"},
+		{Spec{Kind: KindIdentity, Shape: []int{4}, ColMajor: true}, "want identity of Shape {rows, cols}"},
 	} {
 		_, err := New(c.s)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "bijector: New: ") {

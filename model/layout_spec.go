@@ -21,7 +21,11 @@ const TransformAffineInterval = "affine_interval"
 //
 // Transform is a bijector.Kind or "affine_interval". Lower and Upper are the bounds of lower,
 // upper and interval; LowerAffine and UpperAffine the Bounds of affine_interval (one entry
-// shared by every element, or one per element in row-major order).
+// shared by every element, or one per element in row-major order). Count > 1 (ordered,
+// positive_ordered, simplex) is that many independent vectors of the last dimension's size,
+// Stan's array of vectors (bijector.Repeat); ColMajor (identity of a matrix) says the
+// unconstrained coordinates are column-major, Stan's order (bijector.IdentityColMajor). Both
+// were added in session 4 and are omitted when zero, so older files read as before.
 type ParamSpec struct {
 	Name        string   `json:"name"`
 	Dims        []int    `json:"dims,omitempty"`
@@ -30,6 +34,8 @@ type ParamSpec struct {
 	Upper       *float64 `json:"upper,omitempty"`
 	LowerAffine []Affine `json:"lower_affine,omitempty"`
 	UpperAffine []Affine `json:"upper_affine,omitempty"`
+	Count       int      `json:"count,omitempty"`
+	ColMajor    bool     `json:"col_major,omitempty"`
 }
 
 // Spec describes the layout's parameters as data; LayoutFromSpec rebuilds a layout that
@@ -51,6 +57,10 @@ func (l *Layout) Spec() ([]ParamSpec, error) {
 			}
 			bs := d.Spec()
 			s.Transform = string(bs.Kind)
+			if bs.Count > 1 {
+				s.Count = bs.Count
+			}
+			s.ColMajor = bs.ColMajor
 			switch bs.Kind {
 			case bijector.KindLower:
 				s.Lower = &bs.Lower
@@ -111,6 +121,26 @@ func (s *ParamSpec) param(known map[string]bool) (Param, error) {
 		return *v, nil
 	}
 	bs := bijector.Spec{Kind: bijector.Kind(s.Transform), Shape: []int{n}}
+	if s.Count < 0 || s.Count > 1 && (n%s.Count != 0 || len(s.Dims) < 2) {
+		return p, fmt.Errorf("field \"count\": %d copies of dims %v, want a divisor of the leading dimensions", s.Count, s.Dims)
+	}
+	if s.Count > 1 {
+		switch bs.Kind {
+		case bijector.KindOrdered, bijector.KindPositiveOrdered, bijector.KindSimplex:
+		default:
+			return p, fmt.Errorf("field \"count\": %d copies of transform %s, want ordered, positive_ordered or simplex", s.Count, s.Transform)
+		}
+		if s.Dims[len(s.Dims)-1]*s.Count != n {
+			return p, fmt.Errorf("field \"count\": %d copies of dims %v, want the product of all but the last dimension", s.Count, s.Dims)
+		}
+		bs.Shape, bs.Count = []int{n / s.Count}, s.Count
+	}
+	if s.ColMajor {
+		if bs.Kind != bijector.KindIdentity || len(s.Dims) != 2 {
+			return p, fmt.Errorf("field \"col_major\": with transform %s and dims %v, want identity of a matrix", s.Transform, s.Dims)
+		}
+		bs.Shape, bs.ColMajor = slices.Clone(s.Dims), true
+	}
 	switch bs.Kind {
 	case TransformAffineInterval:
 		for _, f := range []struct {
@@ -137,7 +167,9 @@ func (s *ParamSpec) param(known map[string]bool) (Param, error) {
 		p.Bounds = &Bounds{Lower: cloneAffine(s.LowerAffine), Upper: cloneAffine(s.UpperAffine)}
 		return p, nil
 	case bijector.KindIdentity:
-		return p, nil
+		if !bs.ColMajor {
+			return p, nil
+		}
 	case bijector.KindLower, bijector.KindInterval:
 		lo, err := need(s.Lower, "lower")
 		if err != nil {
@@ -166,7 +198,7 @@ func (s *ParamSpec) param(known map[string]bool) (Param, error) {
 		}
 		bs.Upper = hi
 	case bijector.KindOrdered, bijector.KindPositiveOrdered, bijector.KindSimplex:
-		if bs.Kind == bijector.KindSimplex && n < 1 {
+		if bs.Kind == bijector.KindSimplex && bs.Shape[0] < 1 {
 			return p, fmt.Errorf("field \"dims\": %v, a simplex needs at least one value", s.Dims)
 		}
 	case bijector.KindCholeskyCorr:

@@ -35,6 +35,9 @@ func allTransforms(t *testing.T) *Layout {
 			Lower: []Affine{{Const: -10, Terms: []Term{{Name: "mu", Coef: 1}}}, {Terms: []Term{{Name: "B[2,1]", Coef: 2}}}},
 			Upper: []Affine{{Const: 10, Terms: []Term{{Name: "mu", Coef: 1}}}, {Const: 4, Terms: []Term{{Name: "B[2,1]", Coef: 2}}}},
 		}},
+		// Stan's array[3] simplex[2] and a matrix whose free coordinates are column-major.
+		Param{Name: "th", Dims: []int{3, 2}, Constraint: bijector.Repeat(bijector.Simplex(2), 3)},
+		Param{Name: "Z", Dims: []int{2, 3}, Constraint: bijector.IdentityColMajor(2, 3)},
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -51,11 +54,15 @@ func TestLayoutSpecRoundTripsEveryTransform(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"identity", "lower", "upper", "interval", "ordered", "positive_ordered", "simplex",
-		"cholesky_factor_corr", "cholesky_factor_cov", "identity", "identity", "affine_interval", "affine_interval"}
+		"cholesky_factor_corr", "cholesky_factor_cov", "identity", "identity", "affine_interval", "affine_interval",
+		"simplex", "identity"}
 	for i, s := range specs {
 		if s.Transform != want[i] {
 			t.Errorf("parameter %s: transform %q, want %q", s.Name, s.Transform, want[i])
 		}
+	}
+	if specs[13].Count != 3 || !specs[14].ColMajor || specs[6].Count != 0 || specs[9].ColMajor {
+		t.Errorf("count/col_major: %+v %+v", specs[13], specs[14])
 	}
 	if *specs[1].Lower != 0.3 || specs[1].Upper != nil || *specs[2].Upper != -1.5 || *specs[3].Lower != -2 || *specs[3].Upper != 5 {
 		t.Errorf("bounds not exact: %+v %+v %+v", specs[1], specs[2], specs[3])
@@ -119,6 +126,10 @@ func TestLayoutFromSpecErrorsNameTheField(t *testing.T) {
 		{ParamSpec{Name: "s", Dims: []int{-1}, Transform: "identity"}, `field "dims"`},
 		{ParamSpec{Name: "L", Dims: []int{2, 3}, Transform: "cholesky_factor_corr"}, `field "dims"`},
 		{ParamSpec{Name: "w", Dims: []int{0}, Transform: "simplex"}, `field "dims"`},
+		{ParamSpec{Name: "w", Dims: []int{3, 2}, Transform: "simplex", Count: 2}, `field "count": 2 copies of dims [3 2], want the product`},
+		{ParamSpec{Name: "w", Dims: []int{6}, Transform: "simplex", Count: 3}, `field "count"`},
+		{ParamSpec{Name: "w", Dims: []int{3, 2}, Transform: "lower", Lower: ptr(0), Count: 3}, `field "count": 3 copies of transform lower`},
+		{ParamSpec{Name: "Z", Dims: []int{4}, Transform: "identity", ColMajor: true}, `field "col_major"`},
 		{ParamSpec{Name: "b", Transform: "affine_interval", LowerAffine: []Affine{{}},
 			UpperAffine: []Affine{{Const: 1, Terms: []Term{{Name: "nope", Coef: 1}}}}}, `field "upper_affine": "nope"`},
 		{ParamSpec{Name: "b", Transform: "affine_interval", UpperAffine: []Affine{{}}}, `field "lower_affine": 0 bounds`},

@@ -618,15 +618,21 @@ func (cp *compiled) paramDecl(f *frame, d *VarDecl) (model.Param, *global, error
 				return p, g, nil
 			}
 		case tSimplex, tOrdered, tPositiveOrdered:
-			if narr == 1 {
-				tr, err := newTransform(kind, 1, rows, 1, nil, nil)
-				if err != nil {
-					return p, nil, withPos(d.Pos, err)
-				}
-				p.Constraint = tr.inner
-				return p, g, nil
+			tr, err := newTransform(kind, 1, rows, 1, nil, nil)
+			if err != nil {
+				return p, nil, withPos(d.Pos, err)
 			}
+			p.Constraint = tr.inner
+			if narr > 1 { // Stan's array of vectors: the elements' free coordinates one after the other
+				p.Constraint = bijector.Repeat(tr.inner, narr)
+			}
+			return p, g, nil
 		}
+	}
+	if kind == tIdentity && narr == 1 {
+		// A matrix: free coordinates column-major (Stan's), values row-major.
+		p.Constraint = bijector.IdentityColMajor(rows, cols)
+		return p, g, nil
 	}
 	if (kind == tCholeskyCorr || kind == tCholeskyCov) && narr == 1 {
 		tr, err := newTransform(kind, 1, rows, cols, nil, nil)
