@@ -105,9 +105,11 @@ type colMajor struct {
 	perm       []int // perm[row-major index] = column-major index
 }
 
-func (b *colMajor) FreeSize() int  { return b.rows * b.cols }
-func (b *colMajor) Size() int      { return b.rows * b.cols }
-func (b *colMajor) String() string { return fmt.Sprintf("identity[%d×%d, column-major]", b.rows, b.cols) }
+func (b *colMajor) FreeSize() int { return b.rows * b.cols }
+func (b *colMajor) Size() int     { return b.rows * b.cols }
+func (b *colMajor) String() string {
+	return fmt.Sprintf("identity[%d×%d, column-major]", b.rows, b.cols)
+}
 
 // Spec is identity with Shape {rows, cols} and ColMajor set.
 func (b *colMajor) Spec() Spec {
