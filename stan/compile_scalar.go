@@ -69,11 +69,14 @@ const (
 	skAddC   // a + k (k a constant register folded into the instruction: b)
 	skMulC   // a * k
 	// Fused by the peephole pass (fuse): one instruction where the trace had two.
-	skFma     // a + b*c
-	skSqDiff  // (a − b)²
-	skNormalK // normal_lpdf(a | b, σ) with σ a positive constant: c indexes the constants 1/σ, log σ + log √(2π)
-	skDist    // contFamilies[fam]'s log density of a given its one or two parameters b, c
-	skCheck   // a, after contFamilies[fam]'s check of its argument b (an error if it fails)
+	skFma      // a + b*c
+	skSqDiff   // (a − b)²
+	skNormalK  // normal_lpdf(a | b, σ) with σ a positive constant: c indexes the constants 1/σ, log σ + log √(2π)
+	skDist     // contFamilies[fam]'s log density of a given its one or two parameters b, c
+	skCheck    // a, after contFamilies[fam]'s check of its argument b (an error if it fails)
+	skInvScale // 1/a after normal's check of its scale a; always followed by skLogScale of a
+	skLogScale // log a + log √(2π)
+	skNormalV  // normal_lpdf(a | b, σ) with c the register of 1/σ (skInvScale) and c+1 that of log σ + log √(2π)
 )
 
 // skInstr is one instruction; its result is register base+i for instruction i.
@@ -399,7 +402,7 @@ func opArity(op skOp) int {
 	switch op {
 	case skAdd, skSub, skMul, skDiv, skPow, skLSE2, skAddC, skMulC, skSqDiff:
 		return 2
-	case skNormal, skNormalK, skFma, skDist:
+	case skNormal, skNormalK, skNormalV, skFma, skDist:
 		return 3
 	}
 	return 1
@@ -887,7 +890,33 @@ func (r *skRec) normal(y, mu, sigma Expr, p Pos) (skRef, bool) {
 		}
 		return r.emit(skNormalK, a, b, mkRef(refConst, k), r.pos(p))
 	}
+	if _, cc := r.constVal(c); !cc && !(ca && cb) {
+		// A parameter scale: its check, reciprocal and logarithm once per σ (an AR model's
+		// observations share them).
+		inv, ok := r.scale(c, p)
+		if !ok {
+			return 0, false
+		}
+		return r.emit(skNormalV, a, b, inv, r.pos(p))
+	}
 	return r.emit(skNormal, a, b, c, r.pos(p))
+}
+
+// scale records 1/σ and log σ + log √(2π) as adjacent instructions, once per σ, and returns
+// the first.
+func (r *skRec) scale(sigma skRef, p Pos) (skRef, bool) {
+	key := skKey{op: skInvScale, a: sigma}
+	if x, ok := r.cse[key]; ok {
+		return x, true
+	}
+	if len(r.code)+2 > maxKernelCode {
+		return 0, false
+	}
+	r.code = append(r.code, skInstr{op: skInvScale, pos: r.pos(p)}, skInstr{op: skLogScale, pos: -1})
+	r.ops = append(r.ops, [3]skRef{sigma, 0, 0}, [3]skRef{sigma, 0, 0})
+	x := mkRef(refInstr, len(r.code)-2)
+	r.cse[key] = x
+	return x, true
 }
 
 // assignTo writes val to element j of v.
@@ -1373,8 +1402,12 @@ func (k *scalarKernel) forward(regs []float64) error {
 		case skSqDiff:
 			x := regs[in.a] - regs[in.b]
 			y = x * x
-		case skNormalK:
-			z := (regs[in.a] - regs[in.b]) * regs[in.c]
+		case skNormalK, skNormalV:
+			a, b := regs[in.a], regs[in.b]
+			if math.IsNaN(a) || math.IsNaN(b) || math.IsInf(b, 0) {
+				return withPos(k.poss[in.pos], normalChecks(a, b, 1))
+			}
+			z := (a - b) * regs[in.c]
 			y = -0.5*z*z - regs[in.c+1]
 		default:
 			var err error
@@ -1413,6 +1446,16 @@ func (k *scalarKernel) forwardRare(in *skInstr, regs []float64) (float64, error)
 			s += math.Exp(regs[j] - m)
 		}
 		return m + math.Log(s), nil
+	}
+	switch in.op {
+	case skInvScale:
+		sig := regs[in.a]
+		if !(sig > 0) {
+			return 0, withPos(k.poss[in.pos], normalChecks(0, 0, sig))
+		}
+		return 1 / sig, nil
+	case skLogScale:
+		return math.Log(regs[in.a]) + lnSqrt2Pi, nil
 	}
 	if in.op == skCheck {
 		f := &contFamilies[in.fam]
@@ -1493,6 +1536,10 @@ func (k *scalarKernel) backwardRare(in *skInstr, d, y float64, regs, adj []float
 		adj[in.c] += d * (z*z - 1) * s
 	case skCheck:
 		adj[in.a] += d
+	case skInvScale:
+		adj[in.a] -= d * y * y
+	case skLogScale:
+		adj[in.a] += d / regs[in.a]
 	case skDist:
 		f := &contFamilies[in.fam]
 		_, dx, dp := f.kern(regs[in.a], [3]float64{regs[in.b], regs[in.c]}, kLpdf)
@@ -1563,6 +1610,14 @@ func (k *scalarKernel) Backward(cn ad.Custom) {
 			g := d * (regs[in.a] - regs[in.b]) * s * s
 			adj[in.a] -= g
 			adj[in.b] += g
+		case skNormalV:
+			s := regs[in.c]
+			e := regs[in.a] - regs[in.b]
+			g := d * e * s * s
+			adj[in.a] -= g
+			adj[in.b] += g
+			adj[in.c] -= d * e * e * s // ∂/∂(1/σ) of −½(e/σ)²
+			adj[in.c+1] -= d
 		default:
 			k.backwardRare(in, d, regs[base+i], regs, adj)
 		}
