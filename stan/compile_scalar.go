@@ -841,6 +841,9 @@ func (r *skRec) call(e *Call) (skRef, bool) {
 			if !ok || len(regs) == 0 {
 				return 0, false
 			}
+			if len(regs) == 2 { // an HMM of two states: the two-argument form
+				return r.emit(skLSE2, regs[0], regs[1], 0, -1)
+			}
 			if len(r.code) >= maxKernelCode {
 				return 0, false
 			}
@@ -1303,12 +1306,13 @@ func logInvLogit(x float64) float64 {
 	return x - math.Log1p(math.Exp(x))
 }
 
+// lse2 is log(eᵃ + eᵇ) = max + log1p(e^{−|a−b|}): one exponential.
 func lse2(a, b float64) float64 {
 	m := math.Max(a, b)
-	if math.IsInf(m, 0) {
+	if math.IsInf(m, 0) || math.IsNaN(m) {
 		return m
 	}
-	return m + math.Log(math.Exp(a-m)+math.Exp(b-m))
+	return m + math.Log1p(math.Exp(-math.Abs(a-b)))
 }
 
 // normalChecks are normal_lpdf's argument checks, in Stan's words.
@@ -1518,8 +1522,17 @@ func (k *scalarKernel) backwardRare(in *skInstr, d, y float64, regs, adj []float
 		adj[in.a] -= d * y * y
 	case skLSE2:
 		if !math.IsInf(y, 0) {
-			adj[in.a] += d * math.Exp(regs[in.a]-y)
-			adj[in.b] += d * math.Exp(regs[in.b]-y)
+			// The weights e^{a−y} and e^{b−y} sum to 1: one exponential, of the smaller.
+			a, b := regs[in.a], regs[in.b]
+			if a <= b {
+				w := math.Exp(a - y)
+				adj[in.a] += d * w
+				adj[in.b] += d * (1 - w)
+			} else {
+				w := math.Exp(b - y)
+				adj[in.b] += d * w
+				adj[in.a] += d * (1 - w)
+			}
 		}
 	case skLSEN:
 		if !math.IsInf(y, 0) {
