@@ -40,11 +40,16 @@ func fill(dst, src []float64, off int) {
 // transform but the ordered ones, whose x_i is a sum of the gaps before it and so is accurate
 // relative to max_{j≤i} |x_j| (see Ordered's doc).
 func scale(b Bijector, x []float64, i int) float64 {
+	lo := 0
+	if r, ok := b.(*repeat); ok { // copies are independent: the scale of i's own copy
+		b = r.b
+		lo = i / r.b.Size() * r.b.Size()
+	}
 	if _, ok := b.(*ordered); !ok {
 		return math.Abs(x[i])
 	}
 	s := 0.0
-	for _, v := range x[:i+1] {
+	for _, v := range x[lo : i+1] {
 		s = math.Max(s, math.Abs(v))
 	}
 	return s
