@@ -6,56 +6,96 @@ import (
 	"github.com/vigo-bayes/vigo/ad"
 	"github.com/vigo-bayes/vigo/internal/kernel"
 	"github.com/vigo-bayes/vigo/internal/mathx"
+	"github.com/vigo-bayes/vigo/nn"
 )
 
 // The batched forward pass of BernsteinAR (Batch): one ad.Custom node for the S draws of a
 // gradient step, value [Z (S×d) | logdet (S)], in a few passes over all S draws at once:
 //
-//  1. the MADE as matrix products over the S×d batch, from its masked weights W⊙mask formed
-//     once per parameter value (ad.Tape.Memo): hidden layer l is
-//     H_l = act(H_{l−1}·W̃_l + 1·b_lᵀ) (S×n_l), and the output C = H_L·W̃_out + 1·bᵀ (+ U·Ṽ
-//     with direct connections) is formed with the output layer's columns permuted into the
-//     layout evalAll reads: per group of four coordinates, the M+1 coefficients with the four
-//     coordinates interleaved (column g·4(M+1) + 4k + l is coefficient k of coordinate
-//     4g + l; padding lanes of the last group have zero weights);
-//  2. per draw and group, one kernel.Softplus pass over the M·4 raw increments straight into
+//  1. the MADE over the S×d batch, from its masked weights formed once per parameter value
+//     (ad.Tape.Memo): the hidden layers as matrix products H_l = act(H_{l−1}·(W_l⊙mask_l) +
+//     1·b_lᵀ) (S×n_l), then the output layer packed by group of four coordinates: for group
+//     g its output block holds the M+1 coefficients with the four coordinates interleaved
+//     (entry 4k + l is coefficient k of coordinate 4g + l, the layout kernel.BernsteinElev4
+//     reads; padding lanes of the last group get zero weights), computed from the rows of
+//     the last hidden layer (and the inputs of the direct connections) that some coordinate
+//     of the group sees — the masked rows of the whole group are skipped — as four rank-1
+//     updates per pass (kernel.Axpy4) over blocks of 4(M+1) values;
+//  2. per draw and group, one kernel.Softplus pass over the 4M raw increments straight into
 //     the prepared-coefficient block (no copy, no gather);
 //  3. per draw, evalAll: the polynomials, log-derivatives and the partials the backward
-//     needs, four coordinates per kernel.BernsteinElev4 call, exactly as Forward.
+//     needs, exactly as Forward.
 //
 // The backward pass is hand-written and batched the same way: the coefficient adjoints of
-// all draws straight into C's layout (C̄[s, g·4(M+1) + 4k + l] = z̄·∂z/∂r + l̄·∂ld/∂r, the
-// softplus derivative already in the record, contiguous in both), then each layer's pullback
-// as matrix products over the batch (W̄ += (Xᵀ·Ḡ)⊙mask, b̄ += 1ᵀ·Ḡ, X̄ = Ḡ·W̃ᵀ, the output
-// layer's un-permuted on the way) and the activation's derivative. No per-scalar tape node is
-// recorded and nothing is allocated in steady state. Every draw's values equal those of
-// Forward up to the rounding of the reordered sums of the matrix products; the node runs on
-// the calling goroutine and depends on S and its inputs only, so results are the same for any
-// number of workers.
+// all draws in the output layout (z̄·∂z/∂r + l̄·∂ld/∂r, the softplus derivative already in
+// the record; contiguous per group and draw), then the output layer's pullback per group
+// (weight adjoints Σ_s h_sr·Ḡ_s summed over the draws before they are scattered into the
+// parameter layout with the mask, hidden adjoints as dot products), the hidden layers' as
+// matrix products over the batch (W̄ += (Xᵀ·Ḡ)⊙mask, b̄ += 1ᵀ·Ḡ, X̄ = Ḡ·W̃ᵀ) and the
+// activation's derivative. No per-scalar tape node is recorded and nothing is allocated in
+// steady state. Every draw's values equal those of Forward up to the rounding of the
+// reordered sums; the node runs on the calling goroutine and depends on S and its inputs
+// only, so results are the same for any number of workers.
 //
-// Cost per step: the MADE's multiply-adds S·Σ_l n_{l−1}·n_l forward and twice that backward
-// (masked entries and padding lanes included: for the default degrees about twice the
-// entries the outputs see, in long contiguous runs, kernel.Axpy4 and kernel.Dot), S·d·M
-// softplus evaluations and S·d polynomials of degree M (O(M) each).
+// Cost per step: the hidden layers' S·Σ n_{l−1}·n_l multiply-adds, the output layer's
+// S·4(M+1)·Σ_g (rows group g sees) forward and twice that backward, S·d·M softplus
+// evaluations (padding lanes included) and S·d polynomials of degree M (O(M) each).
 
-// groupCols returns the column map of the batch node's output layout for d coordinates with
-// P coefficients: entry g·4P + 4k + l is the MADE's output column k·d + 4g + l (parameter-major
-// layout), or −1 when 4g + l ≥ d (a padding lane).
-func groupCols(d, P int) []int {
-	G := groups(d)
-	cols := make([]int, 4*P*G)
-	for g := range G {
-		for k := range P {
-			for l := range 4 {
-				c := -1
-				if j := 4*g + l; j < d {
-					c = k*d + j
-				}
-				cols[g*4*P+4*k+l] = c
+// bernGroup is one group of four coordinates of the batch node's packed output layer: the
+// rows of the MADE's output layer (units of its last hidden layer, or inputs without hidden
+// layers) that some coordinate of the group sees, the inputs whose direct connections reach
+// one of them, the lane masks (1 where coordinate 4g + l sees the row, 0 elsewhere and for
+// padding lanes) and the offset of the group's block in the packed layer (bias, then the
+// rows, then the direct rows, 4(M+1) values each).
+type bernGroup struct {
+	rows, drows []int
+	lanes       [][4]float64 // per row, then per direct row
+	off         int
+}
+
+// newBernGroups returns the groups of the batch node's output layer for the MADE m with P
+// outputs per dimension. The output layer's mask does not depend on the output's parameter
+// index (nn.MADE: output p·d + j has the degree of dimension j), so one lane mask per row
+// serves all P coefficients.
+func newBernGroups(m *nn.MADE, P int) []bernGroup {
+	d, kd := m.Dim(), m.K()*m.Dim()
+	mk := m.Mask(m.Layers() - 1)
+	nin := len(mk) / kd
+	deg := m.Degrees()
+	gs := make([]bernGroup, groups(d))
+	off := 0
+	for g := range gs {
+		j0 := 4 * g
+		nl := min(4, d-j0)
+		gr := &gs[g]
+		for r := range nin {
+			var ln [4]float64
+			for l := range nl {
+				ln[l] = mk[r*kd+j0+l]
+			}
+			if ln != [4]float64{} {
+				gr.rows = append(gr.rows, r)
+				gr.lanes = append(gr.lanes, ln)
 			}
 		}
+		if m.HasDirect() {
+			for i := range d {
+				var ln [4]float64
+				for l := range nl {
+					if deg[j0+l] > deg[i] {
+						ln[l] = 1
+					}
+				}
+				if ln != [4]float64{} {
+					gr.drows = append(gr.drows, i)
+					gr.lanes = append(gr.lanes, ln)
+				}
+			}
+		}
+		gr.off = off
+		off += (1 + len(gr.rows) + len(gr.drows)) * 4 * P
 	}
-	return cols
+	return gs
 }
 
 // bernARBatch is the Backwarder of BernsteinAR's batch node (arguments: params, U). Its aux
@@ -70,28 +110,26 @@ type (
 	bernARBackScratch  BernsteinAR
 )
 
-// outLen returns the width of the batch node's MADE output (len(b.cols)).
-func (b *BernsteinAR) outLen() int { return len(b.cols) }
-
-// maskedLen returns the length of the masked weights (masked).
-func (b *BernsteinAR) maskedLen() int {
+// hiddenMaskedLen returns the length of the masked weights of the hidden layers.
+func (b *BernsteinAR) hiddenMaskedLen() int {
 	n, in := 0, b.d
 	for _, h := range b.made.Hidden() {
 		n, in = n+in*h, h
 	}
-	w := b.outLen()
-	n += (in + 1) * w
-	if b.made.HasDirect() {
-		n += b.d * w
-	}
 	return n
 }
 
+// maskedLen returns the length of the masked weights (masked): the hidden layers', then the
+// packed output layer.
+func (b *BernsteinAR) maskedLen() int {
+	last := b.grp[len(b.grp)-1]
+	return b.hiddenMaskedLen() + last.off + (1+len(last.rows)+len(last.drows))*4*(b.p.m+1)
+}
+
 // masked returns, for the value of params, W⊙mask of every hidden layer of the MADE one after
-// the other (layer l n_{l−1}×n_l row-major, as the parameters), then the output layer's
-// masked weights and its bias with the columns in the batch layout (b.cols; zero for padding
-// lanes), then the masked direct weights in the same layout: formed on the first call for
-// that value (once per gradient step; ad.Tape.Memo).
+// the other (layer l n_{l−1}×n_l row-major, as the parameters), then the packed output layer
+// (bernGroup): formed on the first call for that value (once per gradient step;
+// ad.Tape.Memo).
 func (b *BernsteinAR) masked(t *ad.Tape, params ad.Var) []float64 {
 	w, ok := t.Memo((*bernARMasked)(b), params, b.maskedLen())
 	if !ok {
@@ -115,81 +153,85 @@ func (b *BernsteinAR) formMasked(mp, w []float64) {
 		o += len(W)
 	}
 	W, bias := m.Layer(mp, L)
-	nw, kd := b.outLen(), len(bias)
-	mk := m.Mask(L)
-	for r := range len(W) / kd {
-		b.p.permute(w[o:o+nw], W[r*kd:(r+1)*kd], mk[r*kd:(r+1)*kd], b.d)
-		o += nw
-	}
-	b.p.permute(w[o:o+nw], bias, nil, b.d)
-	o += nw
-	if V := m.Direct(mp); V != nil {
-		deg := m.Degrees()
-		for i := range b.d {
-			dst := w[o : o+nw]
-			for c, src := range b.cols {
-				dst[c] = 0
-				if src >= 0 && deg[src%b.d] > deg[i] {
-					dst[c] = V[i*kd+src]
-				}
-			}
-			o += nw
+	V := m.Direct(mp)
+	d, kd, Q := b.d, len(bias), 4*(b.p.m+1)
+	one := [4]float64{1, 1, 1, 1}
+	for g, gr := range b.grp {
+		blk := w[o+gr.off:]
+		b.p.gatherGroup(blk[:Q], bias, one, g, d)
+		for i, r := range gr.rows {
+			b.p.gatherGroup(blk[(1+i)*Q:(2+i)*Q], W[r*kd:(r+1)*kd], gr.lanes[i], g, d)
+		}
+		n := 1 + len(gr.rows)
+		for i, r := range gr.drows {
+			b.p.gatherGroup(blk[(n+i)*Q:(n+i+1)*Q], V[r*kd:(r+1)*kd], gr.lanes[len(gr.rows)+i], g, d)
 		}
 	}
 }
 
-// permute writes one row of the output layer (src, in the MADE's parameter-major layout,
-// times the mask mk; mk nil: 1) into the batch layout dst (zeros for padding lanes): the four
-// coordinates of a group are adjacent in both, so each (group, coefficient) moves four
-// contiguous values.
-func (p *bernPoly) permute(dst, src, mk []float64, d int) {
+// gatherGroup sets dst[4k + l] = src[k·d + 4g + l]·lane[l] for the coefficients k of group g
+// (one row of the output layer in the MADE's parameter-major layout into the group's
+// interleaved layout), 0 for padding lanes.
+func (p *bernPoly) gatherGroup(dst, src []float64, lane [4]float64, g, d int) {
 	P := p.m + 1
-	for g := range groups(d) {
-		j0 := 4 * g
-		o := dst[4*P*g : 4*P*(g+1)]
-		if j0+4 <= d {
-			for k := range P {
-				s, q := (*[4]float64)(src[k*d+j0:]), (*[4]float64)(o[4*k:])
-				if mk == nil {
-					*q = *s
-					continue
-				}
-				m := (*[4]float64)(mk[k*d+j0:])
-				*q = [4]float64{s[0] * m[0], s[1] * m[1], s[2] * m[2], s[3] * m[3]}
-			}
-			continue
-		}
-		clear(o)
+	j0 := 4 * g
+	if j0+4 <= d {
 		for k := range P {
-			for l := range d - j0 {
-				v := src[k*d+j0+l]
-				if mk != nil {
-					v *= mk[k*d+j0+l]
-				}
-				o[4*k+l] = v
-			}
+			s := (*[4]float64)(src[k*d+j0:])
+			*(*[4]float64)(dst[4*k:]) = [4]float64{s[0] * lane[0], s[1] * lane[1], s[2] * lane[2], s[3] * lane[3]}
+		}
+		return
+	}
+	clear(dst[:4*P])
+	for k := range P {
+		for l := range d - j0 {
+			dst[4*k+l] = src[k*d+j0+l] * lane[l]
+		}
+	}
+}
+
+// scatterGroup is the adjoint of gatherGroup: dst[k·d + 4g + l] += src[4k + l]·lane[l] for
+// the real lanes of group g.
+func (p *bernPoly) scatterGroup(dst, src []float64, lane [4]float64, g, d int) {
+	P := p.m + 1
+	j0 := 4 * g
+	if j0+4 <= d {
+		for k := range P {
+			s, q := (*[4]float64)(src[4*k:]), (*[4]float64)(dst[k*d+j0:])
+			q[0] += s[0] * lane[0]
+			q[1] += s[1] * lane[1]
+			q[2] += s[2] * lane[2]
+			q[3] += s[3] * lane[3]
+		}
+		return
+	}
+	for k := range P {
+		for l := range d - j0 {
+			dst[k*d+j0+l] += src[4*k+l] * lane[l]
 		}
 	}
 }
 
 // batchScratch returns the forward's working memory for S draws: the MADE's output C
-// (S·outLen), the prepared coefficients (prepLen), evalAll's scratch (evalLen) and one draw's
-// d+1 outputs. The backward pass reuses C's part for the coefficient adjoints. Nothing in it
-// outlives one call; kept by the tape for the parameter value and never cleared: every call
-// writes what it reads. The backward pass keeps the coefficient adjoints in both layouts:
-// the batch layout in C's place, the MADE's after it.
+// (S·4(M+1) per group, group by group, draw by draw), the prepared coefficients (prepLen),
+// evalAll's scratch (evalLen) and one draw's d+1 outputs. The backward pass reuses C's part
+// for the coefficient adjoints. Nothing in it outlives one call; kept by the tape for the
+// parameter value and never cleared: every call writes what it reads.
 func (b *BernsteinAR) batchScratch(t *ad.Tape, params ad.Var, S int) []float64 {
 	d := b.d
-	s, _ := t.Memo((*bernARBatchScratch)(b), params, S*b.outLen()+max(b.p.prepLen(d)+b.p.evalLen(d)+d+1, S*(b.p.m+1)*d))
+	s, _ := t.Memo((*bernARBatchScratch)(b), params, S*b.outLen()+b.p.prepLen(d)+b.p.evalLen(d)+d+1)
 	return s
 }
 
+// outLen returns the width of one draw's output of the packed output layer, 4(M+1) per group.
+func (b *BernsteinAR) outLen() int { return 4 * (b.p.m + 1) * len(b.grp) }
+
 // ForwardBatch records z_s = T(u_s) and log|det ∂z/∂u| at u_s for the S rows of U as one
-// node (see Batch and the comment at the top of bernstein_batch.go): the MADE as matrix
-// products over the S rows, the softplus increments of each draw in one pass per group of
-// four coordinates, then the d polynomials of every row as Forward evaluates them. Cost:
-// S·(MADE + d·M) with the MADE's and the backward's work in matrix products over the
-// batch; one node.
+// node (see Batch and the comment at the top of bernstein_batch.go): the MADE over the S
+// rows at once, the softplus increments of each draw in one pass per group of four
+// coordinates, then the d polynomials of every row as Forward evaluates them. Cost:
+// S·(MADE + d·M) with the MADE's and the backward's work in long runs over the batch; one
+// node.
 func (b *BernsteinAR) ForwardBatch(t *ad.Tape, params, U ad.Var) (Z, logdet ad.Var) {
 	checkLen("BernsteinAR.ForwardBatch", "params", t.Size(params), b.NumParams())
 	d := b.d
@@ -198,7 +240,6 @@ func (b *BernsteinAR) ForwardBatch(t *ad.Tape, params, U ad.Var) (Z, logdet ad.V
 	nr, nh := b.p.recLen(d), b.made.HiddenLen()
 	c := t.CustomUninit((*bernARBatch)(b), S*(d+1), S*(nr+nh), params, U) // every aux entry is written below
 	pv, uv := t.Value(params), t.Value(U)
-	mp := pv[:b.nm]
 	aux, out := c.Aux(), c.Value()
 	recs, hs := aux[:S*nr], aux[S*nr:]
 	wm := b.masked(t, params)
@@ -209,7 +250,7 @@ func (b *BernsteinAR) ForwardBatch(t *ad.Tape, params, U ad.Var) (Z, logdet ad.V
 	bs := ws[S*nw+npre : S*nw+npre+nev]
 	zl := ws[S*nw+npre+nev:]
 
-	b.madeForwardBatch(S, mp, wm, uv, hs, C)
+	b.madeForwardBatch(S, pv[:b.nm], wm, uv, hs, C)
 	L := bernRows{aff: b.affine(pv), affStride: 2}
 	a, ok := t.Memo((*bernARNode)(b), params, 3*d) // the affine values: parameters only
 	if !ok {
@@ -222,11 +263,12 @@ func (b *BernsteinAR) ForwardBatch(t *ad.Tape, params, U ad.Var) (Z, logdet ad.V
 }
 
 // madeForwardBatch writes the MADE's hidden activations of the S rows of uv into hs (layer
-// by layer, S×n_l each) and its output into C (S×outLen, batch layout), from the parameters
-// mp and their masked weights wm.
+// by layer, S×n_l each) and its output into C (the packed layout, group by group, draw by
+// draw), from the parameters mp and their masked weights wm.
 func (b *BernsteinAR) madeForwardBatch(S int, mp, wm, uv, hs, C []float64) {
 	m := b.made
-	d, nw := b.d, b.outLen()
+	d := b.d
+	Q := 4 * (b.p.m + 1)
 	act := m.Activation()
 	in, nin := uv, d
 	wo := 0
@@ -242,31 +284,47 @@ func (b *BernsteinAR) madeForwardBatch(S int, mp, wm, uv, hs, C []float64) {
 		wo += nin * H
 		in, nin = Y, H
 	}
-	Wout, bias := wm[wo:wo+nin*nw], wm[wo+nin*nw:wo+(nin+1)*nw]
-	for s := range S {
-		copy(C[s*nw:(s+1)*nw], bias)
-	}
-	mulAdd(C, in, Wout, S, nin, nw)
-	if m.HasDirect() {
-		o := wo + (nin+1)*nw
-		mulAdd(C, uv, wm[o:o+d*nw], S, d, nw)
+	for g, gr := range b.grp {
+		blk := wm[wo+gr.off:]
+		nr := len(gr.rows)
+		W, V := blk[Q:(1+nr)*Q], blk[(1+nr)*Q:(1+nr+len(gr.drows))*Q]
+		for s := range S {
+			o := C[(g*S+s)*Q : (g*S+s+1)*Q]
+			copy(o, blk[:Q])
+			axpyRows(o, in[s*nin:(s+1)*nin], gr.rows, W)
+			axpyRows(o, uv[s*d:(s+1)*d], gr.drows, V)
+		}
 	}
 }
 
-// polyForwardBatch evaluates the polynomials of the S draws from the MADE output C (batch
+// axpyRows adds Σ_i x[rows[i]]·W[i·n : (i+1)·n] to o (n = len(o)), four rows per pass.
+func axpyRows(o, x []float64, rows []int, W []float64) {
+	n := len(o)
+	i := 0
+	for ; i+4 <= len(rows); i += 4 {
+		kernel.Axpy4(x[rows[i]], x[rows[i+1]], x[rows[i+2]], x[rows[i+3]], W[i*n:(i+4)*n], o)
+	}
+	for ; i+2 <= len(rows); i += 2 {
+		kernel.Axpy2(x[rows[i]], x[rows[i+1]], W[i*n:(i+2)*n], o)
+	}
+	if i < len(rows) {
+		kernel.Axpy(x[rows[i]], W[i*n:(i+1)*n], o)
+	}
+}
+
+// polyForwardBatch evaluates the polynomials of the S draws from the MADE output C (packed
 // layout): per draw and group, the softplus increments straight into the prepared
 // coefficients pre (whose affine part is set), then evalAll with scratch bs and zl (d+1),
 // the values into out ([Z | logdet]) and the records into recs.
 func (b *BernsteinAR) polyForwardBatch(S int, C, pre, bs, zl []float64, L bernRows, uv, out, recs []float64) {
 	d, P := b.d, b.p.m+1
-	nw, nr := b.outLen(), b.p.recLen(d)
+	Q, nr := 4*P, b.p.recLen(d)
 	for s := range S {
-		cs := C[s*nw : (s+1)*nw]
-		for g := range groups(d) {
-			blk, r := pre[8*P*g:8*P*(g+1)], cs[4*P*g:4*P*(g+1)]
-			kernel.Softplus(blk[4:4*P], blk[4*P+4:], r[4:])
+		for g := range b.grp {
+			blk, r := pre[2*Q*g:2*Q*(g+1)], C[(g*S+s)*Q:(g*S+s+1)*Q]
+			kernel.Softplus(blk[4:Q], blk[Q+4:], r[4:])
 			copy(blk[:4], r[:4]) // ϑ_0 = r_0
-			clear(blk[4*P : 4*P+4])
+			clear(blk[Q : Q+4])
 		}
 		b.p.evalAll(pre, bs, d, L, uv[s*d:(s+1)*d], zl, recs[s*nr:(s+1)*nr])
 		copy(out[s*d:(s+1)*d], zl[:d])
@@ -335,68 +393,65 @@ func (n *bernARBatch) Backward(c ad.Custom) {
 		}
 	}
 	// The coefficient adjoints of all draws (C's layout), the affine and input adjoints.
-	ws := b.batchScratch(t, params, S)
-	G, Go := ws[:S*nw], ws[S*nw:S*nw+S*(b.p.m+1)*d]
+	G := b.batchScratch(t, params, S)[:S*nw]
 	for s := range S {
 		rec := recs[s*nr : (s+1)*nr]
 		var gus []float64
 		if gu != nil {
 			gus = gu[s*d : (s+1)*d]
 		}
-		b.p.coefAdjoint(rec, d, Zb[s*d:(s+1)*d], lb[s], G[s*nw:(s+1)*nw], Go[s*len(Go)/S:(s+1)*len(Go)/S])
+		b.p.coefAdjoint(rec, d, Zb[s*d:(s+1)*d], lb[s], G, s, S)
 		b.p.backwardAll(rec, d, Zb[s*d:(s+1)*d], lb[s], nil, 0, 0, false, ga, 0, 2, gus)
 	}
 	if gm == nil && gu == nil {
 		return
 	}
-	b.madeBackBatch(S, b.masked(t, params), b.backScratch(t, params, S), uv, hs, G, Go, gm, gu)
+	b.madeBackBatch(S, b.masked(t, params), b.backScratch(t, params, S), uv, hs, G, gm, gu)
 }
 
-// coefAdjoint writes the coefficient adjoints of one draw,
-// z̄_j·∂z_j/∂r_kj + l̄·∂ld_j/∂r_kj for coordinate j = 4g + l, from the record of evalAll (the
-// interleaved ∂z/∂r and ∂ld/∂r of each group) into G in the batch layout (entry
-// g·4P + 4k + l; 0 for padding lanes) and into Go in the MADE's parameter-major layout (entry
-// k·d + j): four adjacent values per (group, coefficient) in all three.
-func (p *bernPoly) coefAdjoint(rec []float64, d int, zbar []float64, lbar float64, G, Go []float64) {
+// coefAdjoint writes the coefficient adjoints of draw s of S, z̄_j·∂z_j/∂r_kj + l̄·∂ld_j/∂r_kj
+// for coordinate j = 4g + l, from its record of evalAll (the interleaved ∂z/∂r and ∂ld/∂r of
+// each group, the same layout) into G in C's layout (entry (g·S + s)·4P + 4k + l; 0 for
+// padding lanes).
+func (p *bernPoly) coefAdjoint(rec []float64, d int, zbar []float64, lbar float64, G []float64, s, S int) {
 	P := p.m + 1
+	Q := 4 * P
 	for g := range groups(d) {
-		blk := rec[8*P*g : 8*P*(g+1)]
-		dz, dl := blk[:4*P], blk[4*P:]
-		o := G[4*P*g : 4*P*(g+1)]
-		j0 := 4 * g
-		if j0+4 <= d {
-			z0, z1, z2, z3 := zbar[j0], zbar[j0+1], zbar[j0+2], zbar[j0+3]
-			for k := range P {
-				x, y := (*[4]float64)(dz[4*k:]), (*[4]float64)(dl[4*k:])
-				v := [4]float64{z0*x[0] + lbar*y[0], z1*x[1] + lbar*y[1], z2*x[2] + lbar*y[2], z3*x[3] + lbar*y[3]}
-				*(*[4]float64)(o[4*k:]) = v
-				*(*[4]float64)(Go[k*d+j0:]) = v
-			}
-			continue
+		blk := rec[2*Q*g : 2*Q*(g+1)]
+		dz, dl := blk[:Q], blk[Q:]
+		o := G[(g*S+s)*Q : (g*S+s+1)*Q]
+		var z [4]float64
+		copy(z[:], zbar[4*g:min(4*g+4, d)]) // zero for padding lanes
+		var lm [4]float64
+		for l := range min(4, d-4*g) {
+			lm[l] = lbar
 		}
-		nl := d - j0
 		for k := range P {
-			for l := range 4 {
-				v := 0.0
-				if l < nl {
-					v = zbar[j0+l]*dz[4*k+l] + lbar*dl[4*k+l]
-					Go[k*d+j0+l] = v
+			x, y := (*[4]float64)(dz[4*k:]), (*[4]float64)(dl[4*k:])
+			*(*[4]float64)(o[4*k:]) = [4]float64{z[0]*x[0] + lm[0]*y[0], z[1]*x[1] + lm[1]*y[1], z[2]*x[2] + lm[2]*y[2], z[3]*x[3] + lm[3]*y[3]}
+		}
+		if d-4*g < 4 { // padding lanes: their records are not finite in general
+			for k := range P {
+				for l := d - 4*g; l < 4; l++ {
+					o[4*k+l] = 0
 				}
-				o[4*k+l] = v
 			}
 		}
 	}
 }
 
-// madeBackBatch is the MADE's pullback over the batch: for the adjoint of its output, G
-// (S×outLen, batch layout) and the same in the parameter-major layout Go (S×(M+1)d), it adds ∂/∂params into gm (nil to skip) and ∂/∂U into gu (nil to
-// skip), from the inputs uv (S×d) and the hidden activations hs (layer by layer, S×n_l each).
-// Per layer (output layer first): W̄ += (Xᵀ·Ḡ)⊙mask, b̄ += 1ᵀ·Ḡ (un-permuted into the
-// parameter layout for the output layer), X̄ = Ḡ·W̃ᵀ, then the activation's derivative when X
-// is a hidden layer.
-func (b *BernsteinAR) madeBackBatch(S int, wm, ws, uv, hs, G, Go, gm, gu []float64) {
+// madeBackBatch is the MADE's pullback over the batch: for the adjoint G of its output (C's
+// layout) it adds ∂/∂params into gm (nil to skip) and ∂/∂U into gu (nil to skip), from the
+// inputs uv (S×d), the hidden activations hs (layer by layer, S×n_l each) and the masked
+// weights wm. The output layer group by group: the weight adjoints Σ_s h_sr·Ḡ_gs of every row
+// the group sees, summed over the draws in the packed layout and then scattered into the
+// parameter layout with the lane masks (scatterGroup), the bias adjoint likewise, and the
+// hidden (or input) adjoints as dot products with the packed weights; then the hidden layers,
+// last first: W̄ += (Xᵀ·Ḡ)⊙mask, b̄ += 1ᵀ·Ḡ, X̄ = Ḡ·W̃ᵀ and the activation's derivative.
+func (b *BernsteinAR) madeBackBatch(S int, wm, ws, uv, hs, G, gm, gu []float64) {
 	m := b.made
-	d, nw := b.d, b.outLen()
+	d := b.d
+	Q := 4 * (b.p.m + 1)
 	act := m.Activation()
 	hid := m.Hidden()
 	L := len(hid)
@@ -404,55 +459,63 @@ func (b *BernsteinAR) madeBackBatch(S int, wm, ws, uv, hs, G, Go, gm, gu []float
 	tmp := ws[:maxW]
 	ga, gb := ws[maxW:maxW+S*maxH], ws[maxW+S*maxH:]
 
-	// Output layer: X is the last hidden layer (or U), nx wide.
+	// Output layer: X is the last hidden layer (or U), nx wide, its adjoint gx.
 	nx, X := d, uv
+	gx := gu
 	if L > 0 {
 		nx = hid[L-1]
 		X = hs[len(hs)-S*nx:]
+		gx = ga[:S*nx]
+		clear(gx)
 	}
-	wo := len(wm) - (nx+1)*nw
-	if m.HasDirect() {
-		wo -= d * nw
-	}
+	wo := b.hiddenMaskedLen()
+	var gW, gbias, gV []float64
 	if gm != nil {
-		gW, gbias := m.Layer(gm, L)
-		kd := len(gbias)
-		w := tmp[:nx*kd]
-		clear(w)
-		mulTAdd(w, X, Go, S, nx, kd)
-		colSumAdd(gbias, Go, S, kd)
-		for i, v := range m.Mask(L) {
-			gW[i] += w[i] * v
-		}
-		if gV := m.Direct(gm); gV != nil {
-			w := tmp[:d*kd]
+		gW, gbias = m.Layer(gm, L)
+		gV = m.Direct(gm)
+	}
+	kd := m.K() * d
+	one := [4]float64{1, 1, 1, 1}
+	for g, gr := range b.grp {
+		blk := wm[wo+gr.off:]
+		nr := len(gr.rows)
+		Gg := G[g*S*Q : (g+1)*S*Q]
+		if gm != nil {
+			w := tmp[:Q]
 			clear(w)
-			mulTAdd(w, uv, Go, S, d, kd)
-			deg := m.Degrees()
-			for i := range d {
-				row, src := gV[i*kd:(i+1)*kd], w[i*kd:(i+1)*kd]
-				for c := range row {
-					if deg[c%d] > deg[i] {
-						row[c] += src[c]
-					}
+			colSumAdd(w, Gg, S, Q)
+			b.p.scatterGroup(gbias, w, one, g, d)
+			for i, r := range gr.rows {
+				clear(w)
+				axpyCol(w, X, nx, r, Gg, S)
+				b.p.scatterGroup(gW[r*kd:(r+1)*kd], w, gr.lanes[i], g, d)
+			}
+			for i, r := range gr.drows {
+				clear(w)
+				axpyCol(w, uv, d, r, Gg, S)
+				b.p.scatterGroup(gV[r*kd:(r+1)*kd], w, gr.lanes[nr+i], g, d)
+			}
+		}
+		if gx != nil {
+			for i, r := range gr.rows {
+				wr := blk[(1+i)*Q : (2+i)*Q]
+				for s := range S {
+					gx[s*nx+r] += kernel.Dot(Gg[s*Q:(s+1)*Q], wr)
+				}
+			}
+		}
+		if gu != nil {
+			for i, r := range gr.drows {
+				wr := blk[(1+nr+i)*Q : (2+nr+i)*Q]
+				for s := range S {
+					gu[s*d+r] += kernel.Dot(Gg[s*Q:(s+1)*Q], wr)
 				}
 			}
 		}
 	}
-	if gu != nil && m.HasDirect() {
-		o := wo + (nx+1)*nw
-		mulNTAdd(gu, G, wm[o:o+d*nw], S, d, nw)
-	}
-	Wout := wm[wo : wo+nx*nw]
 	if L == 0 {
-		if gu != nil {
-			mulNTAdd(gu, G, Wout, S, d, nw)
-		}
 		return
 	}
-	gx := ga[:S*nx]
-	clear(gx)
-	mulNTAdd(gx, G, Wout, S, nx, nw)
 	activateRowsBack(act, gx, X)
 
 	// Hidden layers, last first: layer l reads X (U or hidden layer l−1, nx wide) and has the
@@ -495,23 +558,33 @@ func (b *BernsteinAR) madeBackBatch(S int, wm, ws, uv, hs, G, Go, gm, gu []float
 	}
 }
 
-// backLens returns the sizes of madeBackBatch's scratch: the largest weight adjoint (before
-// masking; with the bias row for the output layer) and the widest hidden layer.
-func (b *BernsteinAR) backLens() (maxW, maxH int) {
-	m := b.made
-	d, nw := b.d, b.outLen()
-	in := d
-	for _, H := range m.Hidden() {
-		maxW, maxH, in = max(maxW, in*H), max(maxH, H), H
+// axpyCol sets w += Σ_s X[s·nx + r]·G[s·n : (s+1)·n] (n = len(w)): column r of X (S×nx)
+// against the S rows of G, four draws per pass.
+func axpyCol(w, X []float64, nx, r int, G []float64, S int) {
+	n := len(w)
+	s := 0
+	for ; s+4 <= S; s += 4 {
+		kernel.Axpy4(X[s*nx+r], X[(s+1)*nx+r], X[(s+2)*nx+r], X[(s+3)*nx+r], G[s*n:(s+4)*n], w)
 	}
-	maxW = max(maxW, (in+1)*nw)
-	if m.HasDirect() {
-		maxW = max(maxW, d*nw)
+	for ; s+2 <= S; s += 2 {
+		kernel.Axpy2(X[s*nx+r], X[(s+1)*nx+r], G[s*n:(s+2)*n], w)
+	}
+	if s < S {
+		kernel.Axpy(X[s*nx+r], G[s*n:(s+1)*n], w)
+	}
+}
+
+// backLens returns the sizes of madeBackBatch's scratch: the largest weight adjoint of a
+// hidden layer or one group row of the output layer, and the widest hidden layer.
+func (b *BernsteinAR) backLens() (maxW, maxH int) {
+	maxW, in := 4*(b.p.m+1), b.d
+	for _, H := range b.made.Hidden() {
+		maxW, maxH, in = max(maxW, in*H), max(maxH, H), H
 	}
 	return maxW, maxH
 }
 
-// backScratch returns the working memory of madeBackBatch for S draws (the weight adjoint
+// backScratch returns the working memory of madeBackBatch for S draws (a weight adjoint
 // before masking and two hidden-layer adjoints), kept by the tape for the parameter value
 // (ad.Tape.Memo) and never cleared.
 func (b *BernsteinAR) backScratch(t *ad.Tape, params ad.Var, S int) []float64 {

@@ -45,7 +45,7 @@ func BenchmarkBernsteinARBatchParts(b *testing.B) {
 	for i := range zb {
 		zb[i] = r.NormFloat64()
 	}
-	G, Go := make([]float64, S*nw), make([]float64, S*(M+1)*d)
+	G := make([]float64, S*nw)
 	maxW, maxH := f.backLens()
 	ws := make([]float64, maxW+2*S*maxH)
 	gm := make([]float64, f.nm)
@@ -56,7 +56,7 @@ func BenchmarkBernsteinARBatchParts(b *testing.B) {
 	coefBack := func() {
 		for s := range S {
 			rec := recs[s*nr : (s+1)*nr]
-			f.p.coefAdjoint(rec, d, zb[s*d:(s+1)*d], zb[S*d+s], G[s*nw:(s+1)*nw], Go[s*(M+1)*d:(s+1)*(M+1)*d])
+			f.p.coefAdjoint(rec, d, zb[s*d:(s+1)*d], zb[S*d+s], G, s, S)
 			f.p.backwardAll(rec, d, zb[s*d:(s+1)*d], zb[S*d+s], nil, 0, 0, false, ga, 0, 2, nil)
 		}
 	}
@@ -71,9 +71,8 @@ func BenchmarkBernsteinARBatchParts(b *testing.B) {
 		{"softplus_only", func() {
 			P := M + 1
 			for s := range S {
-				cs := C[s*nw : (s+1)*nw]
 				for g := range groups(d) {
-					blk, r := pre[8*P*g:8*P*(g+1)], cs[4*P*g:4*P*(g+1)]
+					blk, r := pre[8*P*g:8*P*(g+1)], C[(g*S+s)*4*P:(g*S+s+1)*4*P]
 					kernel.Softplus(blk[4:4*P], blk[4*P+4:], r[4:])
 				}
 			}
@@ -84,7 +83,7 @@ func BenchmarkBernsteinARBatchParts(b *testing.B) {
 			}
 		}},
 		{"polynomial_adjoints", coefBack},
-		{"made_backward", func() { f.madeBackBatch(S, wm, ws, uv, hs, G, Go, gm, nil) }},
+		{"made_backward", func() { f.madeBackBatch(S, wm, ws, uv, hs, G, gm, nil) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			runtime.LockOSThread()
