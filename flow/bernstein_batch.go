@@ -175,14 +175,18 @@ func (b *BernsteinAR) formMasked(mp, w []float64) {
 func (p *bernPoly) gatherGroup(dst, src []float64, lane [4]float64, g, d int) {
 	P := p.m + 1
 	j0 := 4 * g
+	dst = dst[:4*P]
 	if j0+4 <= d {
+		l0, l1, l2, l3 := lane[0], lane[1], lane[2], lane[3]
+		src = src[j0:]
 		for k := range P {
-			s := (*[4]float64)(src[k*d+j0:])
-			*(*[4]float64)(dst[4*k:]) = [4]float64{s[0] * lane[0], s[1] * lane[1], s[2] * lane[2], s[3] * lane[3]}
+			s := src[k*d : k*d+4]
+			q := dst[4*k : 4*k+4]
+			q[0], q[1], q[2], q[3] = s[0]*l0, s[1]*l1, s[2]*l2, s[3]*l3
 		}
 		return
 	}
-	clear(dst[:4*P])
+	clear(dst)
 	for k := range P {
 		for l := range d - j0 {
 			dst[4*k+l] = src[k*d+j0+l] * lane[l]
@@ -195,13 +199,17 @@ func (p *bernPoly) gatherGroup(dst, src []float64, lane [4]float64, g, d int) {
 func (p *bernPoly) scatterGroup(dst, src []float64, lane [4]float64, g, d int) {
 	P := p.m + 1
 	j0 := 4 * g
+	src = src[:4*P]
 	if j0+4 <= d {
+		l0, l1, l2, l3 := lane[0], lane[1], lane[2], lane[3]
+		dst = dst[j0:]
 		for k := range P {
-			s, q := (*[4]float64)(src[4*k:]), (*[4]float64)(dst[k*d+j0:])
-			q[0] += s[0] * lane[0]
-			q[1] += s[1] * lane[1]
-			q[2] += s[2] * lane[2]
-			q[3] += s[3] * lane[3]
+			s := src[4*k : 4*k+4]
+			q := dst[k*d : k*d+4]
+			q[0] += s[0] * l0
+			q[1] += s[1] * l1
+			q[2] += s[2] * l2
+			q[3] += s[3] * l3
 		}
 		return
 	}
@@ -414,27 +422,27 @@ func (n *bernARBatch) Backward(c ad.Custom) {
 // each group, the same layout) into G in C's layout (entry (g·S + s)·4P + 4k + l; 0 for
 // padding lanes).
 func (p *bernPoly) coefAdjoint(rec []float64, d int, zbar []float64, lbar float64, G []float64, s, S int) {
-	P := p.m + 1
-	Q := 4 * P
+	Q := 4 * (p.m + 1)
 	for g := range groups(d) {
 		blk := rec[2*Q*g : 2*Q*(g+1)]
-		dz, dl := blk[:Q], blk[Q:]
 		o := G[(g*S+s)*Q : (g*S+s+1)*Q]
-		var z [4]float64
-		copy(z[:], zbar[4*g:min(4*g+4, d)]) // zero for padding lanes
-		var lm [4]float64
-		for l := range min(4, d-4*g) {
-			lm[l] = lbar
+		dz, dl := blk[:len(o)], blk[Q:Q+len(o)]
+		j0 := 4 * g
+		if j0+4 <= d {
+			z0, z1, z2, z3 := zbar[j0], zbar[j0+1], zbar[j0+2], zbar[j0+3]
+			for i := 0; i+3 < len(o); i += 4 {
+				o[i] = z0*dz[i] + lbar*dl[i]
+				o[i+1] = z1*dz[i+1] + lbar*dl[i+1]
+				o[i+2] = z2*dz[i+2] + lbar*dl[i+2]
+				o[i+3] = z3*dz[i+3] + lbar*dl[i+3]
+			}
+			continue
 		}
-		for k := range P {
-			x, y := (*[4]float64)(dz[4*k:]), (*[4]float64)(dl[4*k:])
-			*(*[4]float64)(o[4*k:]) = [4]float64{z[0]*x[0] + lm[0]*y[0], z[1]*x[1] + lm[1]*y[1], z[2]*x[2] + lm[2]*y[2], z[3]*x[3] + lm[3]*y[3]}
-		}
-		if d-4*g < 4 { // padding lanes: their records are not finite in general
-			for k := range P {
-				for l := d - 4*g; l < 4; l++ {
-					o[4*k+l] = 0
-				}
+		clear(o) // padding lanes: their records are not finite in general
+		for l := range d - j0 {
+			zb := zbar[j0+l]
+			for i := l; i < len(o); i += 4 {
+				o[i] = zb*dz[i] + lbar*dl[i]
 			}
 		}
 	}
