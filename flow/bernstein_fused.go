@@ -188,10 +188,8 @@ func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []f
 			}
 		}
 		clear(b2)
-		for l := range 4 {
-			if !slow[l] {
-				p.basisRun(b2[l:], 4, M-2, kk[l], e[l], xy[l], xy[4+l])
-			}
+		if M >= 2 {
+			p.basisRun4(b2, M-2, kk, e, xy, slow)
 		}
 		if M >= 2 {
 			kernel.BernsteinElev4(M, xy, b2, tds, b1, dzdl, res)
@@ -227,6 +225,95 @@ func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []f
 		}
 	}
 	out[d] = sum
+}
+
+// basisRun4 is basisRun for the four lanes of a group at once (b interleaved, entry i of
+// lane l at b[4i + l], zero on entry), with the same arithmetic on every lane: lane l (unless
+// slow) starts at kk[l] with bk[l] and runs the ratio recurrences for x = xy[l], y = xy[4+l].
+// The four lanes' recurrences are independent chains of multiplications; they advance in
+// lockstep for as many steps as every lane has, so that the processor overlaps them, and each
+// lane finishes alone.
+func (p *bernPoly) basisRun4(b []float64, n int, kk [4]int, bk [4]float64, xy []float64, slow [4]bool) {
+	const tiny = 1e-300 // as basisRun
+	b = b[:4*(n+1)]
+	// Per lane: the chains' ratios (0 for lanes without chains: slow lanes, padding, point
+	// masses), their start values and the threshold of the stopping test (−1: never stops).
+	var qu, qd, v0, thr [4]float64
+	var ku, kd [4]int
+	var chain [4]bool
+	upSteps, downSteps := n, n
+	for l := range 4 {
+		ku[l], kd[l], thr[l] = 0, n, -1
+		if slow[l] {
+			continue
+		}
+		b[4*kk[l]+l] = bk[l]
+		x, y := xy[l], xy[4+l]
+		if n == 0 || x <= 0 || y <= 0 {
+			continue
+		}
+		chain[l] = true
+		qu[l], qd[l], v0[l], thr[l] = x/y, y/x, bk[l], tiny
+		ku[l], kd[l] = kk[l], kk[l]
+		upSteps, downSteps = min(upSteps, n-kk[l]), min(downSteps, kk[l])
+	}
+	if chain == [4]bool{} {
+		return
+	}
+	up, down := p.up[:n], p.down[:n+1]
+	// Upwards: lane l writes b[4(i+1) + l] for i = ku[l], ku[l]+1, …
+	a0, a1, a2, a3 := v0[0], v0[1], v0[2], v0[3]
+	t := 0
+	for ; t < upSteps && a0 > thr[0] && a1 > thr[1] && a2 > thr[2] && a3 > thr[3]; t++ {
+		i0, i1, i2, i3 := ku[0]+t, ku[1]+t, ku[2]+t, ku[3]+t
+		a0 *= up[i0] * qu[0]
+		a1 *= up[i1] * qu[1]
+		a2 *= up[i2] * qu[2]
+		a3 *= up[i3] * qu[3]
+		b[4*(i0+1)] = a0
+		b[4*(i1+1)+1] = a1
+		b[4*(i2+1)+2] = a2
+		b[4*(i3+1)+3] = a3
+	}
+	last := [4]float64{a0, a1, a2, a3}
+	for l := range 4 {
+		if !chain[l] {
+			continue
+		}
+		v, q := last[l], qu[l]
+		for i := ku[l] + t; i < n && v > tiny; i++ {
+			v *= up[i] * q
+			b[4*(i+1)+l] = v
+		}
+	}
+	// Downwards: lane l writes b[4(i−1) + l] for i = kd[l], kd[l]−1, …
+	a0, a1, a2, a3 = v0[0], v0[1], v0[2], v0[3]
+	t = 0
+	for ; t < downSteps && a0 > thr[0] && a1 > thr[1] && a2 > thr[2] && a3 > thr[3]; t++ {
+		i0, i1, i2, i3 := kd[0]-t, kd[1]-t, kd[2]-t, kd[3]-t
+		a0 *= down[i0] * qd[0]
+		a1 *= down[i1] * qd[1]
+		a2 *= down[i2] * qd[2]
+		a3 *= down[i3] * qd[3]
+		b[4*(i0-1)] = a0
+		b[4*(i1-1)+1] = a1
+		b[4*(i2-1)+2] = a2
+		b[4*(i3-1)+3] = a3
+	}
+	last = [4]float64{a0, a1, a2, a3}
+	for l := range 4 {
+		if !chain[l] {
+			if !slow[l] { // the lockstep wrote zeros over the lane: restore its point mass
+				b[4*kk[l]+l] = bk[l]
+			}
+			continue
+		}
+		v, q := last[l], qd[l]
+		for i := kd[l] - t; i > 0 && v > tiny; i-- {
+			v *= down[i] * q
+			b[4*(i-1)+l] = v
+		}
+	}
 }
 
 // evalOne evaluates lane l of a group at v by atSplit (the one-coordinate path, for the
