@@ -222,12 +222,13 @@ func (p *bernPoly) scatterGroup(dst, src []float64, lane [4]float64, g, d int) {
 
 // batchScratch returns the forward's working memory for S draws: the MADE's output C
 // (S·4(M+1) per group, group by group, draw by draw), the prepared coefficients (prepLen),
-// evalAll's scratch (evalLen) and one draw's d+1 outputs. The backward pass reuses C's part
+// evalAll's scratch (evalLen), one draw's d+1 outputs and 9M for polyForwardBatch. The
+// backward pass reuses C's part
 // for the coefficient adjoints. Nothing in it outlives one call; kept by the tape for the
 // parameter value and never cleared: every call writes what it reads.
 func (b *BernsteinAR) batchScratch(t *ad.Tape, params ad.Var, S int) []float64 {
 	d := b.d
-	s, _ := t.Memo((*bernARBatchScratch)(b), params, S*b.outLen()+b.p.prepLen(d)+b.p.evalLen(d)+d+1)
+	s, _ := t.Memo((*bernARBatchScratch)(b), params, S*b.outLen()+b.p.prepLen(d)+b.p.evalLen(d)+d+1+9*b.p.m)
 	return s
 }
 
@@ -265,7 +266,7 @@ func (b *BernsteinAR) ForwardBatch(t *ad.Tape, params, U ad.Var) (Z, logdet ad.V
 		b.p.prepAffine(a, d, L)
 	}
 	copy(pre[b.p.affOff(d):], a)
-	b.polyForwardBatch(S, C, pre, bs, zl, L, uv, out, recs)
+	b.polyForwardBatch(S, C, pre, bs, zl[:d+1], zl[d+1:], L, uv, out, recs)
 	v := c.Var()
 	return t.AsMatrix(t.Slice(v, 0, S*d), S, d), t.Slice(v, S*d, S*(d+1))
 }
@@ -323,13 +324,32 @@ func axpyRows(o, x []float64, rows []int, W []float64) {
 // polyForwardBatch evaluates the polynomials of the S draws from the MADE output C (packed
 // layout): per draw and group, the softplus increments straight into the prepared
 // coefficients pre (whose affine part is set), then evalAll with scratch bs and zl (d+1),
-// the values into out ([Z | logdet]) and the records into recs.
-func (b *BernsteinAR) polyForwardBatch(S int, C, pre, bs, zl []float64, L bernRows, uv, out, recs []float64) {
+// the values into out ([Z | logdet]) and the records into recs; cs is scratch of 9M for the
+// last group when it is not full.
+func (b *BernsteinAR) polyForwardBatch(S int, C, pre, bs, zl, cs []float64, L bernRows, uv, out, recs []float64) {
 	d, P := b.d, b.p.m+1
 	Q, nr := 4*P, b.p.recLen(d)
+	M := b.p.m
 	for s := range S {
 		for g := range b.grp {
 			blk, r := pre[2*Q*g:2*Q*(g+1)], C[(g*S+s)*Q:(g*S+s+1)*Q]
+			if nl := d - 4*g; nl < 4 {
+				// The last group's padding lanes need no softplus: the real lanes' M·nl
+				// increments in one compact pass, then back into the interleaved block.
+				cr, csp, csg := cs[:nl*M], cs[nl*M:2*nl*M], cs[2*nl*M:3*nl*M]
+				for i := range cr {
+					cr[i] = r[4*(1+i/nl)+i%nl]
+				}
+				kernel.Softplus(csp, csg, cr)
+				clear(blk)
+				de, si := blk[:Q], blk[Q:]
+				for i, v := range csp {
+					o := 4*(1+i/nl) + i%nl
+					de[o], si[o] = v, csg[i]
+				}
+				copy(blk[:nl], r[:nl]) // ϑ_0 = r_0
+				continue
+			}
 			kernel.Softplus(blk[4:Q], blk[Q+4:], r[4:])
 			copy(blk[:4], r[:4]) // ϑ_0 = r_0
 			clear(blk[Q : Q+4])

@@ -36,7 +36,7 @@ func BenchmarkBernsteinARBatchParts(b *testing.B) {
 	hs := make([]float64, S*nh)
 	pre := make([]float64, f.p.prepLen(d))
 	bs := make([]float64, f.p.evalLen(d))
-	zl := make([]float64, d+1)
+	zl, cs := make([]float64, d+1), make([]float64, 9*M)
 	out := make([]float64, S*(d+1))
 	recs := make([]float64, S*nr)
 	L := bernRows{aff: f.affine(pv), affStride: 2}
@@ -52,7 +52,7 @@ func BenchmarkBernsteinARBatchParts(b *testing.B) {
 	ga := make([]float64, 2*d)
 	f.formMasked(mp, wm)
 	f.madeForwardBatch(S, mp, wm, uv, hs, C)
-	f.polyForwardBatch(S, C, pre, bs, zl, L, uv, out, recs)
+	f.polyForwardBatch(S, C, pre, bs, zl, cs, L, uv, out, recs)
 	coefBack := func() {
 		for s := range S {
 			rec := recs[s*nr : (s+1)*nr]
@@ -67,7 +67,7 @@ func BenchmarkBernsteinARBatchParts(b *testing.B) {
 	}{
 		{"masked_weights", func() { f.formMasked(mp, wm) }},
 		{"made_forward", func() { f.madeForwardBatch(S, mp, wm, uv, hs, C) }},
-		{"softplus_and_polynomials", func() { f.polyForwardBatch(S, C, pre, bs, zl, L, uv, out, recs) }},
+		{"softplus_and_polynomials", func() { f.polyForwardBatch(S, C, pre, bs, zl, cs, L, uv, out, recs) }},
 		{"softplus_only", func() {
 			P := M + 1
 			for s := range S {
