@@ -322,41 +322,46 @@ func axpyRows(o, x []float64, rows []int, W []float64) {
 }
 
 // polyForwardBatch evaluates the polynomials of the S draws from the MADE output C (packed
-// layout): per draw and group, the softplus increments straight into the prepared
-// coefficients pre (whose affine part is set), then evalAll with scratch bs and zl (d+1),
-// the values into out ([Z | logdet]) and the records into recs; cs is scratch of 9M for the
-// last group when it is not full.
+// layout): per draw, prepDraw, then evalAll with scratch bs and zl (d+1), the values into out
+// ([Z | logdet]) and the records into recs; cs is prepDraw's scratch.
 func (b *BernsteinAR) polyForwardBatch(S int, C, pre, bs, zl, cs []float64, L bernRows, uv, out, recs []float64) {
-	d, P := b.d, b.p.m+1
-	Q, nr := 4*P, b.p.recLen(d)
-	M := b.p.m
+	d := b.d
+	nr := b.p.recLen(d)
 	for s := range S {
-		for g := range b.grp {
-			blk, r := pre[2*Q*g:2*Q*(g+1)], C[(g*S+s)*Q:(g*S+s+1)*Q]
-			if nl := d - 4*g; nl < 4 {
-				// The last group's padding lanes need no softplus: the real lanes' M·nl
-				// increments in one compact pass, then back into the interleaved block.
-				cr, csp, csg := cs[:nl*M], cs[nl*M:2*nl*M], cs[2*nl*M:3*nl*M]
-				for i := range cr {
-					cr[i] = r[4*(1+i/nl)+i%nl]
-				}
-				kernel.Softplus(csp, csg, cr)
-				clear(blk)
-				de, si := blk[:Q], blk[Q:]
-				for i, v := range csp {
-					o := 4*(1+i/nl) + i%nl
-					de[o], si[o] = v, csg[i]
-				}
-				copy(blk[:nl], r[:nl]) // ϑ_0 = r_0
-				continue
-			}
-			kernel.Softplus(blk[4:Q], blk[Q+4:], r[4:])
-			copy(blk[:4], r[:4]) // ϑ_0 = r_0
-			clear(blk[Q : Q+4])
-		}
+		b.prepDraw(S, s, C, pre, cs)
 		b.p.evalAll(pre, bs, d, L, uv[s*d:(s+1)*d], zl, recs[s*nr:(s+1)*nr])
 		copy(out[s*d:(s+1)*d], zl[:d])
 		out[S*d+s] = zl[d]
+	}
+}
+
+// prepDraw writes the prepared coefficients of draw s of S (the group blocks of pre, as
+// prepCoefs writes them) from the MADE output C: per group, one kernel.Softplus pass over the
+// 4M raw increments straight into the block, ϑ_0 = r_0 copied; the last group, when not
+// full, through the compact scratch cs (9M) so that its padding lanes need no softplus.
+func (b *BernsteinAR) prepDraw(S, s int, C, pre, cs []float64) {
+	d, M := b.d, b.p.m
+	Q := 4 * (M + 1)
+	for g := range b.grp {
+		blk, r := pre[2*Q*g:2*Q*(g+1)], C[(g*S+s)*Q:(g*S+s+1)*Q]
+		if nl := d - 4*g; nl < 4 {
+			cr, csp, csg := cs[:nl*M], cs[nl*M:2*nl*M], cs[2*nl*M:3*nl*M]
+			for i := range cr {
+				cr[i] = r[4*(1+i/nl)+i%nl]
+			}
+			kernel.Softplus(csp, csg, cr)
+			clear(blk)
+			de, si := blk[:Q], blk[Q:]
+			for i, v := range csp {
+				o := 4*(1+i/nl) + i%nl
+				de[o], si[o] = v, csg[i]
+			}
+			copy(blk[:nl], r[:nl]) // ϑ_0 = r_0
+			continue
+		}
+		kernel.Softplus(blk[4:Q], blk[Q+4:], r[4:])
+		copy(blk[:4], r[:4]) // ϑ_0 = r_0
+		clear(blk[Q : Q+4])
 	}
 }
 

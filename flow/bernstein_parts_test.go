@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/vigo-bayes/vigo/ad"
-	"github.com/vigo-bayes/vigo/internal/kernel"
 	"github.com/vigo-bayes/vigo/nn"
 )
 
@@ -69,12 +68,8 @@ func BenchmarkBernsteinARBatchParts(b *testing.B) {
 		{"made_forward", func() { f.madeForwardBatch(S, mp, wm, uv, hs, C) }},
 		{"softplus_and_polynomials", func() { f.polyForwardBatch(S, C, pre, bs, zl, cs, L, uv, out, recs) }},
 		{"softplus_only", func() {
-			P := M + 1
 			for s := range S {
-				for g := range groups(d) {
-					blk, r := pre[8*P*g:8*P*(g+1)], C[(g*S+s)*4*P:(g*S+s+1)*4*P]
-					kernel.Softplus(blk[4:4*P], blk[4*P+4:], r[4:])
-				}
+				f.prepDraw(S, s, C, pre, cs)
 			}
 		}},
 		{"polynomials_only", func() {
