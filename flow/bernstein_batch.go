@@ -222,10 +222,9 @@ func (p *bernPoly) scatterGroup(dst, src []float64, lane [4]float64, g, d int) {
 
 // batchScratch returns the forward's working memory for S draws: the MADE's output C
 // (S·4(M+1) per group, group by group, draw by draw), the prepared coefficients (prepLen),
-// evalAll's scratch (evalLen), one draw's d+1 outputs and 9M for polyForwardBatch. The
-// backward pass reuses C's part
-// for the coefficient adjoints. Nothing in it outlives one call; kept by the tape for the
-// parameter value and never cleared: every call writes what it reads.
+// evalAll's scratch (evalLen), one draw's d+1 outputs and 9M for prepDraw. The backward
+// pass reuses C's part for the coefficient adjoints. Nothing in it outlives one call; kept by
+// the tape for the parameter value and never cleared: every call writes what it reads.
 func (b *BernsteinAR) batchScratch(t *ad.Tape, params ad.Var, S int) []float64 {
 	d := b.d
 	s, _ := t.Memo((*bernARBatchScratch)(b), params, S*b.outLen()+b.p.prepLen(d)+b.p.evalLen(d)+d+1+9*b.p.m)
