@@ -117,12 +117,12 @@ func BenchmarkELBOStepPath(b *testing.B) {
 }
 
 // BenchmarkELBOStepRatio measures, in one process and interleaved, the ELBO gradient step of
-// the BF-VI flows and of the full-rank Gaussian on eight schools (D = 10, S = 10 draws, the
-// batched path of objective.Estimator): rounds of every case one after the other, each round
+// the BF-VI flows and of the full-rank Gaussian on eight schools and on the standard normal
+// (family cost only; D = 10, S = 10 draws, the batched path of objective.Estimator): rounds of every case one after the other, each round
 // timing n steps of a case by the thread's CPU time, so that a change of the machine's load
 // falls on all cases alike (thread CPU time from clock_gettime on Linux). It reports each case's median over the rounds (…-ns/step) and
 // the medians of the per-round ratios of the BF-VI step to fit's default full-rank step (STL)
-// and to the plain one. The cases: bernstein_paper is BenchmarkELBOStepPath's flow (M = 50
+// and to the plain one, per target. The cases: bernstein_paper is BenchmarkELBOStepPath's flow (M = 50
 // coefficients, MADE 2 × 10 linear, bounded tails), bernstein_fit fit's default bernstein
 // structure (degree 20, MADE 2 × 10 tanh, linear tails), each also on the per-draw path
 // ("_perdraw"). The campaign runs once whatever b.N is:
@@ -137,18 +137,25 @@ func BenchmarkELBOStepRatio(b *testing.B) {
 	fitFlow := func() family.Family {
 		return family.NewFlow(flow.NewBernsteinAR(nn.NewMADE(D, []int{10, 10}, 21), flow.BernsteinTails(flow.LinearTails)))
 	}
-	cases := []struct {
+	type bcase struct {
 		name string
 		t    model.Target
 		f    family.Family
 		o    objective.Options
-	}{
-		{"fullrank", es, family.NewFullRank(D), objective.Options{}},
-		{"fullrank_stl", es, family.NewFullRank(D), objective.Options{STL: true}},
-		{"bernstein_paper", es, paper(), objective.Options{}},
-		{"bernstein_paper_perdraw", hide{es}, paper(), objective.Options{}},
-		{"bernstein_fit", es, fitFlow(), objective.Options{}},
-		{"bernstein_fit_perdraw", hide{es}, fitFlow(), objective.Options{}},
+	}
+	var cases []bcase
+	for _, tg := range []struct {
+		name string
+		t    model.Target
+	}{{"eight_schools", es}, {"stdnormal", stdNormalBatch(D)}} {
+		cases = append(cases,
+			bcase{tg.name + "/fullrank", tg.t, family.NewFullRank(D), objective.Options{}},
+			bcase{tg.name + "/fullrank_stl", tg.t, family.NewFullRank(D), objective.Options{STL: true}},
+			bcase{tg.name + "/bernstein_paper", tg.t, paper(), objective.Options{}},
+			bcase{tg.name + "/bernstein_paper_perdraw", hide{tg.t}, paper(), objective.Options{}},
+			bcase{tg.name + "/bernstein_fit", tg.t, fitFlow(), objective.Options{}},
+			bcase{tg.name + "/bernstein_fit_perdraw", hide{tg.t}, fitFlow(), objective.Options{}},
+		)
 	}
 	type runner struct {
 		e         *objective.Estimator
@@ -201,8 +208,11 @@ func BenchmarkELBOStepRatio(b *testing.B) {
 	for i, c := range cases {
 		b.ReportMetric(median(per[i]), c.name+"-ns/step")
 	}
-	for i, c := range cases[2:] {
-		b.ReportMetric(ratio(i+2, 1), c.name+"/fullrank_stl")
-		b.ReportMetric(ratio(i+2, 0), c.name+"/fullrank")
+	for i, c := range cases {
+		if i%6 >= 2 { // the flows, against their target's two full-rank steps
+			base := i - i%6
+			b.ReportMetric(ratio(i, base+1), c.name+"/fullrank_stl")
+			b.ReportMetric(ratio(i, base), c.name+"/fullrank")
+		}
 	}
 }
