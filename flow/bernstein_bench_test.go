@@ -14,7 +14,7 @@ import (
 // BenchmarkBernsteinARBatch times ForwardBatch and its backward pass alone (the family cost
 // of a BF-VI step without the base density and the target) at the paper's shape, D = 10,
 // M = 49, MADE 2 × 10 linear, S = 10 draws, and at fit's default bernstein shape (M = 20,
-// tanh, linear tails, S = 8):
+// tanh, linear tails, S = 8, and S = 2, the block fit evaluates at once):
 //
 //	go test ./flow -run XXX -bench BernsteinARBatch
 func BenchmarkBernsteinARBatch(b *testing.B) {
@@ -25,6 +25,8 @@ func BenchmarkBernsteinARBatch(b *testing.B) {
 	}{
 		{"paper_M49_S10", flow.NewBernsteinAR(nn.NewMADE(10, []int{10, 10}, 50, nn.WithActivation(ad.Linear))), 10},
 		{"fitdefault_M20_S8", flow.NewBernsteinAR(nn.NewMADE(10, []int{10, 10}, 21), flow.BernsteinTails(flow.LinearTails)), 8},
+		// fit splits a step's draws into up to four blocks, one Evaluate each: S = 2 per call.
+		{"fitdefault_M20_S2", flow.NewBernsteinAR(nn.NewMADE(10, []int{10, 10}, 21), flow.BernsteinTails(flow.LinearTails)), 2},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			r := newRand(40)
