@@ -124,9 +124,9 @@ func (p *bernPoly) prepAffine(a []float64, d int, L bernRows) {
 // ∂z_j/∂(a′, β, u), ∂ld_j/∂(a′, β, u). bs is scratch of evalLen(d). For BoundedTails the
 // points x_j = σ(v_j), 1 − x_j and their logarithms come from one kernel.Softplus pass over
 // ±v_j (LinearTails: a log and a log1p each); then, per group of four coordinates, the bases
-// of degree M−2 by the mode-centred recurrences (basis, one exponential each), then
-// kernel.BernsteinElev4 for the elevations, z, h′, h″ and the partials in r, and a logarithm
-// per coordinate for log h′. Coordinates at a NaN point, in a linear tail, or of degree M = 1
+// of degree M−2 by the mode-centred recurrences (one exponential each; basisRun4, the four
+// lanes in lockstep), then kernel.BernsteinElev4 for the elevations, z, h′, h″ and the
+// partials in r, and a logarithm per coordinate for log h′. Coordinates at a NaN point, in a linear tail, or of degree M = 1
 // take the one-coordinate path (atSplit) instead. Cost O(d·M).
 func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []float64) {
 	M := p.m
