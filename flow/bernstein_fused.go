@@ -261,19 +261,25 @@ func (p *bernPoly) basisRun4(b []float64, n int, kk [4]int, bk [4]float64, xy []
 		return
 	}
 	up, down := p.up[:n], p.down[:n+1]
-	// Upwards: lane l writes b[4(i+1) + l] for i = ku[l], ku[l]+1, …
+	// Upwards: lane l writes b[4(i+1) + l] for i = ku[l], ku[l]+1, … The lockstep part reads
+	// each lane's run of ratios and writes its run of b through views of one common length,
+	// so that the loop carries no bounds checks and keeps its state in registers.
 	a0, a1, a2, a3 := v0[0], v0[1], v0[2], v0[3]
+	q0, q1, q2, q3 := qu[0], qu[1], qu[2], qu[3]
+	h0, h1, h2, h3 := thr[0], thr[1], thr[2], thr[3]
 	t := 0
-	for ; t < upSteps && a0 > thr[0] && a1 > thr[1] && a2 > thr[2] && a3 > thr[3]; t++ {
-		i0, i1, i2, i3 := ku[0]+t, ku[1]+t, ku[2]+t, ku[3]+t
-		a0 *= up[i0] * qu[0]
-		a1 *= up[i1] * qu[1]
-		a2 *= up[i2] * qu[2]
-		a3 *= up[i3] * qu[3]
-		b[4*(i0+1)] = a0
-		b[4*(i1+1)+1] = a1
-		b[4*(i2+1)+2] = a2
-		b[4*(i3+1)+3] = a3
+	if upSteps > 0 {
+		r0 := up[ku[0]:][:upSteps]
+		r1, r2, r3 := up[ku[1]:][:len(r0)], up[ku[2]:][:len(r0)], up[ku[3]:][:len(r0)]
+		w0 := b[4*(ku[0]+1):][:4*len(r0)-3]
+		w1, w2, w3 := b[4*(ku[1]+1)+1:][:len(w0)], b[4*(ku[2]+1)+2:][:len(w0)], b[4*(ku[3]+1)+3:][:len(w0)]
+		for ; t < len(r0) && a0 > h0 && a1 > h1 && a2 > h2 && a3 > h3; t++ {
+			a0 *= r0[t] * q0
+			a1 *= r1[t] * q1
+			a2 *= r2[t] * q2
+			a3 *= r3[t] * q3
+			w0[4*t], w1[4*t], w2[4*t], w3[4*t] = a0, a1, a2, a3
+		}
 	}
 	last := [4]float64{a0, a1, a2, a3}
 	for l := range 4 {
@@ -286,19 +292,25 @@ func (p *bernPoly) basisRun4(b []float64, n int, kk [4]int, bk [4]float64, xy []
 			b[4*(i+1)+l] = v
 		}
 	}
-	// Downwards: lane l writes b[4(i−1) + l] for i = kd[l], kd[l]−1, …
+	// Downwards: lane l writes b[4(i−1) + l] for i = kd[l], kd[l]−1, …, through reversed
+	// index arithmetic on views as above: step t reads down[kd − t] and writes b[4(kd−t−1) + l].
 	a0, a1, a2, a3 = v0[0], v0[1], v0[2], v0[3]
+	q0, q1, q2, q3 = qd[0], qd[1], qd[2], qd[3]
 	t = 0
-	for ; t < downSteps && a0 > thr[0] && a1 > thr[1] && a2 > thr[2] && a3 > thr[3]; t++ {
-		i0, i1, i2, i3 := kd[0]-t, kd[1]-t, kd[2]-t, kd[3]-t
-		a0 *= down[i0] * qd[0]
-		a1 *= down[i1] * qd[1]
-		a2 *= down[i2] * qd[2]
-		a3 *= down[i3] * qd[3]
-		b[4*(i0-1)] = a0
-		b[4*(i1-1)+1] = a1
-		b[4*(i2-1)+2] = a2
-		b[4*(i3-1)+3] = a3
+	if downSteps > 0 {
+		m := downSteps
+		r0 := down[kd[0]+1-m:][:m]
+		r1, r2, r3 := down[kd[1]+1-m:][:len(r0)], down[kd[2]+1-m:][:len(r0)], down[kd[3]+1-m:][:len(r0)]
+		w0 := b[4*(kd[0]-m):][:4*len(r0)-3]
+		w1, w2, w3 := b[4*(kd[1]-m)+1:][:len(w0)], b[4*(kd[2]-m)+2:][:len(w0)], b[4*(kd[3]-m)+3:][:len(w0)]
+		for ; t < len(r0) && a0 > h0 && a1 > h1 && a2 > h2 && a3 > h3; t++ {
+			j := len(r0) - 1 - t
+			a0 *= r0[j] * q0
+			a1 *= r1[j] * q1
+			a2 *= r2[j] * q2
+			a3 *= r3[j] * q3
+			w0[4*j], w1[4*j], w2[4*j], w3[4*j] = a0, a1, a2, a3
+		}
 	}
 	last = [4]float64{a0, a1, a2, a3}
 	for l := range 4 {
