@@ -15,14 +15,15 @@ import (
 //  1. the MADE over the S×d batch, from its masked weights formed once per parameter value
 //     (ad.Tape.Memo): the hidden layers as matrix products H_l = act(H_{l−1}·(W_l⊙mask_l) +
 //     1·b_lᵀ) (S×n_l), then the output layer packed by group of four coordinates: for group
-//     g its output block holds the M+1 coefficients with the four coordinates interleaved
-//     (entry 4k + l is coefficient k of coordinate 4g + l, the layout kernel.BernsteinElev4
-//     reads; padding lanes of the last group get zero weights), computed from the rows of
-//     the last hidden layer (and the inputs of the direct connections) that some coordinate
-//     of the group sees — the masked rows of the whole group are skipped — as four rank-1
-//     updates per pass (kernel.Axpy4) over blocks of 4(M+1) values;
-//  2. per draw and group, one kernel.Softplus pass over the 4M raw increments straight into
-//     the prepared-coefficient block (no copy, no gather);
+//     g its output run holds the M+1 coefficients with the group's nl coordinates
+//     interleaved (entry nl·k + l is coefficient k of coordinate 4g + l: for a full group the
+//     layout kernel.BernsteinElev4 reads; a last group of d mod 4 coordinates is compact),
+//     computed from the rows of the last hidden layer (and the inputs of the direct
+//     connections) that some coordinate of the group sees — the masked rows of the whole
+//     group are skipped — as four rank-1 updates per pass (kernel.Axpy4) over runs of
+//     nl·(M+1) values;
+//  2. per draw and group, one kernel.Softplus pass over the nl·M raw increments, for a full
+//     group straight into the prepared-coefficient block (no copy, no gather);
 //  3. per draw, evalAll: the polynomials, log-derivatives and the partials the backward
 //     needs, exactly as Forward.
 //
@@ -38,8 +39,8 @@ import (
 // only, so results are the same for any number of workers.
 //
 // Cost per step: the hidden layers' S·Σ n_{l−1}·n_l multiply-adds, the output layer's
-// S·4(M+1)·Σ_g (rows group g sees) forward and twice that backward, S·d·M softplus
-// evaluations (padding lanes included) and S·d polynomials of degree M (O(M) each).
+// S·(M+1)·Σ_g nl_g·(rows group g sees) forward and twice that backward, S·d·M softplus
+// evaluations and S·d polynomials of degree M (O(M) each).
 
 // bernGroup is one group of four coordinates of the batch node's packed output layer: the
 // rows of the MADE's output layer (units of its last hidden layer, or inputs without hidden
@@ -51,6 +52,11 @@ type bernGroup struct {
 	rows, drows []int
 	lanes       [][4]float64 // per row, then per direct row
 	off         int
+	// nl is the number of real lanes (4 but for a last group of d mod 4), q = nl·(M+1) the
+	// length of the group's runs (entry nl·k + l for coefficient k of lane l: the interleaved
+	// layout, compact for a last group that is not full) and col the offset of the group's
+	// runs in one draw's output (Σ of the earlier groups' q).
+	nl, q, col int
 }
 
 // newBernGroups returns the groups of the batch node's output layer for the MADE m with P
@@ -63,7 +69,7 @@ func newBernGroups(m *nn.MADE, P int) []bernGroup {
 	nin := len(mk) / kd
 	deg := m.Degrees()
 	gs := make([]bernGroup, groups(d))
-	off := 0
+	off, col := 0, 0
 	for g := range gs {
 		j0 := 4 * g
 		nl := min(4, d-j0)
@@ -92,8 +98,10 @@ func newBernGroups(m *nn.MADE, P int) []bernGroup {
 				}
 			}
 		}
+		gr.nl, gr.q, gr.col = nl, nl*P, col
+		col += gr.q
 		gr.off = off
-		off += (1 + len(gr.rows) + len(gr.drows)) * 4 * P
+		off += (1 + len(gr.rows) + len(gr.drows)) * gr.q
 	}
 	return gs
 }
@@ -123,7 +131,7 @@ func (b *BernsteinAR) hiddenMaskedLen() int {
 // packed output layer.
 func (b *BernsteinAR) maskedLen() int {
 	last := b.grp[len(b.grp)-1]
-	return b.hiddenMaskedLen() + last.off + (1+len(last.rows)+len(last.drows))*4*(b.p.m+1)
+	return b.hiddenMaskedLen() + last.off + (1+len(last.rows)+len(last.drows))*last.q
 }
 
 // masked returns, for the value of params, W⊙mask of every hidden layer of the MADE one after
@@ -154,10 +162,10 @@ func (b *BernsteinAR) formMasked(mp, w []float64) {
 	}
 	W, bias := m.Layer(mp, L)
 	V := m.Direct(mp)
-	d, kd, Q := b.d, len(bias), 4*(b.p.m+1)
+	d, kd := b.d, len(bias)
 	one := [4]float64{1, 1, 1, 1}
 	for g, gr := range b.grp {
-		blk := w[o+gr.off:]
+		blk, Q := w[o+gr.off:], gr.q
 		b.p.gatherGroup(blk[:Q], bias, one, g, d)
 		for i, r := range gr.rows {
 			b.p.gatherGroup(blk[(1+i)*Q:(2+i)*Q], W[r*kd:(r+1)*kd], gr.lanes[i], g, d)
@@ -169,14 +177,14 @@ func (b *BernsteinAR) formMasked(mp, w []float64) {
 	}
 }
 
-// gatherGroup sets dst[4k + l] = src[k·d + 4g + l]·lane[l] for the coefficients k of group g
-// (one row of the output layer in the MADE's parameter-major layout into the group's
-// interleaved layout), 0 for padding lanes.
+// gatherGroup sets dst[nl·k + l] = src[k·d + 4g + l]·lane[l] for the coefficients k of group
+// g and its nl = min(4, d − 4g) lanes: one row of the output layer in the MADE's
+// parameter-major layout into the group's interleaved layout.
 func (p *bernPoly) gatherGroup(dst, src []float64, lane [4]float64, g, d int) {
 	P := p.m + 1
 	j0 := 4 * g
-	dst = dst[:4*P]
 	if j0+4 <= d {
+		dst = dst[:4*P]
 		l0, l1, l2, l3 := lane[0], lane[1], lane[2], lane[3]
 		src = src[j0:]
 		for k := range P {
@@ -186,21 +194,20 @@ func (p *bernPoly) gatherGroup(dst, src []float64, lane [4]float64, g, d int) {
 		}
 		return
 	}
-	clear(dst)
+	nl := d - j0
 	for k := range P {
-		for l := range d - j0 {
-			dst[4*k+l] = src[k*d+j0+l] * lane[l]
+		for l := range nl {
+			dst[nl*k+l] = src[k*d+j0+l] * lane[l]
 		}
 	}
 }
 
-// scatterGroup is the adjoint of gatherGroup: dst[k·d + 4g + l] += src[4k + l]·lane[l] for
-// the real lanes of group g.
+// scatterGroup is the adjoint of gatherGroup: dst[k·d + 4g + l] += src[nl·k + l]·lane[l].
 func (p *bernPoly) scatterGroup(dst, src []float64, lane [4]float64, g, d int) {
 	P := p.m + 1
 	j0 := 4 * g
-	src = src[:4*P]
 	if j0+4 <= d {
+		src = src[:4*P]
 		l0, l1, l2, l3 := lane[0], lane[1], lane[2], lane[3]
 		dst = dst[j0:]
 		for k := range P {
@@ -213,26 +220,27 @@ func (p *bernPoly) scatterGroup(dst, src []float64, lane [4]float64, g, d int) {
 		}
 		return
 	}
+	nl := d - j0
 	for k := range P {
-		for l := range d - j0 {
-			dst[k*d+j0+l] += src[4*k+l] * lane[l]
+		for l := range nl {
+			dst[k*d+j0+l] += src[nl*k+l] * lane[l]
 		}
 	}
 }
 
 // batchScratch returns the forward's working memory for S draws: the MADE's output C
-// (S·4(M+1) per group, group by group, draw by draw), the prepared coefficients (prepLen),
-// evalAll's scratch (evalLen), one draw's d+1 outputs and 9M for prepDraw. The backward
+// (S·nl·(M+1) per group, group by group, draw by draw), the prepared coefficients (prepLen),
+// evalAll's scratch (evalLen), one draw's d+1 outputs and 6M for prepDraw. The backward
 // pass reuses C's part for the coefficient adjoints. Nothing in it outlives one call; kept by
 // the tape for the parameter value and never cleared: every call writes what it reads.
 func (b *BernsteinAR) batchScratch(t *ad.Tape, params ad.Var, S int) []float64 {
 	d := b.d
-	s, _ := t.Memo((*bernARBatchScratch)(b), params, S*b.outLen()+b.p.prepLen(d)+b.p.evalLen(d)+d+1+9*b.p.m)
+	s, _ := t.Memo((*bernARBatchScratch)(b), params, S*b.outLen()+b.p.prepLen(d)+b.p.evalLen(d)+d+1+6*b.p.m)
 	return s
 }
 
-// outLen returns the width of one draw's output of the packed output layer, 4(M+1) per group.
-func (b *BernsteinAR) outLen() int { return 4 * (b.p.m + 1) * len(b.grp) }
+// outLen returns the width of one draw's output of the packed output layer, Σ_g q = (M+1)d.
+func (b *BernsteinAR) outLen() int { return (b.p.m + 1) * b.d }
 
 // ForwardBatch records z_s = T(u_s) and log|det ∂z/∂u| at u_s for the S rows of U as one
 // node (see Batch and the comment at the top of bernstein_batch.go): the MADE over the S
@@ -276,7 +284,6 @@ func (b *BernsteinAR) ForwardBatch(t *ad.Tape, params, U ad.Var) (Z, logdet ad.V
 func (b *BernsteinAR) madeForwardBatch(S int, mp, wm, uv, hs, C []float64) {
 	m := b.made
 	d := b.d
-	Q := 4 * (b.p.m + 1)
 	act := m.Activation()
 	in, nin := uv, d
 	wo := 0
@@ -292,12 +299,13 @@ func (b *BernsteinAR) madeForwardBatch(S int, mp, wm, uv, hs, C []float64) {
 		wo += nin * H
 		in, nin = Y, H
 	}
-	for g, gr := range b.grp {
-		blk := wm[wo+gr.off:]
+	for _, gr := range b.grp {
+		blk, Q := wm[wo+gr.off:], gr.q
 		nr := len(gr.rows)
 		W, V := blk[Q:(1+nr)*Q], blk[(1+nr)*Q:(1+nr+len(gr.drows))*Q]
+		Cg := C[S*gr.col : S*(gr.col+Q)]
 		for s := range S {
-			o := C[(g*S+s)*Q : (g*S+s+1)*Q]
+			o := Cg[s*Q : (s+1)*Q]
 			copy(o, blk[:Q])
 			axpyRows(o, in[s*nin:(s+1)*nin], gr.rows, W)
 			axpyRows(o, uv[s*d:(s+1)*d], gr.drows, V)
@@ -336,23 +344,22 @@ func (b *BernsteinAR) polyForwardBatch(S int, C, pre, bs, zl, cs []float64, L be
 
 // prepDraw writes the prepared coefficients of draw s of S (the group blocks of pre, as
 // prepCoefs writes them) from the MADE output C: per group, one kernel.Softplus pass over the
-// 4M raw increments straight into the block, ϑ_0 = r_0 copied; the last group, when not
-// full, through the compact scratch cs (9M) so that its padding lanes need no softplus.
+// 4M raw increments straight into the block, ϑ_0 = r_0 copied; a last group that is not full
+// through the scratch cs (6M), then into its block with zero padding lanes.
 func (b *BernsteinAR) prepDraw(S, s int, C, pre, cs []float64) {
-	d, M := b.d, b.p.m
+	M := b.p.m
 	Q := 4 * (M + 1)
-	for g := range b.grp {
-		blk, r := pre[2*Q*g:2*Q*(g+1)], C[(g*S+s)*Q:(g*S+s+1)*Q]
-		if nl := d - 4*g; nl < 4 {
-			cr, csp, csg := cs[:nl*M], cs[nl*M:2*nl*M], cs[2*nl*M:3*nl*M]
-			for i := range cr {
-				cr[i] = r[4*(1+i/nl)+i%nl]
-			}
-			kernel.Softplus(csp, csg, cr)
+	for g, gr := range b.grp {
+		blk, r := pre[2*Q*g:2*Q*(g+1)], C[S*gr.col+s*gr.q:][:gr.q]
+		if nl := gr.nl; nl < 4 {
+			// The last group's runs are compact (entry nl·k + l): its M·nl increments are
+			// contiguous; one pass, then into the interleaved block with zero padding lanes.
+			csp, csg := cs[:nl*M], cs[nl*M:2*nl*M]
+			kernel.Softplus(csp, csg, r[nl:])
 			clear(blk)
-			de, si := blk[:Q], blk[Q:]
+			de, si := blk[4:Q], blk[Q+4:]
 			for i, v := range csp {
-				o := 4*(1+i/nl) + i%nl
+				o := 4*(i/nl) + i%nl
 				de[o], si[o] = v, csg[i]
 			}
 			copy(blk[:nl], r[:nl]) // ϑ_0 = r_0
@@ -443,16 +450,17 @@ func (n *bernARBatch) Backward(c ad.Custom) {
 
 // coefAdjoint writes the coefficient adjoints of draw s of S, z̄_j·∂z_j/∂r_kj + l̄·∂ld_j/∂r_kj
 // for coordinate j = 4g + l, from its record of evalAll (the interleaved ∂z/∂r and ∂ld/∂r of
-// each group, the same layout) into G in C's layout (entry (g·S + s)·4P + 4k + l; 0 for
-// padding lanes).
+// each group) into G in C's layout (group g's runs at S·col + s·q, entry nl·k + l; col = 4g·P
+// since every earlier group is full).
 func (p *bernPoly) coefAdjoint(rec []float64, d int, zbar []float64, lbar float64, G []float64, s, S int) {
-	Q := 4 * (p.m + 1)
+	P := p.m + 1
+	Q := 4 * P
 	for g := range groups(d) {
 		blk := rec[2*Q*g : 2*Q*(g+1)]
-		o := G[(g*S+s)*Q : (g*S+s+1)*Q]
-		dz, dl := blk[:len(o)], blk[Q:Q+len(o)]
 		j0 := 4 * g
 		if j0+4 <= d {
+			o := G[S*j0*P+s*Q : S*j0*P+(s+1)*Q]
+			dz, dl := blk[:len(o)], blk[Q:Q+len(o)]
 			z0, z1, z2, z3 := zbar[j0], zbar[j0+1], zbar[j0+2], zbar[j0+3]
 			for i := 0; i+3 < len(o); i += 4 {
 				o[i] = z0*dz[i] + lbar*dl[i]
@@ -462,11 +470,13 @@ func (p *bernPoly) coefAdjoint(rec []float64, d int, zbar []float64, lbar float6
 			}
 			continue
 		}
-		clear(o) // padding lanes: their records are not finite in general
-		for l := range d - j0 {
+		nl := d - j0 // the compact runs of a last group that is not full
+		o := G[S*j0*P+s*nl*P : S*j0*P+(s+1)*nl*P]
+		dz, dl := blk[:Q], blk[Q:]
+		for l := range nl {
 			zb := zbar[j0+l]
-			for i := l; i < len(o); i += 4 {
-				o[i] = zb*dz[i] + lbar*dl[i]
+			for k := range P {
+				o[nl*k+l] = zb*dz[4*k+l] + lbar*dl[4*k+l]
 			}
 		}
 	}
@@ -483,7 +493,6 @@ func (p *bernPoly) coefAdjoint(rec []float64, d int, zbar []float64, lbar float6
 func (b *BernsteinAR) madeBackBatch(S int, wm, ws, uv, hs, G, gm, gu []float64) {
 	m := b.made
 	d := b.d
-	Q := 4 * (b.p.m + 1)
 	act := m.Activation()
 	hid := m.Hidden()
 	L := len(hid)
@@ -509,9 +518,9 @@ func (b *BernsteinAR) madeBackBatch(S int, wm, ws, uv, hs, G, gm, gu []float64) 
 	kd := m.K() * d
 	one := [4]float64{1, 1, 1, 1}
 	for g, gr := range b.grp {
-		blk := wm[wo+gr.off:]
+		blk, Q := wm[wo+gr.off:], gr.q
 		nr := len(gr.rows)
-		Gg := G[g*S*Q : (g+1)*S*Q]
+		Gg := G[S*gr.col : S*(gr.col+Q)]
 		if gm != nil {
 			w := tmp[:Q]
 			clear(w)

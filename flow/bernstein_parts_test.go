@@ -35,7 +35,7 @@ func BenchmarkBernsteinARBatchParts(b *testing.B) {
 	hs := make([]float64, S*nh)
 	pre := make([]float64, f.p.prepLen(d))
 	bs := make([]float64, f.p.evalLen(d))
-	zl, cs := make([]float64, d+1), make([]float64, 9*M)
+	zl, cs := make([]float64, d+1), make([]float64, 6*M)
 	out := make([]float64, S*(d+1))
 	recs := make([]float64, S*nr)
 	L := bernRows{aff: f.affine(pv), affStride: 2}
