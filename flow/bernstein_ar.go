@@ -50,6 +50,9 @@ type BernsteinAR struct {
 	p     bernPoly
 	nm    int
 	fixed []float64 // BernsteinFrozenAffine: the constant pairs (a′, β) = (0, 0); nil otherwise
+	// grp describes the batch node's packed output layer, one entry per group of four
+	// coordinates (bernstein_batch.go).
+	grp []bernGroup
 }
 
 // NewBernsteinAR returns the triangular Bernstein flow whose coefficients come from cond; the
@@ -63,6 +66,7 @@ func NewBernsteinAR(cond *nn.MADE, opts ...BernsteinOption) *BernsteinAR {
 	if c.frozen {
 		b.fixed = make([]float64, 2*b.d)
 	}
+	b.grp = newBernGroups(cond, b.p.m+1)
 	return b
 }
 

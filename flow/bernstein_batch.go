@@ -1,20 +1,413 @@
 package flow
 
 import (
+	"math"
+
 	"github.com/vigo-bayes/vigo/ad"
+	"github.com/vigo-bayes/vigo/internal/kernel"
+	"github.com/vigo-bayes/vigo/internal/mathx"
+	"github.com/vigo-bayes/vigo/nn"
 )
 
 // The batched forward pass of BernsteinAR (Batch): one ad.Custom node for the S draws of a
-// gradient step, value [Z (S×d) | logdet (S)], aux the S per-draw records of forwardNode
-// (evalAll's record, then the MADE's hidden activations). The forward runs forwardNode's
-// float64 code row by row; the backward pulls the S output adjoints back through the
-// polynomials row by row into a coefficient adjoint laid out by dimension, then draw, and
-// through the MADE's output layer once for the whole batch (nn.MADE.OutputsByDimBackBatch:
-// the weight adjoints summed over the draws before the strided add into the parameter
-// layout), then the hidden layers row by row.
+// gradient step, value [Z (S×d) | logdet (S)], in a few passes over all S draws at once:
+//
+//  1. the MADE over the S×d batch, from its masked weights formed once per parameter value
+//     (ad.Tape.Memo): the hidden layers as matrix products H_l = act(H_{l−1}·(W_l⊙mask_l) +
+//     1·b_lᵀ) (S×n_l), then the output layer packed by group of four coordinates: for group
+//     g its output run holds the M+1 coefficients with the group's nl coordinates
+//     interleaved (entry nl·k + l is coefficient k of coordinate 4g + l: for a full group the
+//     layout kernel.BernsteinElev4 reads; a last group of d mod 4 coordinates is compact),
+//     computed from the rows of the last hidden layer (and the inputs of the direct
+//     connections) that some coordinate of the group sees — the masked rows of the whole
+//     group are skipped — as four rank-1 updates per pass (kernel.Axpy4) over runs of
+//     nl·(M+1) values;
+//  2. per draw and group, one kernel.Softplus pass over the nl·M raw increments, for a full
+//     group straight into the prepared-coefficient block (no copy, no gather);
+//  3. per draw, evalAll: the polynomials, log-derivatives and the partials the backward
+//     needs, exactly as Forward.
+//
+// The backward pass is hand-written and batched the same way: the coefficient adjoints of
+// all draws in the output layout (z̄·∂z/∂r + l̄·∂ld/∂r, the softplus derivative already in
+// the record; contiguous per group and draw), then the output layer's pullback per group
+// (weight adjoints Σ_s h_sr·Ḡ_s summed over the draws before they are scattered into the
+// parameter layout with the mask, hidden adjoints as dot products), the hidden layers' as
+// matrix products over the batch (W̄ += (Xᵀ·Ḡ)⊙mask, b̄ += 1ᵀ·Ḡ, X̄ = Ḡ·W̃ᵀ) and the
+// activation's derivative. No per-scalar tape node is recorded and nothing is allocated in
+// steady state. Every draw's values equal those of Forward up to the rounding of the
+// reordered sums; the node runs on the calling goroutine and depends on S and its inputs
+// only, so results are the same for any number of workers.
+//
+// Cost per step: the hidden layers' S·Σ n_{l−1}·n_l multiply-adds, the output layer's
+// S·(M+1)·Σ_g nl_g·(rows group g sees) forward and twice that backward, S·d·M softplus
+// evaluations and S·d polynomials of degree M (O(M) each).
 
-// bernARBatch is the Backwarder of BernsteinAR's batch node (arguments: params, U).
+// bernGroup is one group of four coordinates of the batch node's packed output layer: the
+// rows of the MADE's output layer (units of its last hidden layer, or inputs without hidden
+// layers) that some coordinate of the group sees, the inputs whose direct connections reach
+// one of them, the lane masks (1 where coordinate 4g + l sees the row, 0 elsewhere and for
+// padding lanes) and the offset of the group's block in the packed layer (bias, then the
+// rows, then the direct rows, 4(M+1) values each).
+type bernGroup struct {
+	rows, drows []int
+	lanes       [][4]float64 // per row, then per direct row
+	off         int
+	// nl is the number of real lanes (4 but for a last group of d mod 4), q = nl·(M+1) the
+	// length of the group's runs (entry nl·k + l for coefficient k of lane l: the interleaved
+	// layout, compact for a last group that is not full) and col the offset of the group's
+	// runs in one draw's output (Σ of the earlier groups' q).
+	nl, q, col int
+}
+
+// newBernGroups returns the groups of the batch node's output layer for the MADE m with P
+// outputs per dimension. The output layer's mask does not depend on the output's parameter
+// index (nn.MADE: output p·d + j has the degree of dimension j), so one lane mask per row
+// serves all P coefficients.
+func newBernGroups(m *nn.MADE, P int) []bernGroup {
+	d, kd := m.Dim(), m.K()*m.Dim()
+	mk := m.Mask(m.Layers() - 1)
+	nin := len(mk) / kd
+	deg := m.Degrees()
+	gs := make([]bernGroup, groups(d))
+	off, col := 0, 0
+	for g := range gs {
+		j0 := 4 * g
+		nl := min(4, d-j0)
+		gr := &gs[g]
+		for r := range nin {
+			var ln [4]float64
+			for l := range nl {
+				ln[l] = mk[r*kd+j0+l]
+			}
+			if ln != [4]float64{} {
+				gr.rows = append(gr.rows, r)
+				gr.lanes = append(gr.lanes, ln)
+			}
+		}
+		if m.HasDirect() {
+			for i := range d {
+				var ln [4]float64
+				for l := range nl {
+					if deg[j0+l] > deg[i] {
+						ln[l] = 1
+					}
+				}
+				if ln != [4]float64{} {
+					gr.drows = append(gr.drows, i)
+					gr.lanes = append(gr.lanes, ln)
+				}
+			}
+		}
+		gr.nl, gr.q, gr.col = nl, nl*P, col
+		col += gr.q
+		gr.off = off
+		off += (1 + len(gr.rows) + len(gr.drows)) * gr.q
+	}
+	return gs
+}
+
+// bernARBatch is the Backwarder of BernsteinAR's batch node (arguments: params, U). Its aux
+// holds the S records of evalAll (recLen(d) each), then the hidden activations of the S
+// draws layer by layer (layer l an S×n_l block).
 type bernARBatch BernsteinAR
+
+// Memo keys of the batch node: the masked weights, the forward's and the backward's scratch.
+type (
+	bernARMasked       BernsteinAR
+	bernARBatchScratch BernsteinAR
+	bernARBackScratch  BernsteinAR
+)
+
+// hiddenMaskedLen returns the length of the masked weights of the hidden layers.
+func (b *BernsteinAR) hiddenMaskedLen() int {
+	n, in := 0, b.d
+	for _, h := range b.made.Hidden() {
+		n, in = n+in*h, h
+	}
+	return n
+}
+
+// maskedLen returns the length of the masked weights (masked): the hidden layers', then the
+// packed output layer.
+func (b *BernsteinAR) maskedLen() int {
+	last := b.grp[len(b.grp)-1]
+	return b.hiddenMaskedLen() + last.off + (1+len(last.rows)+len(last.drows))*last.q
+}
+
+// masked returns, for the value of params, W⊙mask of every hidden layer of the MADE one after
+// the other (layer l n_{l−1}×n_l row-major, as the parameters), then the packed output layer
+// (bernGroup): formed on the first call for that value (once per gradient step;
+// ad.Tape.Memo).
+func (b *BernsteinAR) masked(t *ad.Tape, params ad.Var) []float64 {
+	w, ok := t.Memo((*bernARMasked)(b), params, b.maskedLen())
+	if !ok {
+		b.formMasked(t.Value(params)[:b.nm], w)
+	}
+	return w
+}
+
+// formMasked writes the masked weights of the MADE parameters mp into w (maskedLen).
+func (b *BernsteinAR) formMasked(mp, w []float64) {
+	m := b.made
+	L := m.Layers() - 1
+	o := 0
+	for l := range L {
+		W, _ := m.Layer(mp, l)
+		mk := m.Mask(l)
+		dst := w[o : o+len(W)]
+		for i, v := range W {
+			dst[i] = v * mk[i]
+		}
+		o += len(W)
+	}
+	W, bias := m.Layer(mp, L)
+	V := m.Direct(mp)
+	d, kd := b.d, len(bias)
+	one := [4]float64{1, 1, 1, 1}
+	for g, gr := range b.grp {
+		blk, Q := w[o+gr.off:], gr.q
+		b.p.gatherGroup(blk[:Q], bias, one, g, d)
+		for i, r := range gr.rows {
+			b.p.gatherGroup(blk[(1+i)*Q:(2+i)*Q], W[r*kd:(r+1)*kd], gr.lanes[i], g, d)
+		}
+		n := 1 + len(gr.rows)
+		for i, r := range gr.drows {
+			b.p.gatherGroup(blk[(n+i)*Q:(n+i+1)*Q], V[r*kd:(r+1)*kd], gr.lanes[len(gr.rows)+i], g, d)
+		}
+	}
+}
+
+// gatherGroup sets dst[nl·k + l] = src[k·d + 4g + l]·lane[l] for the coefficients k of group
+// g and its nl = min(4, d − 4g) lanes: one row of the output layer in the MADE's
+// parameter-major layout into the group's interleaved layout.
+func (p *bernPoly) gatherGroup(dst, src []float64, lane [4]float64, g, d int) {
+	P := p.m + 1
+	j0 := 4 * g
+	if j0+4 <= d {
+		dst = dst[:4*P]
+		l0, l1, l2, l3 := lane[0], lane[1], lane[2], lane[3]
+		src = src[j0:]
+		for k := range P {
+			s := src[k*d : k*d+4]
+			q := dst[4*k : 4*k+4]
+			q[0], q[1], q[2], q[3] = s[0]*l0, s[1]*l1, s[2]*l2, s[3]*l3
+		}
+		return
+	}
+	nl := d - j0
+	for k := range P {
+		for l := range nl {
+			dst[nl*k+l] = src[k*d+j0+l] * lane[l]
+		}
+	}
+}
+
+// scatterGroup is the adjoint of gatherGroup: dst[k·d + 4g + l] += src[nl·k + l]·lane[l].
+func (p *bernPoly) scatterGroup(dst, src []float64, lane [4]float64, g, d int) {
+	P := p.m + 1
+	j0 := 4 * g
+	if j0+4 <= d {
+		src = src[:4*P]
+		l0, l1, l2, l3 := lane[0], lane[1], lane[2], lane[3]
+		dst = dst[j0:]
+		for k := range P {
+			s := src[4*k : 4*k+4]
+			q := dst[k*d : k*d+4]
+			q[0] += s[0] * l0
+			q[1] += s[1] * l1
+			q[2] += s[2] * l2
+			q[3] += s[3] * l3
+		}
+		return
+	}
+	nl := d - j0
+	for k := range P {
+		for l := range nl {
+			dst[k*d+j0+l] += src[nl*k+l] * lane[l]
+		}
+	}
+}
+
+// batchScratch returns the forward's working memory for S draws: the MADE's output C
+// (S·nl·(M+1) per group, group by group, draw by draw), the prepared coefficients (prepLen),
+// evalAll's scratch (evalLen), one draw's d+1 outputs and 6M for prepDraw. The backward
+// pass reuses C's part for the coefficient adjoints. Nothing in it outlives one call; kept by
+// the tape for the parameter value and never cleared: every call writes what it reads.
+func (b *BernsteinAR) batchScratch(t *ad.Tape, params ad.Var, S int) []float64 {
+	d := b.d
+	s, _ := t.Memo((*bernARBatchScratch)(b), params, S*b.outLen()+b.p.prepLen(d)+b.p.evalLen(d)+d+1+6*b.p.m)
+	return s
+}
+
+// outLen returns the width of one draw's output of the packed output layer, Σ_g q = (M+1)d.
+func (b *BernsteinAR) outLen() int { return (b.p.m + 1) * b.d }
+
+// ForwardBatch records z_s = T(u_s) and log|det ∂z/∂u| at u_s for the S rows of U as one
+// node (see Batch and the comment at the top of bernstein_batch.go): the MADE over the S
+// rows at once, the softplus increments of each draw in one pass per group of four
+// coordinates, then the d polynomials of every row as Forward evaluates them. Cost:
+// S·(MADE + d·M) with the MADE's and the backward's work in long runs over the batch; one
+// node.
+func (b *BernsteinAR) ForwardBatch(t *ad.Tape, params, U ad.Var) (Z, logdet ad.Var) {
+	checkLen("BernsteinAR.ForwardBatch", "params", t.Size(params), b.NumParams())
+	d := b.d
+	S := batchRows(t, "BernsteinAR.ForwardBatch", U, d)
+	nw := b.outLen()
+	nr, nh := b.p.recLen(d), b.made.HiddenLen()
+	c := t.CustomUninit((*bernARBatch)(b), S*(d+1), S*(nr+nh), params, U) // every aux entry is written below
+	pv, uv := t.Value(params), t.Value(U)
+	aux, out := c.Aux(), c.Value()
+	recs, hs := aux[:S*nr], aux[S*nr:]
+	wm := b.masked(t, params)
+	ws := b.batchScratch(t, params, S)
+	C := ws[:S*nw]
+	npre, nev := b.p.prepLen(d), b.p.evalLen(d)
+	pre := ws[S*nw : S*nw+npre]
+	bs := ws[S*nw+npre : S*nw+npre+nev]
+	zl := ws[S*nw+npre+nev:]
+
+	b.madeForwardBatch(S, pv[:b.nm], wm, uv, hs, C)
+	L := bernRows{aff: b.affine(pv), affStride: 2}
+	a, ok := t.Memo((*bernARNode)(b), params, 3*d) // the affine values: parameters only
+	if !ok {
+		b.p.prepAffine(a, d, L)
+	}
+	copy(pre[b.p.affOff(d):], a)
+	b.polyForwardBatch(S, C, pre, bs, zl[:d+1], zl[d+1:], L, uv, out, recs)
+	v := c.Var()
+	return t.AsMatrix(t.Slice(v, 0, S*d), S, d), t.Slice(v, S*d, S*(d+1))
+}
+
+// madeForwardBatch writes the MADE's hidden activations of the S rows of uv into hs (layer
+// by layer, S×n_l each) and its output into C (the packed layout, group by group, draw by
+// draw), from the parameters mp and their masked weights wm.
+func (b *BernsteinAR) madeForwardBatch(S int, mp, wm, uv, hs, C []float64) {
+	m := b.made
+	d := b.d
+	act := m.Activation()
+	in, nin := uv, d
+	wo := 0
+	for l, H := range m.Hidden() {
+		_, bias := m.Layer(mp, l)
+		Y := hs[:S*H]
+		hs = hs[S*H:]
+		for s := range S {
+			copy(Y[s*H:(s+1)*H], bias)
+		}
+		mulAdd(Y, in, wm[wo:wo+nin*H], S, nin, H)
+		activateRows(act, Y)
+		wo += nin * H
+		in, nin = Y, H
+	}
+	for _, gr := range b.grp {
+		blk, Q := wm[wo+gr.off:], gr.q
+		nr := len(gr.rows)
+		W, V := blk[Q:(1+nr)*Q], blk[(1+nr)*Q:(1+nr+len(gr.drows))*Q]
+		Cg := C[S*gr.col : S*(gr.col+Q)]
+		for s := range S {
+			o := Cg[s*Q : (s+1)*Q]
+			copy(o, blk[:Q])
+			axpyRows(o, in[s*nin:(s+1)*nin], gr.rows, W)
+			axpyRows(o, uv[s*d:(s+1)*d], gr.drows, V)
+		}
+	}
+}
+
+// axpyRows adds Σ_i x[rows[i]]·W[i·n : (i+1)·n] to o (n = len(o)), four rows per pass.
+func axpyRows(o, x []float64, rows []int, W []float64) {
+	n := len(o)
+	i := 0
+	for ; i+4 <= len(rows); i += 4 {
+		kernel.Axpy4(x[rows[i]], x[rows[i+1]], x[rows[i+2]], x[rows[i+3]], W[i*n:(i+4)*n], o)
+	}
+	for ; i+2 <= len(rows); i += 2 {
+		kernel.Axpy2(x[rows[i]], x[rows[i+1]], W[i*n:(i+2)*n], o)
+	}
+	if i < len(rows) {
+		kernel.Axpy(x[rows[i]], W[i*n:(i+1)*n], o)
+	}
+}
+
+// polyForwardBatch evaluates the polynomials of the S draws from the MADE output C (packed
+// layout): per draw, prepDraw, then evalAll with scratch bs and zl (d+1), the values into out
+// ([Z | logdet]) and the records into recs; cs is prepDraw's scratch.
+func (b *BernsteinAR) polyForwardBatch(S int, C, pre, bs, zl, cs []float64, L bernRows, uv, out, recs []float64) {
+	d := b.d
+	nr := b.p.recLen(d)
+	for s := range S {
+		b.prepDraw(S, s, C, pre, cs)
+		b.p.evalAll(pre, bs, d, L, uv[s*d:(s+1)*d], zl, recs[s*nr:(s+1)*nr])
+		copy(out[s*d:(s+1)*d], zl[:d])
+		out[S*d+s] = zl[d]
+	}
+}
+
+// prepDraw writes the prepared coefficients of draw s of S (the group blocks of pre, as
+// prepCoefs writes them) from the MADE output C: per group, one kernel.Softplus pass over the
+// 4M raw increments straight into the block, ϑ_0 = r_0 copied; a last group that is not full
+// through the scratch cs (6M), then into its block with zero padding lanes.
+func (b *BernsteinAR) prepDraw(S, s int, C, pre, cs []float64) {
+	M := b.p.m
+	Q := 4 * (M + 1)
+	for g, gr := range b.grp {
+		blk, r := pre[2*Q*g:2*Q*(g+1)], C[S*gr.col+s*gr.q:][:gr.q]
+		if nl := gr.nl; nl < 4 {
+			// The last group's runs are compact (entry nl·k + l): its M·nl increments are
+			// contiguous; one pass, then into the interleaved block with zero padding lanes.
+			csp, csg := cs[:nl*M], cs[nl*M:2*nl*M]
+			kernel.Softplus(csp, csg, r[nl:])
+			clear(blk)
+			de, si := blk[4:Q], blk[Q+4:]
+			for i, v := range csp {
+				o := 4*(i/nl) + i%nl
+				de[o], si[o] = v, csg[i]
+			}
+			copy(blk[:nl], r[:nl]) // ϑ_0 = r_0
+			continue
+		}
+		kernel.Softplus(blk[4:Q], blk[Q+4:], r[4:])
+		copy(blk[:4], r[:4]) // ϑ_0 = r_0
+		clear(blk[Q : Q+4])
+	}
+}
+
+// activateRows applies the hidden activation in place, as ad.Dense (and nn.MADE) do.
+func activateRows(act ad.Activation, y []float64) {
+	switch act {
+	case ad.ReLU:
+		for i, z := range y {
+			y[i] = max(z, 0)
+		}
+	case ad.Tanh:
+		for i, z := range y {
+			y[i] = math.Tanh(z)
+		}
+	case ad.Sigmoid:
+		for i, z := range y {
+			y[i] = mathx.Logistic(z)
+		}
+	}
+}
+
+// activateRowsBack multiplies the adjoint g by the activation's derivative at output y.
+func activateRowsBack(act ad.Activation, g, y []float64) {
+	switch act {
+	case ad.ReLU:
+		for i, yi := range y {
+			if yi <= 0 {
+				g[i] = 0
+			}
+		}
+	case ad.Tanh:
+		for i, yi := range y {
+			g[i] *= 1 - yi*yi
+		}
+	case ad.Sigmoid:
+		for i, yi := range y {
+			g[i] *= yi * (1 - yi)
+		}
+	}
+}
 
 // Backward implements ad.Backwarder.
 func (n *bernARBatch) Backward(c ad.Custom) {
@@ -22,13 +415,15 @@ func (n *bernARBatch) Backward(c ad.Custom) {
 	t := c.Tape()
 	params, U := c.Arg(0), c.Arg(1)
 	gp, gu := t.Grad(params), t.Grad(U)
-	d, P := b.d, b.p.m+1
-	nr, nh := b.p.recLen(d), b.made.HiddenLen()
+	d := b.d
+	nw := b.outLen()
+	nr := b.p.recLen(d)
 	uv := t.Value(U)
 	S := len(uv) / d
 	g := c.Grad()
 	Zb, lb := g[:S*d], g[S*d:]
 	aux := c.Aux()
+	recs, hs := aux[:S*nr], aux[S*nr:]
 	var gm, ga []float64
 	if gp != nil {
 		gm = gp[:b.nm]
@@ -36,84 +431,270 @@ func (n *bernARBatch) Backward(c ad.Custom) {
 			ga = gp[b.nm:]
 		}
 	}
-	// Coefficient adjoints, G[(j·S + s)·P + k] for coefficient k of coordinate j of draw s.
-	G := t.Scratch(S * d * P)
+	// The coefficient adjoints of all draws (C's layout), the affine and input adjoints.
+	G := b.batchScratch(t, params, S)[:S*nw]
 	for s := range S {
+		rec := recs[s*nr : (s+1)*nr]
 		var gus []float64
 		if gu != nil {
 			gus = gu[s*d : (s+1)*d]
 		}
-		rec := aux[s*(nr+nh):][:nr]
-		b.p.backwardAll(rec, d, Zb[s*d:(s+1)*d], lb[s], G, s*P, S*P, true, ga, 0, 2, gus)
+		b.p.coefAdjoint(rec, d, Zb[s*d:(s+1)*d], lb[s], G, s, S)
+		b.p.backwardAll(rec, d, Zb[s*d:(s+1)*d], lb[s], nil, 0, 0, false, ga, 0, 2, gus)
 	}
 	if gm == nil && gu == nil {
 		return
 	}
-	pv := t.Value(params)[:b.nm]
-	nl := d // size of the output layer's input: the last hidden layer, or u
-	if nh > 0 {
-		hid := b.made.Hidden()
-		nl = hid[len(hid)-1]
-	}
-	H, gH := uv, gu
-	if nh > 0 {
-		H = t.Scratch(S * nl)
-		for s := range S {
-			copy(H[s*nl:(s+1)*nl], aux[s*(nr+nh)+nr+nh-nl:][:nl])
+	b.madeBackBatch(S, b.masked(t, params), b.backScratch(t, params, S), uv, hs, G, gm, gu)
+}
+
+// coefAdjoint writes the coefficient adjoints of draw s of S, z̄_j·∂z_j/∂r_kj + l̄·∂ld_j/∂r_kj
+// for coordinate j = 4g + l, from its record of evalAll (the interleaved ∂z/∂r and ∂ld/∂r of
+// each group) into G in C's layout (group g's runs at S·col + s·q, entry nl·k + l; col = 4g·P
+// since every earlier group is full).
+func (p *bernPoly) coefAdjoint(rec []float64, d int, zbar []float64, lbar float64, G []float64, s, S int) {
+	P := p.m + 1
+	Q := 4 * P
+	for g := range groups(d) {
+		blk := rec[2*Q*g : 2*Q*(g+1)]
+		j0 := 4 * g
+		if j0+4 <= d {
+			o := G[S*j0*P+s*Q : S*j0*P+(s+1)*Q]
+			dz, dl := blk[:len(o)], blk[Q:Q+len(o)]
+			z0, z1, z2, z3 := zbar[j0], zbar[j0+1], zbar[j0+2], zbar[j0+3]
+			for i := 0; i+3 < len(o); i += 4 {
+				o[i] = z0*dz[i] + lbar*dl[i]
+				o[i+1] = z1*dz[i+1] + lbar*dl[i+1]
+				o[i+2] = z2*dz[i+2] + lbar*dl[i+2]
+				o[i+3] = z3*dz[i+3] + lbar*dl[i+3]
+			}
+			continue
 		}
-		gH = t.Scratch(S * nl)
-	}
-	b.made.OutputsByDimBackBatch(S, b.packed(t, params), H, uv, G, gm, gH, gu, t.Scratch(P))
-	if nh == 0 {
-		return
-	}
-	ws := t.Scratch(nh)
-	for s := range S {
-		var gus []float64
-		if gu != nil {
-			gus = gu[s*d : (s+1)*d]
+		nl := d - j0 // the compact runs of a last group that is not full
+		o := G[S*j0*P+s*nl*P : S*j0*P+(s+1)*nl*P]
+		dz, dl := blk[:Q], blk[Q:]
+		for l := range nl {
+			zb := zbar[j0+l]
+			for k := range P {
+				o[nl*k+l] = zb*dz[4*k+l] + lbar*dl[4*k+l]
+			}
 		}
-		hs := aux[s*(nr+nh)+nr:][:nh]
-		b.made.HiddenBack(pv, uv[s*d:(s+1)*d], hs, gH[s*nl:(s+1)*nl], gm, gus, ws)
 	}
 }
 
-// ForwardBatch records z_s = T(u_s) and log|det ∂z/∂u| at u_s for the S rows of U as one
-// node (see Batch): per row the MADE in plain float64, the d·M softplus increments, the d
-// polynomials and the log-determinant, as Forward; the backward pass sums the output layer's
-// weight adjoints over the rows before adding them to the parameters'. Cost: S times
-// Forward's arithmetic with one node instead of S, and one strided pass over the output
-// layer's weight adjoint instead of S.
-func (b *BernsteinAR) ForwardBatch(t *ad.Tape, params, U ad.Var) (Z, logdet ad.Var) {
-	checkLen("BernsteinAR.ForwardBatch", "params", t.Size(params), b.NumParams())
-	d, P := b.d, b.p.m+1
-	S := batchRows(t, "BernsteinAR.ForwardBatch", U, d)
-	nr, nh := b.p.recLen(d), b.made.HiddenLen()
-	c := t.CustomUninit((*bernARBatch)(b), S*(d+1), S*(nr+nh), params, U) // every aux entry is written below
-	pv, uv := t.Value(params), t.Value(U)
-	aux, out := c.Aux(), c.Value()
-	ws := b.scratch(t, params)
-	C := ws[:d*P]
-	n := b.p.prepLen(d)
-	pre, bs := ws[d*P:d*P+n], ws[d*P+n:]
-	packed := b.packed(t, params)
-	a, ok := t.Memo((*bernARNode)(b), params, 3*d)
-	L := bernRows{coef: C, coefStride: P, aff: b.affine(pv), affStride: 2}
-	if !ok {
-		b.p.prepAffine(a, d, L)
+// madeBackBatch is the MADE's pullback over the batch: for the adjoint G of its output (C's
+// layout) it adds ∂/∂params into gm (nil to skip) and ∂/∂U into gu (nil to skip), from the
+// inputs uv (S×d), the hidden activations hs (layer by layer, S×n_l each) and the masked
+// weights wm. The output layer group by group: the weight adjoints Σ_s h_sr·Ḡ_gs of every row
+// the group sees, summed over the draws in the packed layout and then scattered into the
+// parameter layout with the lane masks (scatterGroup), the bias adjoint likewise, and the
+// hidden (or input) adjoints as dot products with the packed weights; then the hidden layers,
+// last first: W̄ += (Xᵀ·Ḡ)⊙mask, b̄ += 1ᵀ·Ḡ, X̄ = Ḡ·W̃ᵀ and the activation's derivative.
+func (b *BernsteinAR) madeBackBatch(S int, wm, ws, uv, hs, G, gm, gu []float64) {
+	m := b.made
+	d := b.d
+	act := m.Activation()
+	hid := m.Hidden()
+	L := len(hid)
+	maxW, maxH := b.backLens()
+	tmp := ws[:maxW]
+	ga, gb := ws[maxW:maxW+S*maxH], ws[maxW+S*maxH:]
+
+	// Output layer: X is the last hidden layer (or U), nx wide, its adjoint gx.
+	nx, X := d, uv
+	gx := gu
+	if L > 0 {
+		nx = hid[L-1]
+		X = hs[len(hs)-S*nx:]
+		gx = ga[:S*nx]
+		clear(gx)
 	}
-	zl := t.Scratch(d + 1)
-	for s := range S {
-		u := uv[s*d : (s+1)*d]
-		rec := aux[s*(nr+nh):][:nr+nh]
-		hl := b.made.HiddenForward(pv[:b.nm], u, rec[nr:])
-		b.made.OutputsByDim(packed, hl, u, C)
-		b.p.prepCoefs(pre, d, L)
-		copy(pre[b.p.affOff(d):], a)
-		b.p.evalAll(pre, bs, d, L, u, zl, rec[:nr])
-		copy(out[s*d:(s+1)*d], zl[:d])
-		out[S*d+s] = zl[d]
+	wo := b.hiddenMaskedLen()
+	var gW, gbias, gV []float64
+	if gm != nil {
+		gW, gbias = m.Layer(gm, L)
+		gV = m.Direct(gm)
 	}
-	v := c.Var()
-	return t.AsMatrix(t.Slice(v, 0, S*d), S, d), t.Slice(v, S*d, S*(d+1))
+	kd := m.K() * d
+	one := [4]float64{1, 1, 1, 1}
+	for g, gr := range b.grp {
+		blk, Q := wm[wo+gr.off:], gr.q
+		nr := len(gr.rows)
+		Gg := G[S*gr.col : S*(gr.col+Q)]
+		if gm != nil {
+			w := tmp[:Q]
+			clear(w)
+			colSumAdd(w, Gg, S, Q)
+			b.p.scatterGroup(gbias, w, one, g, d)
+			for i, r := range gr.rows {
+				clear(w)
+				axpyCol(w, X, nx, r, Gg, S)
+				b.p.scatterGroup(gW[r*kd:(r+1)*kd], w, gr.lanes[i], g, d)
+			}
+			for i, r := range gr.drows {
+				clear(w)
+				axpyCol(w, uv, d, r, Gg, S)
+				b.p.scatterGroup(gV[r*kd:(r+1)*kd], w, gr.lanes[nr+i], g, d)
+			}
+		}
+		if gx != nil {
+			for i, r := range gr.rows {
+				wr := blk[(1+i)*Q : (2+i)*Q]
+				for s := range S {
+					gx[s*nx+r] += kernel.Dot(Gg[s*Q:(s+1)*Q], wr)
+				}
+			}
+		}
+		if gu != nil {
+			for i, r := range gr.drows {
+				wr := blk[(1+nr+i)*Q : (2+nr+i)*Q]
+				for s := range S {
+					gu[s*d+r] += kernel.Dot(Gg[s*Q:(s+1)*Q], wr)
+				}
+			}
+		}
+	}
+	if L == 0 {
+		return
+	}
+	activateRowsBack(act, gx, X)
+
+	// Hidden layers, last first: layer l reads X (U or hidden layer l−1, nx wide) and has the
+	// adjoint g of its pre-activation output (nout wide).
+	g, nout := gx, nx
+	hEnd := len(hs) - S*nout
+	wEnd := wo
+	for l := L - 1; l >= 0; l-- {
+		nx, X = d, uv
+		if l > 0 {
+			nx = hid[l-1]
+			X = hs[hEnd-S*nx : hEnd]
+			hEnd -= S * nx
+		}
+		W := wm[wEnd-nx*nout : wEnd]
+		wEnd -= nx * nout
+		if gm != nil {
+			gW, gbias := m.Layer(gm, l)
+			w := tmp[:nx*nout]
+			clear(w)
+			mulTAdd(w, X, g, S, nx, nout)
+			colSumAdd(gbias, g, S, nout)
+			mk := m.Mask(l)
+			for i, v := range w {
+				gW[i] += v * mk[i]
+			}
+		}
+		if l == 0 {
+			if gu != nil {
+				mulNTAdd(gu, g, W, S, d, nout)
+			}
+			return
+		}
+		ga, gb = gb, ga
+		gx := ga[:S*nx]
+		clear(gx)
+		mulNTAdd(gx, g, W, S, nx, nout)
+		activateRowsBack(act, gx, X)
+		g, nout = gx, nx
+	}
+}
+
+// axpyCol sets w += Σ_s X[s·nx + r]·G[s·n : (s+1)·n] (n = len(w)): column r of X (S×nx)
+// against the S rows of G, four draws per pass.
+func axpyCol(w, X []float64, nx, r int, G []float64, S int) {
+	n := len(w)
+	s := 0
+	for ; s+4 <= S; s += 4 {
+		kernel.Axpy4(X[s*nx+r], X[(s+1)*nx+r], X[(s+2)*nx+r], X[(s+3)*nx+r], G[s*n:(s+4)*n], w)
+	}
+	for ; s+2 <= S; s += 2 {
+		kernel.Axpy2(X[s*nx+r], X[(s+1)*nx+r], G[s*n:(s+2)*n], w)
+	}
+	if s < S {
+		kernel.Axpy(X[s*nx+r], G[s*n:(s+1)*n], w)
+	}
+}
+
+// backLens returns the sizes of madeBackBatch's scratch: the largest weight adjoint of a
+// hidden layer or one group row of the output layer, and the widest hidden layer.
+func (b *BernsteinAR) backLens() (maxW, maxH int) {
+	maxW, in := 4*(b.p.m+1), b.d
+	for _, H := range b.made.Hidden() {
+		maxW, maxH, in = max(maxW, in*H), max(maxH, H), H
+	}
+	return maxW, maxH
+}
+
+// backScratch returns the working memory of madeBackBatch for S draws (a weight adjoint
+// before masking and two hidden-layer adjoints), kept by the tape for the parameter value
+// (ad.Tape.Memo) and never cleared.
+func (b *BernsteinAR) backScratch(t *ad.Tape, params ad.Var, S int) []float64 {
+	maxW, maxH := b.backLens()
+	s, _ := t.Memo((*bernARBackScratch)(b), params, maxW+2*S*maxH)
+	return s
+}
+
+// The matrix products of the batch node, on row-major contiguous matrices with a small inner
+// dimension (the MADE's widths) and long rows (its outputs), as runs of kernel.Axpy4 and
+// kernel.Dot (AVX2+FMA assembly in the default amd64 build): four rank-1 updates per pass
+// over an output row.
+
+// mulAdd sets C += A·B for A n×k, B k×m, C n×m. Cost n·k·m multiply-adds.
+func mulAdd(C, A, B []float64, n, k, m int) {
+	for i := range n {
+		a, c := A[i*k:(i+1)*k], C[i*m:(i+1)*m]
+		p := 0
+		for ; p+4 <= k; p += 4 {
+			kernel.Axpy4(a[p], a[p+1], a[p+2], a[p+3], B[p*m:(p+4)*m], c)
+		}
+		for ; p+2 <= k; p += 2 {
+			kernel.Axpy2(a[p], a[p+1], B[p*m:(p+2)*m], c)
+		}
+		if p < k {
+			kernel.Axpy(a[p], B[p*m:(p+1)*m], c)
+		}
+	}
+}
+
+// mulTAdd sets W += Xᵀ·G for X n×k, G n×m, W k×m (a layer's weight adjoint summed over the
+// n rows of a batch). Cost n·k·m multiply-adds.
+func mulTAdd(W, X, G []float64, n, k, m int) {
+	for r := range k {
+		w := W[r*m : (r+1)*m]
+		s := 0
+		for ; s+4 <= n; s += 4 {
+			kernel.Axpy4(X[s*k+r], X[(s+1)*k+r], X[(s+2)*k+r], X[(s+3)*k+r], G[s*m:(s+4)*m], w)
+		}
+		for ; s+2 <= n; s += 2 {
+			kernel.Axpy2(X[s*k+r], X[(s+1)*k+r], G[s*m:(s+2)*m], w)
+		}
+		if s < n {
+			kernel.Axpy(X[s*k+r], G[s*m:(s+1)*m], w)
+		}
+	}
+}
+
+// colSumAdd sets b += 1ᵀ·G for G n×m (a layer's bias adjoint).
+func colSumAdd(b, G []float64, n, m int) {
+	s := 0
+	for ; s+4 <= n; s += 4 {
+		kernel.Axpy4(1, 1, 1, 1, G[s*m:(s+4)*m], b)
+	}
+	for ; s+2 <= n; s += 2 {
+		kernel.Axpy2(1, 1, G[s*m:(s+2)*m], b)
+	}
+	if s < n {
+		kernel.Axpy(1, G[s*m:(s+1)*m], b)
+	}
+}
+
+// mulNTAdd sets X += G·Wᵀ for G n×m, W k×m, X n×k (a layer's input adjoint). Cost n·k·m
+// multiply-adds, one dot product of length m per entry of X.
+func mulNTAdd(X, G, W []float64, n, k, m int) {
+	for s := range n {
+		g, x := G[s*m:(s+1)*m], X[s*k:(s+1)*k]
+		for r := range k {
+			x[r] += kernel.Dot(g, W[r*m:(r+1)*m])
+		}
+	}
 }

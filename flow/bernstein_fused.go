@@ -124,9 +124,9 @@ func (p *bernPoly) prepAffine(a []float64, d int, L bernRows) {
 // ∂z_j/∂(a′, β, u), ∂ld_j/∂(a′, β, u). bs is scratch of evalLen(d). For BoundedTails the
 // points x_j = σ(v_j), 1 − x_j and their logarithms come from one kernel.Softplus pass over
 // ±v_j (LinearTails: a log and a log1p each); then, per group of four coordinates, the bases
-// of degree M−2 by the mode-centred recurrences (basis, one exponential each), then
-// kernel.BernsteinElev4 for the elevations, z, h′, h″ and the partials in r, and a logarithm
-// per coordinate for log h′. Coordinates at a NaN point, in a linear tail, or of degree M = 1
+// of degree M−2 by the mode-centred recurrences (one exponential each; basisRun4, the four
+// lanes in lockstep), then kernel.BernsteinElev4 for the elevations, z, h′, h″ and the
+// partials in r, and a logarithm per coordinate for log h′. Coordinates at a NaN point, in a linear tail, or of degree M = 1
 // take the one-coordinate path (atSplit) instead. Cost O(d·M).
 func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []float64) {
 	M := p.m
@@ -188,10 +188,8 @@ func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []f
 			}
 		}
 		clear(b2)
-		for l := range 4 {
-			if !slow[l] {
-				p.basisRun(b2[l:], 4, M-2, kk[l], e[l], xy[l], xy[4+l])
-			}
+		if M >= 2 {
+			p.basisRun4(b2, M-2, kk, e, xy, slow)
 		}
 		if M >= 2 {
 			kernel.BernsteinElev4(M, xy, b2, tds, b1, dzdl, res)
@@ -227,6 +225,107 @@ func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []f
 		}
 	}
 	out[d] = sum
+}
+
+// basisRun4 is basisRun for the four lanes of a group at once (b interleaved, entry i of
+// lane l at b[4i + l], zero on entry), with the same arithmetic on every lane: lane l (unless
+// slow) starts at kk[l] with bk[l] and runs the ratio recurrences for x = xy[l], y = xy[4+l].
+// The four lanes' recurrences are independent chains of multiplications; they advance in
+// lockstep for as many steps as every lane has, so that the processor overlaps them, and each
+// lane finishes alone.
+func (p *bernPoly) basisRun4(b []float64, n int, kk [4]int, bk [4]float64, xy []float64, slow [4]bool) {
+	const tiny = 1e-300 // as basisRun
+	b = b[:4*(n+1)]
+	// Per lane: the chains' ratios (0 for lanes without chains: slow lanes, padding, point
+	// masses), their start values and the threshold of the stopping test (−1: never stops).
+	var qu, qd, v0, thr [4]float64
+	var ku, kd [4]int
+	var chain [4]bool
+	upSteps, downSteps := n, n
+	for l := range 4 {
+		ku[l], kd[l], thr[l] = 0, n, -1
+		if slow[l] {
+			continue
+		}
+		b[4*kk[l]+l] = bk[l]
+		x, y := xy[l], xy[4+l]
+		if n == 0 || x <= 0 || y <= 0 {
+			continue
+		}
+		chain[l] = true
+		qu[l], qd[l], v0[l], thr[l] = x/y, y/x, bk[l], tiny
+		ku[l], kd[l] = kk[l], kk[l]
+		upSteps, downSteps = min(upSteps, n-kk[l]), min(downSteps, kk[l])
+	}
+	if chain == [4]bool{} {
+		return
+	}
+	up, down := p.up[:n], p.down[:n+1]
+	// Upwards: lane l writes b[4(i+1) + l] for i = ku[l], ku[l]+1, … The lockstep part reads
+	// each lane's run of ratios and writes its run of b through views of one common length,
+	// so that the loop carries no bounds checks and keeps its state in registers.
+	a0, a1, a2, a3 := v0[0], v0[1], v0[2], v0[3]
+	q0, q1, q2, q3 := qu[0], qu[1], qu[2], qu[3]
+	h0, h1, h2, h3 := thr[0], thr[1], thr[2], thr[3]
+	t := 0
+	if upSteps > 0 {
+		r0 := up[ku[0]:][:upSteps]
+		r1, r2, r3 := up[ku[1]:][:len(r0)], up[ku[2]:][:len(r0)], up[ku[3]:][:len(r0)]
+		w0 := b[4*(ku[0]+1):][:4*len(r0)-3]
+		w1, w2, w3 := b[4*(ku[1]+1)+1:][:len(w0)], b[4*(ku[2]+1)+2:][:len(w0)], b[4*(ku[3]+1)+3:][:len(w0)]
+		for ; t < len(r0) && a0 > h0 && a1 > h1 && a2 > h2 && a3 > h3; t++ {
+			a0 *= r0[t] * q0
+			a1 *= r1[t] * q1
+			a2 *= r2[t] * q2
+			a3 *= r3[t] * q3
+			w0[4*t], w1[4*t], w2[4*t], w3[4*t] = a0, a1, a2, a3
+		}
+	}
+	last := [4]float64{a0, a1, a2, a3}
+	for l := range 4 {
+		if !chain[l] {
+			continue
+		}
+		v, q := last[l], qu[l]
+		for i := ku[l] + t; i < n && v > tiny; i++ {
+			v *= up[i] * q
+			b[4*(i+1)+l] = v
+		}
+	}
+	// Downwards: lane l writes b[4(i−1) + l] for i = kd[l], kd[l]−1, …, through reversed
+	// index arithmetic on views as above: step t reads down[kd − t] and writes b[4(kd−t−1) + l].
+	a0, a1, a2, a3 = v0[0], v0[1], v0[2], v0[3]
+	q0, q1, q2, q3 = qd[0], qd[1], qd[2], qd[3]
+	t = 0
+	if downSteps > 0 {
+		m := downSteps
+		r0 := down[kd[0]+1-m:][:m]
+		r1, r2, r3 := down[kd[1]+1-m:][:len(r0)], down[kd[2]+1-m:][:len(r0)], down[kd[3]+1-m:][:len(r0)]
+		w0 := b[4*(kd[0]-m):][:4*len(r0)-3]
+		w1, w2, w3 := b[4*(kd[1]-m)+1:][:len(w0)], b[4*(kd[2]-m)+2:][:len(w0)], b[4*(kd[3]-m)+3:][:len(w0)]
+		for ; t < len(r0) && a0 > h0 && a1 > h1 && a2 > h2 && a3 > h3; t++ {
+			j := len(r0) - 1 - t
+			a0 *= r0[j] * q0
+			a1 *= r1[j] * q1
+			a2 *= r2[j] * q2
+			a3 *= r3[j] * q3
+			w0[4*j], w1[4*j], w2[4*j], w3[4*j] = a0, a1, a2, a3
+		}
+	}
+	last = [4]float64{a0, a1, a2, a3}
+	for l := range 4 {
+		if !chain[l] {
+			if !slow[l] { // the lockstep wrote zeros over the lane: restore its point mass
+				b[4*kk[l]+l] = bk[l]
+			}
+			continue
+		}
+		v, q := last[l], qd[l]
+		for i := kd[l] - t; i > 0 && v > tiny; i-- {
+			v *= down[i] * q
+			b[4*(i-1)+l] = v
+		}
+	}
 }
 
 // evalOne evaluates lane l of a group at v by atSplit (the one-coordinate path, for the

@@ -3,6 +3,7 @@ package bfvi_test
 import (
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/vigo-bayes/vigo/ad"
@@ -111,6 +112,107 @@ func BenchmarkELBOStepPath(b *testing.B) {
 				}
 				b.ReportMetric(float64(threadCPU()-t0)/float64(n), "cpu-ns/op")
 			})
+		}
+	}
+}
+
+// BenchmarkELBOStepRatio measures, in one process and interleaved, the ELBO gradient step of
+// the BF-VI flows and of the full-rank Gaussian on eight schools and on the standard normal
+// (family cost only; D = 10, S = 10 draws, the batched path of objective.Estimator): rounds of every case one after the other, each round
+// timing n steps of a case by the thread's CPU time, so that a change of the machine's load
+// falls on all cases alike (thread CPU time from clock_gettime on Linux). It reports each case's median over the rounds (…-ns/step) and
+// the medians of the per-round ratios of the BF-VI step to fit's default full-rank step (STL)
+// and to the plain one, per target. The cases: bernstein_paper is BenchmarkELBOStepPath's flow (M = 50
+// coefficients, MADE 2 × 10 linear, bounded tails), bernstein_fit fit's default bernstein
+// structure (degree 20, MADE 2 × 10 tanh, linear tails), each also on the per-draw path
+// ("_perdraw"). The campaign runs once whatever b.N is:
+//
+//	go test ./x/bfvi -run XXX -bench ELBOStepRatio -benchtime 1x
+func BenchmarkELBOStepRatio(b *testing.B) {
+	const D, S, rounds, steps = 10, 10, 15, 200
+	es := zoo.EightSchools()
+	paper := func() family.Family {
+		return family.NewFlow(flow.NewBernsteinAR(nn.NewMADE(D, []int{10, 10}, 50, nn.WithActivation(ad.Linear))))
+	}
+	fitFlow := func() family.Family {
+		return family.NewFlow(flow.NewBernsteinAR(nn.NewMADE(D, []int{10, 10}, 21), flow.BernsteinTails(flow.LinearTails)))
+	}
+	type bcase struct {
+		name string
+		t    model.Target
+		f    family.Family
+		o    objective.Options
+	}
+	var cases []bcase
+	for _, tg := range []struct {
+		name string
+		t    model.Target
+	}{{"eight_schools", es}, {"stdnormal", stdNormalBatch(D)}} {
+		cases = append(cases,
+			bcase{tg.name + "/fullrank", tg.t, family.NewFullRank(D), objective.Options{}},
+			bcase{tg.name + "/fullrank_stl", tg.t, family.NewFullRank(D), objective.Options{STL: true}},
+			bcase{tg.name + "/bernstein_paper", tg.t, paper(), objective.Options{}},
+			bcase{tg.name + "/bernstein_paper_perdraw", hide{tg.t}, paper(), objective.Options{}},
+			bcase{tg.name + "/bernstein_fit", tg.t, fitFlow(), objective.Options{}},
+			bcase{tg.name + "/bernstein_fit_perdraw", hide{tg.t}, fitFlow(), objective.Options{}},
+		)
+	}
+	type runner struct {
+		e         *objective.Estimator
+		p, eps, g []float64
+	}
+	rs := make([]runner, len(cases))
+	for i, c := range cases {
+		e, err := objective.New(c.t, c.f, c.o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p := make([]float64, c.f.NumParams())
+		c.f.Init(p, nil, 0.5)
+		r := rand.New(rand.NewPCG(1, 2))
+		eps := make([]float64, e.NoiseLen(S))
+		for j := range eps {
+			eps[j] = r.NormFloat64()
+		}
+		rs[i] = runner{e, p, eps, make([]float64, len(p))}
+		e.Evaluate(p, eps, rs[i].g) // warm the tape
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	per := make([][]float64, len(cases)) // per case, the ns per step of each round
+	for range rounds {
+		for i := range cases {
+			r := rs[i]
+			t0 := threadClock()
+			for range steps {
+				r.e.Evaluate(r.p, r.eps, r.g)
+			}
+			per[i] = append(per[i], float64(threadClock()-t0)/steps)
+		}
+	}
+	for b.Loop() {
+	}
+	median := func(x []float64) float64 {
+		y := append([]float64(nil), x...)
+		slices.Sort(y)
+		n := len(y)
+		return (y[(n-1)/2] + y[n/2]) / 2
+	}
+	ratio := func(a, c int) float64 {
+		q := make([]float64, rounds)
+		for k := range q {
+			q[k] = per[a][k] / per[c][k]
+		}
+		return median(q)
+	}
+	for i, c := range cases {
+		b.ReportMetric(median(per[i]), c.name+"-ns/step")
+	}
+	for i, c := range cases {
+		if i%6 >= 2 { // the flows, against their target's two full-rank steps
+			base := i - i%6
+			b.ReportMetric(ratio(i, base+1), c.name+"/fullrank_stl")
+			b.ReportMetric(ratio(i, base), c.name+"/fullrank")
 		}
 	}
 }
