@@ -127,6 +127,24 @@ model {
   target += poisson_log_lpmf(c | X * w - a);
   target += bernoulli_logit_lupmf(z | 0.5 * x1 + X * w);
 }`, 4, 0, 3},
+	{"glm-consecutive-coefs", laneDataBlock + `
+transformed data { vector[N] x1 = X[:, 2]; vector[N] x2 = y .* y; vector[N] yc = y - mean(y); }
+parameters { vector[4] beta; real<lower=0> sigma; }
+model {
+  beta ~ normal(0, 10);
+  yc ~ normal(beta[2] * x1 + beta[3] * x2 + beta[1], sigma);
+  yc ~ normal(beta[3] * x1 + beta[4] * x2, sigma);
+}`, 5, 0, 2},
+	{"glm-call-forms", laneDataBlock + `
+transformed data { array[N] int z; for (n in 1:N) z[n] = c[n] > 1; }
+parameters { real a; vector[K] w; real<lower=0> s; vector<lower=0>[N] sv; }
+model {
+  sv ~ lognormal(0, 1);
+  target += normal_id_glm_lpdf(y | X, a, w, s);
+  y ~ normal_id_glm(X, 1, w, sv);
+  target += bernoulli_logit_glm_lupmf(z | X, a, w);
+  c ~ poisson_log_glm(X, a, w);
+}`, 11, 0, 4},
 }
 
 // laneModels compiles src with and without lanes.
@@ -270,9 +288,21 @@ func TestLaneErrors(t *testing.T) {
 }
 
 // TestGLMFallback checks that a linear predictor whose design does not fit y compiles fused
-// but runs as written, so that the user gets the unfused statement's size error.
+// but runs as written, so that the user gets the unfused statement's size error, and that
+// a scale or outcome failing Stan's check gives the statement's own error too.
 func TestGLMFallback(t *testing.T) {
-	src := laneDataBlock + "transformed data { vector[N - 1] w = y[1:(N - 1)]; }\nparameters { real a; real b; }\nmodel {\n  y ~ normal(a + b * w, 1);\n}\n"
+	for _, body := range []string{
+		"transformed data { vector[N - 1] w = y[1:(N - 1)]; }\nparameters { real a; real b; }\nmodel {\n  y ~ normal(a + b * w, 1);\n}\n",
+		"transformed data { vector[N] w = y; }\nparameters { real a; real b; }\nmodel {\n  y ~ normal(a + b * w, a - 10);\n}\n",
+		"transformed data { vector[N] w = y; }\nparameters { real a; real b; }\nmodel {\n  target += normal_id_glm_lpdf(y | X, a, [b, b]', -b);\n}\n",
+		"transformed data { vector[N] w = y; array[N] int z = c; }\nparameters { real a; real b; }\nmodel {\n  z ~ bernoulli_logit(a + b * w);\n}\n",
+	} {
+		testGLMFallback(t, laneDataBlock+body)
+	}
+}
+
+func testGLMFallback(t *testing.T, src string) {
+	t.Helper()
 	prog, err := Parse("fb.stan", []byte(src))
 	if err != nil {
 		t.Fatal(err)
