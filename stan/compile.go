@@ -25,6 +25,13 @@ type compiler struct {
 	lanes   int       // loops compiled in lanes
 	glms    int       // statements fused into normal_id_glm
 	tb      *Table    // the built-ins, for re-resolving calls on lane values
+	// fold turns on folding of fixed expressions (compile_fold.go): set once the transformed
+	// data block is compiled, when data and transformed data no longer change; inFold is set
+	// while an expression being folded is compiled (its parts need no folding of their own).
+	fold, inFold bool
+	// data are the data and transformed data variables by slot, with their values (the GLM
+	// designs are built from them).
+	data map[int]*global
 }
 
 // builtins returns the built-in table (made on first use).
@@ -141,6 +148,7 @@ type compiled struct {
 	file   string
 	nslots int
 	data   []*global // data and transformed data, with values
+	live   []*global // the data an evaluation's frame holds (compile_fold.go's liveData)
 	params []*global
 	tparam []*global
 	gq     []*global
@@ -194,7 +202,7 @@ func compileProgram(prog *Program, data *model.Data) (*compiled, error) {
 // (compile_glm.go) — on or off; off compiles every statement as written, the reference the
 // tests compare the optimised compilation with.
 func compileProgramOpt(prog *Program, data *model.Data, optimise bool) (*compiled, error) {
-	c := &compiler{prog: prog, cur: newSlots(), funcs: map[*FunDef]*userFunc{}, byName: map[string]*userFunc{}, plain: !optimise}
+	c := &compiler{prog: prog, cur: newSlots(), funcs: map[*FunDef]*userFunc{}, byName: map[string]*userFunc{}, plain: !optimise, data: map[int]*global{}}
 	cp := &compiled{c: c, file: prog.File}
 	h := fnv.New64a()
 	h.Write(prog.Src)
@@ -260,6 +268,18 @@ func compileProgramOpt(prog *Program, data *model.Data, optimise bool) (*compile
 				g.x = append([]float64(nil), t.Value(v.Var)...)
 			}
 			cp.data = append(cp.data, g)
+		}
+	}
+	for _, g := range cp.data {
+		c.data[g.slot] = g
+	}
+	// Data are fixed from here on: data-only expressions are evaluated once, and an
+	// evaluation's frame holds only the data the remaining blocks read.
+	c.fold = optimise
+	live := liveData(prog)
+	for _, g := range cp.data {
+		if !optimise || live[g.decl] {
+			cp.live = append(cp.live, g)
 		}
 	}
 	// Parameters: shapes and transforms from data-only sizes and bounds.
@@ -639,11 +659,15 @@ func (cp *compiled) evalFrame(t *ad.Tape, p []ad.Var, r *rng.Stream) *frame {
 	var f *frame
 	if x, ok := cp.frames.Get().(*frame); ok && len(x.cells) == cp.nslots {
 		f = x
-		*f.st = state{t: t, c: cp.c, rng: r, target: f.st.target[:0], args: f.st.args[:0]}
+		cx := f.st.cx // the built-ins' context survives in the pool (its Call is bound to f.st)
+		if cx != nil {
+			cx.T, cx.RNG = t, r
+		}
+		*f.st = state{t: t, c: cp.c, rng: r, target: f.st.target[:0], args: f.st.args[:0], cx: cx}
 	} else {
 		f = &frame{st: &state{t: t, c: cp.c, rng: r}, cells: make([]cell, cp.nslots)}
 	}
-	for _, g := range cp.data {
+	for _, g := range cp.live {
 		f.cells[g.slot] = cell{v: cp.constValue(t, g)}
 	}
 	for i, g := range cp.params {

@@ -30,8 +30,22 @@ func (c *compiler) unsupported(n Node, what string) error {
 	return &Error{Pos: n.Position(), Msg: "unsupported construct: " + what}
 }
 
-// expr compiles e.
+// expr compiles e; a fixed expression that does work is folded (compile_fold.go).
 func (c *compiler) expr(e Expr) (evalFn, error) {
+	if c.fold && !c.inFold && !c.plain && worthFolding(e) && fixedExpr(e) {
+		c.inFold = true
+		fn, err := c.exprAsWritten(e)
+		c.inFold = false
+		if err != nil {
+			return nil, err
+		}
+		return fold(fn), nil
+	}
+	return c.exprAsWritten(e)
+}
+
+// exprAsWritten compiles e without folding it.
+func (c *compiler) exprAsWritten(e Expr) (evalFn, error) {
 	switch e := e.(type) {
 	case *Paren:
 		return c.expr(e.X)

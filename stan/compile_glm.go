@@ -391,12 +391,17 @@ func (c *compiler) glmBeta(p *glmParts) func(f *frame) (ad.Var, error) {
 // columns) and, for a fixed y, checks it once.
 func (g *glmDesignCache) build(f *frame, p *glmParts, fam int, yFixed bool, yv Value) {
 	t := f.st.t
+	data := f.st.c.data
 	var cols [][]float64
 	var rows []int
 	for _, s := range p.cols {
-		v := f.read(s.slot)
-		cols = append(cols, t.Value(v.Var))
-		rows = append(rows, v.Len())
+		v := data[s.slot]
+		if v == nil {
+			g.err = fmt.Errorf("column without data")
+			return
+		}
+		cols = append(cols, v.x)
+		rows = append(rows, len(v.x))
 	}
 	type mat struct {
 		x    []float64
@@ -404,14 +409,14 @@ func (g *glmDesignCache) build(f *frame, p *glmParts, fam int, yFixed bool, yv V
 	}
 	var mats []mat
 	for _, s := range p.mats {
-		v := f.read(s.slot)
-		if len(v.Dims) != 2 {
+		v := data[s.slot]
+		if v == nil || len(v.dims) != 2 {
 			g.err = fmt.Errorf("matrix without two dims")
 			return
 		}
-		mats = append(mats, mat{t.Value(v.Var), v.Dims[0], v.Dims[1]})
-		rows = append(rows, v.Dims[0])
-		g.k += v.Dims[1]
+		mats = append(mats, mat{v.x, v.dims[0], v.dims[1]})
+		rows = append(rows, v.dims[0])
+		g.k += v.dims[1]
 	}
 	g.k += len(cols)
 	g.n = rows[0]

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 
 	"github.com/vigo-bayes/vigo/ad"
 )
@@ -54,9 +55,38 @@ func (c *compiler) declDims(d *VarDecl) (func(f *frame) ([]int, error), error) {
 		sz = append(sz, fn)
 	}
 	square := d.Type.Base == Matrix && len(d.Sizes) == 1
+	all := append(fns, sz...)
+	if c.fold && !c.plain && allFixed(d.Dims) && allFixed(d.Sizes) {
+		// Sizes of data only: the same every evaluation, computed once (the slice is shared:
+		// no value writes into its Dims).
+		var once sync.Mutex
+		var fixed []int
+		sizes := c.sizesFn(d, all, square)
+		return func(f *frame) ([]int, error) {
+			once.Lock()
+			ds := fixed
+			once.Unlock()
+			if ds != nil {
+				return ds, nil
+			}
+			ds, err := sizes(f)
+			if err == nil {
+				once.Lock()
+				fixed = ds
+				once.Unlock()
+			}
+			return ds, err
+		}, nil
+	}
+	return c.sizesFn(d, all, square), nil
+}
+
+// sizesFn evaluates a declaration's sizes (array sizes, then container sizes; a square matrix
+// repeats its one size).
+func (c *compiler) sizesFn(d *VarDecl, all []evalFn, square bool) func(f *frame) ([]int, error) {
 	return func(f *frame) ([]int, error) {
-		out := make([]int, 0, len(fns)+2)
-		for _, fn := range append(fns, sz...) {
+		out := make([]int, 0, len(all)+1)
+		for _, fn := range all {
 			v, err := fn(f)
 			if err != nil {
 				return nil, err
@@ -73,7 +103,7 @@ func (c *compiler) declDims(d *VarDecl) (func(f *frame) ([]int, error), error) {
 			out = append(out, out[len(out)-1])
 		}
 		return out, nil
-	}, nil
+	}
 }
 
 func (c *compiler) stmt(s Stmt) (execFn, error) {
