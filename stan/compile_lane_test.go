@@ -56,6 +56,16 @@ model {
     target += log_mix(theta, normal_lpdf(y[n] | mu[1], sigma[1]),
                       normal_lpdf(y[n] | mu[2], sigma[2]));
 }`, 5, 1, 0},
+	{"mixture-lane-parameters", laneDataBlock + `
+parameters { array[2] real a; array[2] real<lower=0> s; real b; }
+model {
+  a ~ normal(0, 2);
+  s ~ lognormal(0, 1);
+  b ~ normal(0, 1);
+  for (n in 1:N)
+    target += log_mix(inv_logit(b * X[n, 2]), normal_lpdf(y[n] | a[g[n]], s[g[n]]),
+                      normal_lpdf(a[1] | y[n] * b, s[3 - g[n]])) + 0.5 * normal_lpdf(y[n] | b, 2);
+}`, 5, 1, 0},
 	{"scatter-glm-int-index", laneDataBlock + `
 parameters { array[2] real a; real b; real<lower=0> s; }
 transformed parameters {
@@ -256,6 +266,7 @@ func TestLaneLoopsRejected(t *testing.T) {
 func TestLaneErrors(t *testing.T) {
 	for _, tc := range []struct{ name, body, want string }{
 		{"index", `for (n in 1:N) target += y[n + 1] * a;`, "index 8 out of range; expecting index to be between 1 and 7"},
+		{"loop-variable-index", `for (n in 0:N) target += y[n] * a;`, "index 0 out of range; expecting index to be between 1 and 7"},
 		{"scale", `for (n in 1:N) y[n] ~ normal(0, a - 10);`, "Scale parameter"},
 		{"elementwise-scale", `for (n in 1:N) target += log_sum_exp(0, normal_lpdf(y[n] | 0, a - 10));`, "Scale parameter is"},
 	} {
