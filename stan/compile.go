@@ -24,6 +24,8 @@ type compiler struct {
 	plain   bool      // no optimisation: every statement as written (the tests' reference)
 	lanes   int       // loops compiled in lanes
 	glms    int       // statements fused into normal_id_glm
+	folds   int       // fixed expressions folded (compile_fold.go)
+	conts   int       // density statements compiled by contStmt (compile_prior.go)
 	tb      *Table    // the built-ins, for re-resolving calls on lane values
 	// fold turns on folding of fixed expressions (compile_fold.go): set once the transformed
 	// data block is compiled, when data and transformed data no longer change; inFold is set

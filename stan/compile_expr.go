@@ -39,6 +39,7 @@ func (c *compiler) expr(e Expr) (evalFn, error) {
 		if err != nil {
 			return nil, err
 		}
+		c.folds++
 		return fold(fn), nil
 	}
 	return c.exprAsWritten(e)

@@ -120,6 +120,11 @@ func (c *compiler) stmt(s Stmt) (execFn, error) {
 		if glm, err := c.fusedGLM(s.Pos, s.Dist, s.LHS, s.Args, fn); err != nil || glm != nil {
 			return glm, err
 		}
+		if fam := contFamilyOf(s.Sig, s.FullName); fam != nil {
+			if st, err := c.contStmt(s.Pos, fam, s.FullName, s.LHS, s.Args); err != nil || st != nil {
+				return st, err
+			}
+		}
 		return fn, nil
 	case *TargetPlus:
 		x, err := c.expr(s.Expr)
@@ -150,6 +155,11 @@ func (c *compiler) stmt(s Stmt) (execFn, error) {
 			if dist != call.Name {
 				if glm, err := c.fusedGLM(call.Pos, dist, call.Args[0], call.Args[1:], fn); err != nil || glm != nil {
 					return glm, err
+				}
+				if fam := contFamilyOf(call.Sig, call.Name); fam != nil {
+					if st, err := c.contStmt(call.Pos, fam, call.Name, call.Args[0], call.Args[1:]); err != nil || st != nil {
+						return st, err
+					}
 				}
 			}
 		}

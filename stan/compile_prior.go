@@ -1,0 +1,126 @@
+package stan
+
+import (
+	"strings"
+
+	"github.com/vigo-bayes/vigo/ad"
+)
+
+// Density statements of the univariate continuous families with a package-density fast path
+// (y ~ normal(0, 10), target += student_t_lpdf(x | 3, 0, 2.5), …), compiled without the
+// general call path: the arguments are evaluated into a fixed array instead of the
+// evaluation's argument stack, numeric literal parameters are constants checked once at
+// compile time, and the density node is recorded directly. The node and its value are the
+// built-in's (contEval's fast path): only the per-statement overhead goes, which is a large
+// part of a small model's gradient (priors over a few parameters).
+
+// contFamilyOf returns the continuous family whose _lpdf or _lupdf sig is, when it has a
+// density fast path (uniform, with its extra bound check, is left to the built-in).
+func contFamilyOf(sig *Sig, name string) *contFamily {
+	if sig == nil || sig.Fn == nil {
+		return nil
+	}
+	base := strings.TrimSuffix(strings.TrimSuffix(name, "_lpdf"), "_lupdf")
+	if base == name {
+		return nil
+	}
+	for i := range contFamilies {
+		f := &contFamilies[i]
+		if f.name != base || f.fast == nil || f.name == "uniform" || len(sig.Args) != f.np+1 {
+			continue
+		}
+		for _, a := range sig.Args {
+			if a.Class != Reals {
+				return nil
+			}
+		}
+		return f
+	}
+	return nil
+}
+
+// numLiteral returns the value of a numeric literal (possibly negated or parenthesised).
+func numLiteral(e Expr) (float64, bool) {
+	switch e := e.(type) {
+	case *Paren:
+		return numLiteral(e.X)
+	case *IntLit:
+		return float64(e.Value), true
+	case *RealLit:
+		return e.Value, true
+	case *Unary:
+		if e.Name == "minus" {
+			x, ok := numLiteral(e.X)
+			return -x, ok
+		}
+	}
+	return 0, false
+}
+
+// contStmt compiles target += name(y | args…) (name is fam's _lpdf or _lupdf) for family fam (nil, nil when a literal
+// parameter fails its check: the statement as written then reports the error at run time).
+func (c *compiler) contStmt(pos Pos, fam *contFamily, name string, yE Expr, argEs []Expr) (execFn, error) {
+	if c.plain || len(argEs) != fam.np {
+		return nil, nil
+	}
+	name = fam.name + "_lpdf" // the built-in's name in messages, for _lupdf too
+	y, err := c.expr(yE)
+	if err != nil {
+		return nil, err
+	}
+	var args [3]evalFn
+	var lits [3]float64
+	var isLit [3]bool
+	for j, e := range argEs {
+		if x, ok := numLiteral(e); ok {
+			if checkVals(name, fam.labels[j+1], fam.checks[j+1], []float64{x}, false) != nil {
+				return nil, nil
+			}
+			lits[j], isLit[j] = x, true
+			continue
+		}
+		if args[j], err = c.expr(e); err != nil {
+			return nil, err
+		}
+	}
+	np := fam.np
+	c.conts++
+	return func(f *frame) (ctl, error) {
+		t := f.st.t
+		var vs [4]Value
+		var err error
+		if vs[0], err = y(f); err != nil {
+			return ctlNext, err
+		}
+		for j := range np {
+			if !isLit[j] {
+				if vs[j+1], err = args[j](f); err != nil {
+					return ctlNext, err
+				}
+			}
+		}
+		// Literal parameters are scalars (Value{} has no dims): they take no part in the
+		// size check.
+		n, err := commonSize(name, fam.labels[:np+1], vs[:np+1])
+		if err != nil {
+			return ctlNext, withPos(pos, err)
+		}
+		var vars [4]ad.Var
+		for j := range np + 1 {
+			if j > 0 && isLit[j-1] {
+				vars[j] = t.Const(lits[j-1])
+				continue
+			}
+			vars[j] = laneRealVar(t, vs[j])
+			if err := checkVals(name, fam.labels[j], fam.checks[j], t.Value(vars[j]), isContainer(vs[j])); err != nil {
+				return ctlNext, withPos(pos, err)
+			}
+		}
+		if n == 0 {
+			f.st.target = append(f.st.target, t.Const(0))
+			return ctlNext, nil
+		}
+		f.st.target = append(f.st.target, fam.fast(t, vars[0], [3]ad.Var(vars[1:4])))
+		return ctlNext, nil
+	}, nil
+}
