@@ -26,7 +26,9 @@ type compiler struct {
 	glms    int       // statements fused into normal_id_glm
 	folds   int       // fixed expressions folded (compile_fold.go)
 	conts   int       // density statements compiled by contStmt (compile_prior.go)
-	tb      *Table    // the built-ins, for re-resolving calls on lane values
+	// declAssigns counts declarations compiled with the assignment that follows them.
+	declAssigns int
+	tb          *Table // the built-ins, for re-resolving calls on lane values
 	// fold turns on folding of fixed expressions (compile_fold.go): set once the transformed
 	// data block is compiled, when data and transformed data no longer change; inFold is set
 	// while an expression being folded is compiled (its parts need no folding of their own).

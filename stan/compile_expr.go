@@ -108,6 +108,32 @@ func (c *compiler) exprAsWritten(e Expr) (evalFn, error) {
 			return nil, c.unsupported(e, "operator "+e.Op+" ("+e.Name+") without implementation")
 		}
 		fn := e.Sig.Fn
+		if op := realArith(e, c.plain); op != nil {
+			// Real scalar arithmetic or a container and a scalar: the tape op directly (the
+			// built-in's own computation, without its argument handling).
+			return func(f *frame) (Value, error) {
+				a, err := l(f)
+				if err != nil {
+					return Value{}, err
+				}
+				b, err := r(f)
+				if err != nil {
+					return Value{}, err
+				}
+				if a.Type.Base != Int && b.Type.Base != Int {
+					res := a
+					if len(a.Dims) == 0 {
+						res = b
+					}
+					return likeV(res, op(f.st.t, a.Var, b.Var)), nil
+				}
+				args := f.st.opArgs[:2]
+				args[0], args[1] = a, b
+				v, err := fn(f.ctx(pos), args)
+				args[0], args[1] = Value{}, Value{}
+				return v, withPos(pos, err)
+			}, nil
+		}
 		return func(f *frame) (Value, error) {
 			a, err := l(f)
 			if err != nil {
@@ -184,6 +210,27 @@ func (c *compiler) exprAsWritten(e Expr) (evalFn, error) {
 		return c.rowVectorExpr(e)
 	}
 	return nil, c.unsupported(e, fmt.Sprintf("expression %T", e))
+}
+
+// realArith returns the tape op of a binary operator on real operands of which at least one
+// is a scalar (so that no size check applies): what the operator's built-in (arith) records.
+// nil for anything else, and when not optimising.
+func realArith(e *Binary, plain bool) func(t *ad.Tape, a, b ad.Var) ad.Var {
+	lt, rt := e.L.Info().Type, e.R.Info().Type
+	if plain || lt.Base == Int || rt.Base == Int || lt.Array != 0 || rt.Array != 0 || !lt.IsScalar() && !rt.IsScalar() {
+		return nil
+	}
+	switch e.Name {
+	case "add":
+		return (*ad.Tape).Add
+	case "subtract":
+		return (*ad.Tape).Sub
+	case "multiply", "elt_multiply":
+		return (*ad.Tape).Mul
+	case "divide", "elt_divide":
+		return (*ad.Tape).Div
+	}
+	return nil
 }
 
 // truth is Stan's truth of a scalar condition (nonzero).

@@ -135,43 +135,16 @@ func fold(fn evalFn) evalFn {
 // from the compiled program, not the frame.
 func liveData(p *Program) map[*VarDecl]bool {
 	live := map[*VarDecl]bool{}
-	var expr func(e Expr)
+	mark := func(id *Ident) {
+		if id.Decl != nil {
+			live[id.Decl] = true
+		}
+	}
+	expr := func(e Expr) { walkIdents(e, mark) }
 	var stmt func(s Stmt)
 	exprs := func(es []Expr) {
 		for _, e := range es {
 			expr(e)
-		}
-	}
-	expr = func(e Expr) {
-		switch e := e.(type) {
-		case nil:
-		case *Ident:
-			if e.Decl != nil {
-				live[e.Decl] = true
-			}
-		case *Paren:
-			expr(e.X)
-		case *Unary:
-			expr(e.X)
-		case *Binary:
-			expr(e.L)
-			expr(e.R)
-		case *Ternary:
-			expr(e.Cond)
-			expr(e.Then)
-			expr(e.Else)
-		case *IndexExpr:
-			expr(e.X)
-			for _, ix := range e.Indices {
-				expr(ix.Lo)
-				expr(ix.Hi)
-			}
-		case *Call:
-			exprs(e.Args)
-		case *ArrayExpr:
-			exprs(e.Elems)
-		case *RowVectorExpr:
-			exprs(e.Elems)
 		}
 	}
 	decl := func(d *VarDecl) {
@@ -232,4 +205,49 @@ func liveData(p *Program) map[*VarDecl]bool {
 		}
 	}
 	return live
+}
+
+// walkIdents calls fn on every identifier in e.
+func walkIdents(e Expr, fn func(*Ident)) {
+	switch e := e.(type) {
+	case nil:
+	case *Ident:
+		fn(e)
+	case *Paren:
+		walkIdents(e.X, fn)
+	case *Unary:
+		walkIdents(e.X, fn)
+	case *Binary:
+		walkIdents(e.L, fn)
+		walkIdents(e.R, fn)
+	case *Ternary:
+		walkIdents(e.Cond, fn)
+		walkIdents(e.Then, fn)
+		walkIdents(e.Else, fn)
+	case *IndexExpr:
+		walkIdents(e.X, fn)
+		for _, ix := range e.Indices {
+			walkIdents(ix.Lo, fn)
+			walkIdents(ix.Hi, fn)
+		}
+	case *Call:
+		for _, a := range e.Args {
+			walkIdents(a, fn)
+		}
+	case *ArrayExpr:
+		for _, a := range e.Elems {
+			walkIdents(a, fn)
+		}
+	case *RowVectorExpr:
+		for _, a := range e.Elems {
+			walkIdents(a, fn)
+		}
+	}
+}
+
+// mentions reports whether e reads the variable d.
+func mentions(e Expr, d *VarDecl) bool {
+	found := false
+	walkIdents(e, func(id *Ident) { found = found || id.Decl == d })
+	return found
 }

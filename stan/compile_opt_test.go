@@ -46,6 +46,22 @@ model {
   s ~ exponential(1.0 / sd(y));
 }
 generated quantities { real q = a * max(y) + num_elements(c); }`, 2, 6, 1, 5, 8},
+	{"declare-then-assign", laneDataBlock + `
+parameters { real a; vector[K] w; }
+transformed parameters {
+  matrix[N, K] M;
+  M = X * a;
+  array[2] real q;
+  q = {a, 2 * a};
+  vector[N] eta;
+  eta = X * w + q[2] / 3;
+}
+model {
+  real s;
+  s = exp(a / 2);
+  w ~ normal(0, s);
+  y ~ normal(eta + M[:, 2], 1 + s);
+}`, 3, 0, 2, 4, 6},
 }
 
 // TestOptimisedMatchesAsWritten compares each program compiled with the optimisations
@@ -66,6 +82,9 @@ func TestOptimisedMatchesAsWritten(t *testing.T) {
 			cp, err := compileProgramOpt(prog, mustData(t, laneData), true)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if p.name == "declare-then-assign" && cp.c.declAssigns != 4 {
+				t.Errorf("%d declarations compiled with their assignment, want 4", cp.c.declAssigns)
 			}
 			if cp.c.folds != p.folds || cp.c.conts != p.conts || len(cp.live) != p.live || len(cp.data) != p.data {
 				t.Errorf("%d folds, %d density statements, %d of %d data in the frame; want %d, %d, %d of %d",
@@ -117,6 +136,7 @@ func TestOptimisedErrors(t *testing.T) {
 		"parameters { real a; real b; }\nmodel {\n  target += cauchy_lpdf(a * not_a_number() | 0, 1);\n}\n",
 		"parameters { real a; real b; }\nmodel {\n  a ~ normal(0, y[N + 1 - K * 4]);\n}\n",
 		"parameters { real a; real b; }\nmodel {\n  a ~ student_t(3, b, 1);\n  b ~ normal(0, log(y[2]));\n}\n",
+		"parameters { real a; real b; }\ntransformed parameters {\n  vector[K + 1] w;\n  w = y * a;\n}\nmodel {\n  b ~ normal(0, 1);\n}\n",
 	} {
 		src := laneDataBlock + body
 		prog, err := Parse("e.stan", []byte(src))

@@ -84,35 +84,59 @@ func (c *compiler) contStmt(pos Pos, fam *contFamily, name string, yE Expr, argE
 		}
 	}
 	np := fam.np
+	// Statically at most one container among y and the parameters: their sizes cannot
+	// disagree, so the size check is skipped.
+	containers := 0
+	for _, e := range append([]Expr{yE}, argEs...) {
+		if !e.Info().Type.IsScalar() {
+			containers++
+		}
+	}
+	sizeCheck := containers > 1
 	c.conts++
 	return func(f *frame) (ctl, error) {
 		t := f.st.t
-		var vs [4]Value
-		var err error
-		if vs[0], err = y(f); err != nil {
-			return ctlNext, err
-		}
-		for j := range np {
-			if !isLit[j] {
-				if vs[j+1], err = args[j](f); err != nil {
-					return ctlNext, err
-				}
+		var vars [4]ad.Var
+		var cont [4]bool
+		n := 1
+		for j := range np + 1 {
+			if j > 0 && isLit[j-1] {
+				continue
+			}
+			var v Value
+			var err error
+			if j == 0 {
+				v, err = y(f)
+			} else {
+				v, err = args[j-1](f)
+			}
+			if err != nil {
+				return ctlNext, err
+			}
+			vars[j], cont[j] = laneRealVar(t, v), isContainer(v)
+			if cont[j] {
+				n = v.Len()
 			}
 		}
-		// Literal parameters are scalars (Value{} has no dims): they take no part in the
-		// size check.
-		n, err := commonSize(name, fam.labels[:np+1], vs[:np+1])
-		if err != nil {
-			return ctlNext, withPos(pos, err)
+		if sizeCheck {
+			// Literal parameters are scalars: they take no part in the size check.
+			var vs [4]Value
+			for j := range np + 1 {
+				if cont[j] {
+					vs[j] = Value{Type: TVector, Dims: []int{t.Size(vars[j])}}
+				}
+			}
+			var err error
+			if n, err = commonSize(name, fam.labels[:np+1], vs[:np+1]); err != nil {
+				return ctlNext, withPos(pos, err)
+			}
 		}
-		var vars [4]ad.Var
 		for j := range np + 1 {
 			if j > 0 && isLit[j-1] {
 				vars[j] = t.Const(lits[j-1])
 				continue
 			}
-			vars[j] = laneRealVar(t, vs[j])
-			if err := checkVals(name, fam.labels[j], fam.checks[j], t.Value(vars[j]), isContainer(vs[j])); err != nil {
+			if err := checkVals(name, fam.labels[j], fam.checks[j], t.Value(vars[j]), cont[j]); err != nil {
 				return ctlNext, withPos(pos, err)
 			}
 		}

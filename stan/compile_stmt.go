@@ -16,7 +16,17 @@ var errReject = errors.New("reject")
 
 func (c *compiler) stmts(ss []Stmt) (execFn, error) {
 	fns := make([]execFn, 0, len(ss))
-	for _, s := range ss {
+	for i := 0; i < len(ss); i++ {
+		s := ss[i]
+		if i+1 < len(ss) {
+			if fn, ok, err := c.declAssign(s, ss[i+1]); err != nil {
+				return nil, err
+			} else if ok {
+				fns = append(fns, fn)
+				i++
+				continue
+			}
+		}
 		fn, err := c.stmt(s)
 		if err != nil {
 			return nil, err
@@ -34,6 +44,49 @@ func (c *compiler) stmts(ss []Stmt) (execFn, error) {
 		}
 		return ctlNext, nil
 	}, nil
+}
+
+// declAssign compiles a real declaration without initial value followed by an assignment of
+// the whole variable (vector[N] mu; mu = a + b * x;) as one statement that does not fill the
+// variable with NaN first; the assignment's size check and error are kept. ok is false when
+// the pair is not of that form (or not optimising).
+func (c *compiler) declAssign(s1, s2 Stmt) (fn execFn, ok bool, err error) {
+	d, isDecl := s1.(*VarDecl)
+	a, isAssign := s2.(*Assign)
+	if c.plain || !isDecl || !isAssign || d.Init != nil || d.Type.Base == Int || a.Op != "=" {
+		return nil, false, nil
+	}
+	if id, isID := a.LHS.(*Ident); !isID || id.Decl != d || mentions(a.RHS, d) {
+		return nil, false, nil
+	}
+	slot := c.cur.add(d)
+	dims, err := c.declDims(d)
+	if err != nil {
+		return nil, false, err
+	}
+	rhs, err := c.expr(a.RHS)
+	if err != nil {
+		return nil, false, err
+	}
+	ty, lty, dpos, apos := d.Type, a.LHS.Info().Type, d.Pos, a.Pos
+	c.declAssigns++
+	return func(f *frame) (ctl, error) {
+		ds, err := dims(f)
+		if err != nil {
+			return ctlNext, withPos(dpos, err)
+		}
+		v, err := rhs(f)
+		if err != nil {
+			return ctlNext, err
+		}
+		v = toReal(f.st.t, v, lty)
+		if v.Len() != prod(ds) || len(v.Dims) != len(ds) {
+			return ctlNext, withPos(apos, fmt.Errorf("assignment to %s: size mismatch (%v := %v)", d.Name, ds, v.Dims))
+		}
+		v.Dims, v.Type = ds, ty
+		f.set(slot, v)
+		return ctlNext, nil
+	}, true, nil
 }
 
 // declDims compiles the sizes of a declaration: array sizes then container sizes.
