@@ -36,6 +36,9 @@ type compiler struct {
 	// data are the data and transformed data variables by slot, with their values (the GLM
 	// designs are built from them).
 	data map[int]*global
+	// designIdents are the identifiers read only as columns of a fused GLM's design (from
+	// data, not from the frame): they do not make their variable live (compile_fold.go).
+	designIdents map[*Ident]bool
 }
 
 // builtins returns the built-in table (made on first use).
@@ -206,7 +209,7 @@ func compileProgram(prog *Program, data *model.Data) (*compiled, error) {
 // (compile_glm.go) — on or off; off compiles every statement as written, the reference the
 // tests compare the optimised compilation with.
 func compileProgramOpt(prog *Program, data *model.Data, optimise bool) (*compiled, error) {
-	c := &compiler{prog: prog, cur: newSlots(), funcs: map[*FunDef]*userFunc{}, byName: map[string]*userFunc{}, plain: !optimise, data: map[int]*global{}}
+	c := &compiler{prog: prog, cur: newSlots(), funcs: map[*FunDef]*userFunc{}, byName: map[string]*userFunc{}, plain: !optimise, data: map[int]*global{}, designIdents: map[*Ident]bool{}}
 	cp := &compiled{c: c, file: prog.File}
 	h := fnv.New64a()
 	h.Write(prog.Src)
@@ -280,12 +283,6 @@ func compileProgramOpt(prog *Program, data *model.Data, optimise bool) (*compile
 	// Data are fixed from here on: data-only expressions are evaluated once, and an
 	// evaluation's frame holds only the data the remaining blocks read.
 	c.fold = optimise
-	live := liveData(prog)
-	for _, g := range cp.data {
-		if !optimise || live[g.decl] {
-			cp.live = append(cp.live, g)
-		}
-	}
 	// Parameters: shapes and transforms from data-only sizes and bounds.
 	var params []model.Param
 	if prog.Parameters != nil {
@@ -322,6 +319,12 @@ func compileProgramOpt(prog *Program, data *model.Data, optimise bool) (*compile
 		return nil, err2
 	}
 	cp.nslots = c.cur.n
+	live := liveData(prog, c.designIdents)
+	for _, g := range cp.data {
+		if !optimise || live[g.decl] {
+			cp.live = append(cp.live, g)
+		}
+	}
 	return cp, nil
 }
 
@@ -399,7 +402,10 @@ func (cp *compiled) readDataDecl(f *frame, d *VarDecl, data *model.Data) (*globa
 }
 
 // constValue is a data global as a constant value on t.
-func (cp *compiled) constValue(t *ad.Tape, g *global) Value {
+func (cp *compiled) constValue(t *ad.Tape, g *global) Value { return dataValue(t, g) }
+
+// dataValue is a data global as a constant value on t.
+func dataValue(t *ad.Tape, g *global) Value {
 	ty := g.decl.Type
 	if ty.Base == Int {
 		return Value{Type: ty, Dims: g.dims, Ints: g.ints}

@@ -131,12 +131,13 @@ func fold(fn evalFn) evalFn {
 
 // liveData returns the data and transformed data declarations that the transformed
 // parameters, model and generated quantities blocks mention (in any expression, declaration
-// size or bound): the ones an evaluation's frame must hold. The GLM designs read the data
-// from the compiled program, not the frame.
-func liveData(p *Program) map[*VarDecl]bool {
+// size or bound), except through the identifiers in skip (a fused GLM's design columns, which
+// it reads from the compiled data, putting them in the frame only before it runs the
+// statement as written): the ones an evaluation's frame must hold.
+func liveData(p *Program, skip map[*Ident]bool) map[*VarDecl]bool {
 	live := map[*VarDecl]bool{}
 	mark := func(id *Ident) {
-		if id.Decl != nil {
+		if id.Decl != nil && !skip[id] {
 			live[id.Decl] = true
 		}
 	}

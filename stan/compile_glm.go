@@ -109,6 +109,7 @@ func (c *compiler) glmSplit(e Expr, neg bool, p *glmParts) (bool, error) {
 					if err != nil {
 						return false, err
 					}
+					c.designIdents[x.(*Ident)] = true
 					term := glmTerm{slot: slot, coef: fn, neg: neg}
 					term.elem.slot = -1
 					if es, k, ok := c.constElem(s); ok {
@@ -123,6 +124,7 @@ func (c *compiler) glmSplit(e Expr, neg bool, p *glmParts) (bool, error) {
 				if err != nil {
 					return false, err
 				}
+				c.designIdents[e.L.(*Ident)] = true
 				p.mats = append(p.mats, glmTerm{slot: slot, coef: fn, neg: neg})
 				return true, nil
 			}
@@ -210,6 +212,7 @@ func (c *compiler) fusedGLM(pos Pos, dist string, yE Expr, args []Expr, fallback
 		if err != nil {
 			return nil, err
 		}
+		c.designIdents[args[0].(*Ident)] = true
 		p.scalars = []glmTerm{{coef: a}}
 		p.mats = []glmTerm{{slot: slot, coef: b}}
 		if fam.sigm {
@@ -247,6 +250,19 @@ func (c *compiler) fusedGLM(pos Pos, dist string, yE Expr, args []Expr, fallback
 	beta := c.glmBeta(&p)
 	cache := &glmDesignCache{}
 	c.glms++
+	asWritten := fallback
+	fallback = func(f *frame) (ctl, error) {
+		// The design's data are not in the frame (liveData): put them there for the
+		// statement as written.
+		for _, terms := range [][]glmTerm{p.cols, p.mats} {
+			for _, s := range terms {
+				if g := c.data[s.slot]; g != nil {
+					f.cells[s.slot] = cell{v: dataValue(f.st.t, g)}
+				}
+			}
+		}
+		return asWritten(f)
+	}
 	return func(f *frame) (ctl, error) {
 		t := f.st.t
 		yv, err := y(f)

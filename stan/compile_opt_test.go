@@ -46,6 +46,14 @@ model {
   s ~ exponential(1.0 / sd(y));
 }
 generated quantities { real q = a * max(y) + num_elements(c); }`, 2, 6, 1, 5, 8},
+	{"glm-design-not-in-frame", laneDataBlock + `
+transformed data { vector[N] x1 = X[:, 2]; vector[N] x2 = square(x1); }
+parameters { real a; vector[2] b; real<lower=0> s; }
+model {
+  s ~ exponential(1);
+  y ~ normal(a + b[1] * x1 + b[2] * x2, s);
+  target += normal_lpdf(x2 | 0, 10 + s);
+}`, 4, 0, 2, 2, 8}, // x1 only in the design: not in the frame
 	{"declare-then-assign", laneDataBlock + `
 parameters { real a; vector[K] w; }
 transformed parameters {
