@@ -119,16 +119,19 @@ func (c *compiler) contStmt(pos Pos, fam *contFamily, name string, yE Expr, argE
 			}
 		}
 		if sizeCheck {
-			// Literal parameters are scalars: they take no part in the size check.
-			var vs [4]Value
+			// commonSize's check and message; literal parameters are scalars and take no
+			// part in it.
+			first := -1
 			for j := range np + 1 {
-				if cont[j] {
-					vs[j] = Value{Type: TVector, Dims: []int{t.Size(vars[j])}}
+				if !cont[j] {
+					continue
 				}
-			}
-			var err error
-			if n, err = commonSize(name, fam.labels[:np+1], vs[:np+1]); err != nil {
-				return ctlNext, withPos(pos, err)
+				m := t.Size(vars[j])
+				if first < 0 {
+					n, first = m, j
+				} else if m != n {
+					return ctlNext, withPos(pos, errf(name, "size of %s (%d) and size of %s (%d) must match in size", fam.labels[first], n, fam.labels[j], m))
+				}
 			}
 		}
 		for j := range np + 1 {
