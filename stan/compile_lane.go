@@ -801,6 +801,9 @@ func (c *compiler) laneScalarCall(e *Call) (evalFn, bool, error) {
 	if len(e.Args) != sf.arity || e.Info().Type != TReal {
 		return nil, false, errNotLane
 	}
+	if fn, ok, err := c.laneMixNormal(e); ok || err != nil {
+		return fn, ok, err
+	}
 	args, err := c.laneScalarArgs(e.Args)
 	if err != nil {
 		return nil, false, err

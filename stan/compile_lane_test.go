@@ -66,6 +66,15 @@ model {
     target += log_mix(inv_logit(b * X[n, 2]), normal_lpdf(y[n] | a[g[n]], s[g[n]]),
                       normal_lpdf(a[1] | y[n] * b, s[3 - g[n]])) + 0.5 * normal_lpdf(y[n] | b, 2);
 }`, 5, 1, 0},
+	{"mixture-other-components", laneDataBlock + `
+parameters { real a; real<lower=0> s; real<lower=0, upper=1> p; }
+model {
+  a ~ normal(0, 2);
+  s ~ lognormal(0, 1);
+  for (n in 1:N)
+    target += log_mix(p, -square(y[n] - a) / s, normal_lpdf(y[n] | a, s))
+              + log_mix(p, normal_lpdf(y[n] | a, s), -fabs(y[n]));
+}`, 3, 1, 0},
 	{"scatter-glm-int-index", laneDataBlock + `
 parameters { array[2] real a; real b; real<lower=0> s; }
 transformed parameters {
@@ -269,6 +278,8 @@ func TestLaneErrors(t *testing.T) {
 		{"loop-variable-index", `for (n in 0:N) target += y[n] * a;`, "index 0 out of range; expecting index to be between 1 and 7"},
 		{"scale", `for (n in 1:N) y[n] ~ normal(0, a - 10);`, "Scale parameter"},
 		{"elementwise-scale", `for (n in 1:N) target += log_sum_exp(0, normal_lpdf(y[n] | 0, a - 10));`, "Scale parameter is"},
+		{"mixture-scale", `for (n in 1:N) target += log_mix(0.3, normal_lpdf(y[n] | 0, 1), normal_lpdf(y[n] | 0, a - 10));`, "normal_lpdf: Scale parameter is -9"},
+		{"mixture-weight", `for (n in 1:N) target += log_mix(a + 0.5, normal_lpdf(y[n] | 0, 1), normal_lpdf(y[n] | 0, 2));`, "log_mix: lambda is 1.5"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := laneDataBlock + "parameters { real a; }\nmodel {\n" + tc.body + "\n}\n"
