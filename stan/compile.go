@@ -204,10 +204,15 @@ func compileProgram(prog *Program, data *model.Data) (*compiled, error) {
 	return compileProgramOpt(prog, data, true)
 }
 
-// compileProgramOpt is compileProgram with the optimisations — loops of independent
-// iterations in lanes (compile_lane.go), linear predictors fused into normal_id_glm
-// (compile_glm.go) — on or off; off compiles every statement as written, the reference the
-// tests compare the optimised compilation with.
+// compileProgramOpt is compileProgram with the optimisations on or off: loops of independent
+// iterations in lanes, with one node per lane density and mixture (compile_lane.go,
+// compile_lanefused.go); linear predictors and GLM calls over data fused into package
+// density's GLM nodes (compile_glm.go); density statements of the continuous families without
+// the general call path (compile_prior.go); data-only expressions evaluated once and only the
+// data the later blocks read in the frame (compile_fold.go); real arithmetic with a scalar
+// operand as its tape op, a declaration and the whole assignment after it as one statement.
+// Off compiles every statement as written, the reference the tests compare the optimised
+// compilation with (to rounding, errors included).
 func compileProgramOpt(prog *Program, data *model.Data, optimise bool) (*compiled, error) {
 	c := &compiler{prog: prog, cur: newSlots(), funcs: map[*FunDef]*userFunc{}, byName: map[string]*userFunc{}, plain: !optimise, data: map[int]*global{}, designIdents: map[*Ident]bool{}}
 	cp := &compiled{c: c, file: prog.File}

@@ -57,13 +57,14 @@ func numLiteral(e Expr) (float64, bool) {
 	return 0, false
 }
 
-// contStmt compiles target += name(y | args…) (name is fam's _lpdf or _lupdf) for family fam (nil, nil when a literal
-// parameter fails its check: the statement as written then reports the error at run time).
-func (c *compiler) contStmt(pos Pos, fam *contFamily, name string, yE Expr, argEs []Expr) (execFn, error) {
+// contStmt compiles y ~ d(args…) or target += d_lpdf(y | args…) (or _lupdf) for the family fam
+// of d: nil, nil when a literal parameter fails its check (the statement as written then
+// reports the error at run time). Messages name d_lpdf, as the built-in's do for _lupdf too.
+func (c *compiler) contStmt(pos Pos, fam *contFamily, yE Expr, argEs []Expr) (execFn, error) {
 	if c.plain || len(argEs) != fam.np {
 		return nil, nil
 	}
-	name = fam.name + "_lpdf" // the built-in's name in messages, for _lupdf too
+	name := fam.name + "_lpdf"
 	y, err := c.expr(yE)
 	if err != nil {
 		return nil, err

@@ -174,7 +174,7 @@ func (c *compiler) stmt(s Stmt) (execFn, error) {
 			return glm, err
 		}
 		if fam := contFamilyOf(s.Sig, s.FullName); fam != nil {
-			if st, err := c.contStmt(s.Pos, fam, s.FullName, s.LHS, s.Args); err != nil || st != nil {
+			if st, err := c.contStmt(s.Pos, fam, s.LHS, s.Args); err != nil || st != nil {
 				return st, err
 			}
 		}
@@ -210,7 +210,7 @@ func (c *compiler) stmt(s Stmt) (execFn, error) {
 					return glm, err
 				}
 				if fam := contFamilyOf(call.Sig, call.Name); fam != nil {
-					if st, err := c.contStmt(call.Pos, fam, call.Name, call.Args[0], call.Args[1:]); err != nil || st != nil {
+					if st, err := c.contStmt(call.Pos, fam, call.Args[0], call.Args[1:]); err != nil || st != nil {
 						return st, err
 					}
 				}
