@@ -111,6 +111,38 @@ func (c *compiler) exprAsWritten(e Expr) (evalFn, error) {
 		if op := realArith(e, c.plain); op != nil {
 			// Real scalar arithmetic or a container and a scalar: the tape op directly (the
 			// built-in's own computation, without its argument handling).
+			if ls, rs := c.realVarSlot(e.L), c.realVarSlot(e.R); ls >= 0 || rs >= 0 {
+				// A variable operand is read from its cell directly.
+				operand := func(f *frame, slot int, fn evalFn) (Value, error) {
+					if slot < 0 {
+						return fn(f)
+					}
+					x, dims := f.realVar(slot)
+					return Value{Type: f.cells[slot].v.Type, Dims: dims, Var: x}, nil
+				}
+				return func(f *frame) (Value, error) {
+					a, err := operand(f, ls, l)
+					if err != nil {
+						return Value{}, err
+					}
+					b, err := operand(f, rs, r)
+					if err != nil {
+						return Value{}, err
+					}
+					if a.Type.Base != Int && b.Type.Base != Int {
+						res := a
+						if len(a.Dims) == 0 {
+							res = b
+						}
+						return likeV(res, op(f.st.t, a.Var, b.Var)), nil
+					}
+					args := f.st.opArgs[:2]
+					args[0], args[1] = a, b
+					v, err := fn(f.ctx(pos), args)
+					args[0], args[1] = Value{}, Value{}
+					return v, withPos(pos, err)
+				}, nil
+			}
 			return func(f *frame) (Value, error) {
 				a, err := l(f)
 				if err != nil {

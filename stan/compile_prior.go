@@ -72,6 +72,11 @@ func (c *compiler) contStmt(pos Pos, fam *contFamily, yE Expr, argEs []Expr) (ex
 	var args [3]evalFn
 	var lits [3]float64
 	var isLit [3]bool
+	// Real variables are read from their cells directly (no closure call, no Value copy).
+	var slots [4]int
+	for j, e := range append([]Expr{yE}, argEs...) {
+		slots[j] = c.realVarSlot(e)
+	}
 	for j, e := range argEs {
 		if x, ok := numLiteral(e); ok {
 			if checkVals(name, fam.labels[j+1], fam.checks[j+1], []float64{x}, false) != nil {
@@ -102,6 +107,14 @@ func (c *compiler) contStmt(pos Pos, fam *contFamily, yE Expr, argEs []Expr) (ex
 		n := 1
 		for j := range np + 1 {
 			if j > 0 && isLit[j-1] {
+				continue
+			}
+			if slots[j] >= 0 {
+				x, dims := f.realVar(slots[j])
+				vars[j], cont[j] = x, len(dims) > 0
+				if cont[j] {
+					n = t.Size(x)
+				}
 				continue
 			}
 			var v Value
@@ -151,4 +164,28 @@ func (c *compiler) contStmt(pos Pos, fam *contFamily, yE Expr, argEs []Expr) (ex
 		f.st.target = append(f.st.target, fam.fast(t, vars[0], [3]ad.Var(vars[1:4])))
 		return ctlNext, nil
 	}, nil
+}
+
+// realVarSlot returns the frame slot of e when it is a real-valued variable of the frame (a
+// real scalar or container: its cell never holds ints), else −1.
+func (c *compiler) realVarSlot(e Expr) int {
+	id, ok := e.(*Ident)
+	if !ok || id.Fun != nil || id.Decl == nil || id.Decl.Type.Base == Int || id.Decl.Type.Base == Void || id.Decl.Type.Base == Func {
+		return -1
+	}
+	if s, ok := c.cur.slot[id.Decl]; ok {
+		return s
+	}
+	return -1
+}
+
+// realVar returns the node and dims of the real variable in cell i (as read returns them,
+// without copying the Value).
+func (f *frame) realVar(i int) (ad.Var, []int) {
+	c := &f.cells[i]
+	if c.elems != nil && c.stale {
+		v := f.read(i)
+		return v.Var, v.Dims
+	}
+	return c.v.Var, c.v.Dims
 }
