@@ -1,6 +1,7 @@
 package stan
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -14,12 +15,15 @@ import (
 // vectors, ~ and target +=), folded data-only expressions (a CDF of literals, a function of
 // data, a declaration sized by data) and data the later blocks do not read (left out of the
 // frame).
-var optPrograms = []struct {
+// optProgram is one program of optPrograms, with the counts its compilation must show.
+type optProgram struct {
 	name, src    string
 	params       int
 	folds, conts int // fixed expressions folded, density statements compiled by contStmt
 	live, data   int // data variables in the frame, of all
-}{
+}
+
+var optPrograms = []optProgram{
 	{"priors", laneDataBlock + `
 parameters { vector[K] b; real<lower=0> s; real m; array[2] real<lower=0, upper=1> p; }
 model {
@@ -168,6 +172,58 @@ func TestOptimisedErrors(t *testing.T) {
 		}
 		if msgs[0] != msgs[1] {
 			t.Errorf("%soptimised: %q, as written: %q", body, msgs[0], msgs[1])
+		}
+	}
+}
+
+// TestOptimisedConcurrent evaluates optimised programs from several goroutines at once, as a
+// fit's workers do, from the first evaluation on (the once-computed values — folded
+// expressions, declaration sizes, GLM designs, a lane loop's lanes — are filled concurrently),
+// and compares every gradient with a serial evaluation. Run with -race to check the caches.
+func TestOptimisedConcurrent(t *testing.T) {
+	mix := lanePrograms[1] // a lane loop
+	progs := append(append([]optProgram{}, optPrograms...), optProgram{name: mix.name, src: mix.src, params: mix.params})
+	for _, p := range progs {
+		ml, ms, _, _ := laneModels(t, p.name, p.src)
+		zs := make([][]float64, 8)
+		r := rng.New(5, 0)
+		for i := range zs {
+			zs[i] = make([]float64, p.params)
+			for j := range zs[i] {
+				zs[i][j] = r.NormFloat64()
+			}
+		}
+		want := make([][]float64, len(zs))
+		var ts ad.Tape
+		for i, z := range zs {
+			want[i] = make([]float64, p.params)
+			model.Gradient(&ts, ms, z, want[i])
+		}
+		errs := make(chan string, 4*len(zs))
+		done := make(chan struct{})
+		for w := range 4 {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				var tl ad.Tape
+				g := make([]float64, p.params)
+				for k := range zs {
+					i := (k + w) % len(zs)
+					model.Gradient(&tl, ml, zs[i], g)
+					for j := range g {
+						if math.Abs(g[j]-want[i][j]) > 1e-12*math.Max(1, math.Abs(want[i][j])) {
+							errs <- fmt.Sprintf("%s: point %d: gradient[%d] %v concurrently, %v serially", p.name, i, j, g[j], want[i][j])
+							return
+						}
+					}
+				}
+			}()
+		}
+		for range 4 {
+			<-done
+		}
+		close(errs)
+		for e := range errs {
+			t.Error(e)
 		}
 	}
 }
