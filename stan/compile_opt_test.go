@@ -10,11 +10,6 @@ import (
 	"github.com/vigo-bayes/vigo/rng"
 )
 
-// optPrograms exercise the statement-level optimisations outside lanes and GLMs: density
-// statements of the continuous families (literal and computed parameters, scalars and
-// vectors, ~ and target +=), folded data-only expressions (a CDF of literals, a function of
-// data, a declaration sized by data) and data the later blocks do not read (left out of the
-// frame).
 // optProgram is one program of optPrograms, with the counts its compilation must show.
 type optProgram struct {
 	name, src    string
@@ -23,6 +18,12 @@ type optProgram struct {
 	live, data   int // data variables in the frame, of all
 }
 
+
+// optPrograms exercise the statement-level optimisations (and one fused GLM's frame): density
+// statements of the continuous families (literal and computed parameters, scalars and
+// vectors, ~ and target +=), folded data-only expressions (a CDF of literals, a function of
+// data, a declaration sized by data) and data the later blocks do not read (left out of the
+// frame).
 var optPrograms = []optProgram{
 	{"priors", laneDataBlock + `
 parameters { vector[K] b; real<lower=0> s; real m; array[2] real<lower=0, upper=1> p; }
