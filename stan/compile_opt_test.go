@@ -18,7 +18,6 @@ type optProgram struct {
 	live, data   int // data variables in the frame, of all
 }
 
-
 // optPrograms exercise the statement-level optimisations (and one fused GLM's frame): density
 // statements of the continuous families (literal and computed parameters, scalars and
 // vectors, ~ and target +=), folded data-only expressions (a CDF of literals, a function of
