@@ -23,14 +23,20 @@ import (
 // forward and once backward). When y and every x (vector) or X (matrix) are data or
 // transformed data, the statement is compiled as normal_id_glm(y | X*, α, β*, σ) instead (and
 // y ~ bernoulli_logit(…), y ~ poisson_log(…) as their GLMs, y an int array): the
-// design X* is assembled once from the data columns (x2 … xK, X's columns) and reused by every
-// evaluation, α is the sum of the scalar terms, β* the coefficients in column order. One fused
-// node then computes the log density and all partials in two passes over the design
-// (dist_discrete.go's normalIDGLM, logitGLM), as a hand-written model would. The result differs from the
-// term-by-term evaluation by rounding only. Patterns: sums and differences of scalar terms,
-// s * x and x * s (s a real scalar expression, x a data vector), and X * b (X a data matrix, b
-// a vector). Anything else — and a design whose columns do not have y's length — compiles as
-// written.
+// design X* is assembled once from the data columns (x2 … xK, X's columns), feature-major
+// (K×N), and reused by every evaluation, α is the sum of the scalar terms, β* the coefficients
+// in column order (one view when they are consecutive elements v[k], v[k+1], … of one vector).
+// A GLM written as a call on a data matrix, normal_id_glm_lpdf(y | X, α, β, σ) (and the
+// bernoulli_logit_glm, poisson_log_glm calls), takes the same path with X's columns. One fused
+// node then computes the log density and all partials in two passes over the design (package
+// density's NormalIDGLM and BernoulliLogitGLM, the zoo models' nodes; poissonLogGLM here), as
+// a hand-written model would. The result differs from the term-by-term evaluation by rounding
+// only. Patterns: sums and differences of scalar terms, s * x and x * s (s a real scalar
+// expression, x a data vector), and X * b (X a data matrix, b a vector). Anything else
+// compiles as written; and at run time a design whose columns do not have y's length, a y that
+// is not finite (not in the support), or a scale that is not positive and finite runs the
+// statement as written, which reports Stan's own error. The design's data variables are not
+// put in the evaluation frame (compile_fold.go's liveData) except before such a run.
 
 // glmParts is a linear predictor split into its intercept terms and its design columns.
 type glmParts struct {
