@@ -26,9 +26,23 @@ type compiler struct {
 	glms    int       // statements fused into normal_id_glm
 	kernels int       // loops compiled as scalar kernels (compile_scalar.go)
 	// globals are the block variables known so far (data with values; parameters and
-	// transformed parameters with dims), for what compiles at compile time.
+	// transformed parameters with dims), for what compiles at compile time (compile_scalar.go).
 	globals map[*VarDecl]*global
-	tb      *Table // the built-ins, for re-resolving calls on lane values
+	folds   int // fixed expressions folded (compile_fold.go)
+	conts   int // density statements compiled by contStmt (compile_prior.go)
+	// declAssigns counts declarations compiled with the assignment that follows them.
+	declAssigns int
+	tb          *Table // the built-ins, for re-resolving calls on lane values
+	// fold turns on folding of fixed expressions (compile_fold.go): set once the transformed
+	// data block is compiled, when data and transformed data no longer change; inFold is set
+	// while an expression being folded is compiled (its parts need no folding of their own).
+	fold, inFold bool
+	// data are the data and transformed data variables by slot, with their values (the GLM
+	// designs are built from them).
+	data map[int]*global
+	// designIdents are the identifiers read only as columns of a fused GLM's design (from
+	// data, not from the frame): they do not make their variable live (compile_fold.go).
+	designIdents map[*Ident]bool
 }
 
 // builtins returns the built-in table (made on first use).
@@ -145,6 +159,7 @@ type compiled struct {
 	file   string
 	nslots int
 	data   []*global // data and transformed data, with values
+	live   []*global // the data an evaluation's frame holds (compile_fold.go's liveData)
 	params []*global
 	tparam []*global
 	gq     []*global
@@ -193,12 +208,17 @@ func compileProgram(prog *Program, data *model.Data) (*compiled, error) {
 	return compileProgramOpt(prog, data, true)
 }
 
-// compileProgramOpt is compileProgram with the optimisations — loops of independent
-// iterations in lanes (compile_lane.go), linear predictors fused into normal_id_glm
-// (compile_glm.go) — on or off; off compiles every statement as written, the reference the
-// tests compare the optimised compilation with.
+// compileProgramOpt is compileProgram with the optimisations on or off: loops of independent
+// iterations in lanes, with one node per lane density and mixture (compile_lane.go,
+// compile_lanefused.go); linear predictors and GLM calls over data fused into package
+// density's GLM nodes (compile_glm.go); density statements of the continuous families without
+// the general call path (compile_prior.go); data-only expressions evaluated once and only the
+// data the later blocks read in the frame (compile_fold.go); real arithmetic with a scalar
+// operand as its tape op, a declaration and the whole assignment after it as one statement.
+// Off compiles every statement as written, the reference the tests compare the optimised
+// compilation with (to rounding, errors included).
 func compileProgramOpt(prog *Program, data *model.Data, optimise bool) (*compiled, error) {
-	c := &compiler{prog: prog, cur: newSlots(), funcs: map[*FunDef]*userFunc{}, byName: map[string]*userFunc{}, plain: !optimise, globals: map[*VarDecl]*global{}}
+	c := &compiler{prog: prog, cur: newSlots(), funcs: map[*FunDef]*userFunc{}, byName: map[string]*userFunc{}, plain: !optimise, globals: map[*VarDecl]*global{}, data: map[int]*global{}, designIdents: map[*Ident]bool{}}
 	cp := &compiled{c: c, file: prog.File}
 	h := fnv.New64a()
 	h.Write(prog.Src)
@@ -268,6 +288,12 @@ func compileProgramOpt(prog *Program, data *model.Data, optimise bool) (*compile
 			c.globals[d] = g
 		}
 	}
+	for _, g := range cp.data {
+		c.data[g.slot] = g
+	}
+	// Data are fixed from here on: data-only expressions are evaluated once, and an
+	// evaluation's frame holds only the data the remaining blocks read.
+	c.fold = optimise
 	// Parameters: shapes and transforms from data-only sizes and bounds.
 	var params []model.Param
 	if prog.Parameters != nil {
@@ -308,6 +334,12 @@ func compileProgramOpt(prog *Program, data *model.Data, optimise bool) (*compile
 		return nil, err2
 	}
 	cp.nslots = c.cur.n
+	live := liveData(prog, c.designIdents)
+	for _, g := range cp.data {
+		if !optimise || live[g.decl] {
+			cp.live = append(cp.live, g)
+		}
+	}
 	return cp, nil
 }
 
@@ -385,7 +417,10 @@ func (cp *compiled) readDataDecl(f *frame, d *VarDecl, data *model.Data) (*globa
 }
 
 // constValue is a data global as a constant value on t.
-func (cp *compiled) constValue(t *ad.Tape, g *global) Value {
+func (cp *compiled) constValue(t *ad.Tape, g *global) Value { return dataValue(t, g) }
+
+// dataValue is a data global as a constant value on t.
+func dataValue(t *ad.Tape, g *global) Value {
 	ty := g.decl.Type
 	if ty.Base == Int {
 		return Value{Type: ty, Dims: g.dims, Ints: g.ints}
@@ -655,11 +690,15 @@ func (cp *compiled) evalFrame(t *ad.Tape, p []ad.Var, r *rng.Stream) *frame {
 	var f *frame
 	if x, ok := cp.frames.Get().(*frame); ok && len(x.cells) == cp.nslots {
 		f = x
-		*f.st = state{t: t, c: cp.c, rng: r, target: f.st.target[:0], args: f.st.args[:0]}
+		cx := f.st.cx // the built-ins' context survives in the pool (its Call is bound to f.st)
+		if cx != nil {
+			cx.T, cx.RNG = t, r
+		}
+		*f.st = state{t: t, c: cp.c, rng: r, target: f.st.target[:0], args: f.st.args[:0], cx: cx}
 	} else {
 		f = &frame{st: &state{t: t, c: cp.c, rng: r}, cells: make([]cell, cp.nslots)}
 	}
-	for _, g := range cp.data {
+	for _, g := range cp.live {
 		f.cells[g.slot] = cell{v: cp.constValue(t, g)}
 	}
 	for i, g := range cp.params {

@@ -30,8 +30,23 @@ func (c *compiler) unsupported(n Node, what string) error {
 	return &Error{Pos: n.Position(), Msg: "unsupported construct: " + what}
 }
 
-// expr compiles e.
+// expr compiles e; a fixed expression that does work is folded (compile_fold.go).
 func (c *compiler) expr(e Expr) (evalFn, error) {
+	if c.fold && !c.inFold && !c.plain && worthFolding(e) && fixedExpr(e) {
+		c.inFold = true
+		fn, err := c.exprAsWritten(e)
+		c.inFold = false
+		if err != nil {
+			return nil, err
+		}
+		c.folds++
+		return fold(fn), nil
+	}
+	return c.exprAsWritten(e)
+}
+
+// exprAsWritten compiles e without folding it.
+func (c *compiler) exprAsWritten(e Expr) (evalFn, error) {
 	switch e := e.(type) {
 	case *Paren:
 		return c.expr(e.X)
@@ -93,6 +108,64 @@ func (c *compiler) expr(e Expr) (evalFn, error) {
 			return nil, c.unsupported(e, "operator "+e.Op+" ("+e.Name+") without implementation")
 		}
 		fn := e.Sig.Fn
+		if op := realArith(e, c.plain); op != nil {
+			// Real scalar arithmetic or a container and a scalar: the tape op directly (the
+			// built-in's own computation, without its argument handling).
+			if ls, rs := c.realVarSlot(e.L), c.realVarSlot(e.R); ls >= 0 || rs >= 0 {
+				// A variable operand is read from its cell directly.
+				operand := func(f *frame, slot int, fn evalFn) (Value, error) {
+					if slot < 0 {
+						return fn(f)
+					}
+					x, dims := f.realVar(slot)
+					return Value{Type: f.cells[slot].v.Type, Dims: dims, Var: x}, nil
+				}
+				return func(f *frame) (Value, error) {
+					a, err := operand(f, ls, l)
+					if err != nil {
+						return Value{}, err
+					}
+					b, err := operand(f, rs, r)
+					if err != nil {
+						return Value{}, err
+					}
+					if a.Type.Base != Int && b.Type.Base != Int {
+						res := a
+						if len(a.Dims) == 0 {
+							res = b
+						}
+						return likeV(res, op(f.st.t, a.Var, b.Var)), nil
+					}
+					args := f.st.opArgs[:2]
+					args[0], args[1] = a, b
+					v, err := fn(f.ctx(pos), args)
+					args[0], args[1] = Value{}, Value{}
+					return v, withPos(pos, err)
+				}, nil
+			}
+			return func(f *frame) (Value, error) {
+				a, err := l(f)
+				if err != nil {
+					return Value{}, err
+				}
+				b, err := r(f)
+				if err != nil {
+					return Value{}, err
+				}
+				if a.Type.Base != Int && b.Type.Base != Int {
+					res := a
+					if len(a.Dims) == 0 {
+						res = b
+					}
+					return likeV(res, op(f.st.t, a.Var, b.Var)), nil
+				}
+				args := f.st.opArgs[:2]
+				args[0], args[1] = a, b
+				v, err := fn(f.ctx(pos), args)
+				args[0], args[1] = Value{}, Value{}
+				return v, withPos(pos, err)
+			}, nil
+		}
 		return func(f *frame) (Value, error) {
 			a, err := l(f)
 			if err != nil {
@@ -169,6 +242,27 @@ func (c *compiler) expr(e Expr) (evalFn, error) {
 		return c.rowVectorExpr(e)
 	}
 	return nil, c.unsupported(e, fmt.Sprintf("expression %T", e))
+}
+
+// realArith returns the tape op of a binary operator on real operands of which at least one
+// is a scalar (so that no size check applies): what the operator's built-in (arith) records.
+// nil for anything else, and when not optimising.
+func realArith(e *Binary, plain bool) func(t *ad.Tape, a, b ad.Var) ad.Var {
+	lt, rt := e.L.Info().Type, e.R.Info().Type
+	if plain || lt.Base == Int || rt.Base == Int || lt.Array != 0 || rt.Array != 0 || !lt.IsScalar() && !rt.IsScalar() {
+		return nil
+	}
+	switch e.Name {
+	case "add":
+		return (*ad.Tape).Add
+	case "subtract":
+		return (*ad.Tape).Sub
+	case "multiply", "elt_multiply":
+		return (*ad.Tape).Mul
+	case "divide", "elt_divide":
+		return (*ad.Tape).Div
+	}
+	return nil
 }
 
 // truth is Stan's truth of a scalar condition (nonzero).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 
 	"github.com/vigo-bayes/vigo/ad"
 )
@@ -100,14 +101,26 @@ func (c *compiler) laneLoop(s *For) (execFn, error) {
 		return nil, err
 	}
 	slot := li.loopSlot
+	// The loop variable's lanes lo, …, hi are kept between evaluations while the bounds stay
+	// (values never write into Ints they did not copy).
+	var mu sync.Mutex
+	var last []int
 	return func(f *frame) (ctl, error) {
 		lo, hi, err := bounds(f)
 		if err != nil || hi < lo {
 			return ctlNext, err
 		}
-		ks := make([]int, hi-lo+1)
-		for i := range ks {
-			ks[i] = lo + i
+		mu.Lock()
+		ks := last
+		mu.Unlock()
+		if len(ks) != hi-lo+1 || ks[0] != lo {
+			ks = make([]int, hi-lo+1)
+			for i := range ks {
+				ks[i] = lo + i
+			}
+			mu.Lock()
+			last = ks
+			mu.Unlock()
 		}
 		f.cells[slot] = cell{v: laneInts(ks)}
 		_, err = body(f)
@@ -757,21 +770,16 @@ var laneScalarFns = map[string]laneScalarFn{
 				return ad.Var{}, err
 			}
 		}
-		z := t.Div(t.Sub(a[0], a[1]), a[2])
-		lp := t.Sub(t.MulC(t.Square(z), -0.5), t.Log(a[2]))
-		return t.AddC(lp, -0.5*math.Log(2*math.Pi)), nil
+		return laneNormal(t, a[0], a[1], a[2]), nil
 	}},
-	// log_mix(θ, a, b) = log(θ eᵃ + (1 − θ) eᵇ) = x + softplus(y − x), x = log θ + a,
-	// y = log(1 − θ) + b.
+	// log_mix(θ, a, b) = log(θ eᵃ + (1 − θ) eᵇ) (compile_lanefused.go).
 	"log_mix": {3, func(t *ad.Tape, a []ad.Var, vals [][]float64) (ad.Var, error) {
 		for _, th := range vals[0] {
 			if !(th >= 0 && th <= 1) {
 				return ad.Var{}, errf("log_mix", "lambda is %v, but must be in the interval [0, 1]", th)
 			}
 		}
-		x := t.Add(t.Log(a[0]), a[1])
-		y := t.Add(t.Log1p(t.Neg(a[0])), a[2])
-		return laneLogAddExp(t, x, y), nil
+		return laneLogMix(t, a[0], a[1], a[2]), nil
 	}},
 	"log_sum_exp": {2, func(t *ad.Tape, a []ad.Var, vals [][]float64) (ad.Var, error) {
 		return laneLogAddExp(t, a[0], a[1]), nil
@@ -792,6 +800,9 @@ func (c *compiler) laneScalarCall(e *Call) (evalFn, bool, error) {
 	sf := laneScalarFns[e.Name]
 	if len(e.Args) != sf.arity || e.Info().Type != TReal {
 		return nil, false, errNotLane
+	}
+	if fn, ok, err := c.laneMixNormal(e); ok || err != nil {
+		return fn, ok, err
 	}
 	args, err := c.laneScalarArgs(e.Args)
 	if err != nil {
@@ -923,6 +934,13 @@ func (c *compiler) laneIndex(e *IndexExpr) (evalFn, bool, error) {
 		}
 	}
 	pos, name := e.Pos, id.Name
+	// x[n] with n the loop variable itself: the lanes read consecutive elements.
+	byLoopVar := false
+	if len(e.Indices) == 1 {
+		if iv, ok := e.Indices[0].Lo.(*Ident); ok && iv.Decl == li.loopVar {
+			byLoopVar = true
+		}
+	}
 	return func(f *frame) (Value, error) {
 		n := li.lanesOf(f)
 		cl := &f.cells[slot]
@@ -931,6 +949,20 @@ func (c *compiler) laneIndex(e *IndexExpr) (evalFn, bool, error) {
 			bv = f.read(slot)
 		}
 		dims := bv.Dims
+		if byLoopVar && cl.elems == nil && bv.Type.Base != Int && len(dims) == 1 && n > 0 {
+			ks := f.cells[li.loopSlot].v.Ints
+			lo, hi := ks[0], ks[len(ks)-1]
+			for _, k := range [2]int{lo, hi} {
+				if k < 1 || k > dims[0] {
+					return Value{}, withPos(pos, fmt.Errorf("index %d out of range; expecting index to be between 1 and %d", k, dims[0]))
+				}
+			}
+			t := f.st.t
+			if n == dims[0] {
+				return laneVec(bv.Var, n), nil
+			}
+			return laneVec(t.Slice(bv.Var, lo-1, hi), n), nil
+		}
 		flat, err := laneFlat(f, name, dims, idx, n)
 		if err != nil {
 			return Value{}, withPos(pos, err)
@@ -956,8 +988,15 @@ func (c *compiler) laneIndex(e *IndexExpr) (evalFn, bool, error) {
 			return laneVec(t.Concat(xs...), n), nil
 		}
 		if t.IsConst(bv.Var) {
-			// Data stay constant, so that a density drops the same terms as the scalar loop.
+			// Data stay constant, so that a density drops the same terms as the scalar loop;
+			// consecutive elements (x[n] over the loop's range) are a view, not a copy.
 			x := t.Value(bv.Var)
+			if lo, ok := laneRun(flat); ok && n > 0 {
+				if lo == 0 && n == len(x) {
+					return laneVec(bv.Var, n), nil
+				}
+				return laneVec(t.Slice(bv.Var, lo, lo+n), n), nil
+			}
 			xs := make([]float64, n)
 			for l, j := range flat {
 				xs[l] = x[j]
@@ -966,6 +1005,19 @@ func (c *compiler) laneIndex(e *IndexExpr) (evalFn, bool, error) {
 		}
 		return laneVec(t.Gather(bv.Var, flat), n), nil
 	}, true, nil
+}
+
+// laneRun reports whether flat is consecutive positions lo, lo+1, ….
+func laneRun(flat []int) (lo int, ok bool) {
+	if len(flat) == 0 {
+		return 0, false
+	}
+	for l, j := range flat {
+		if j != flat[0]+l {
+			return 0, false
+		}
+	}
+	return flat[0], true
 }
 
 // laneFlat evaluates single indexes (each an int, or one int per lane) into the row-major

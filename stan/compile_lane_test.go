@@ -57,6 +57,25 @@ model {
     target += log_mix(theta, normal_lpdf(y[n] | mu[1], sigma[1]),
                       normal_lpdf(y[n] | mu[2], sigma[2]));
 }`, 5, 1, 0, 0},
+	{"mixture-lane-parameters", laneDataBlock + `
+parameters { array[2] real a; array[2] real<lower=0> s; real b; }
+model {
+  a ~ normal(0, 2);
+  s ~ lognormal(0, 1);
+  b ~ normal(0, 1);
+  for (n in 1:N)
+    target += log_mix(inv_logit(b * X[n, 2]), normal_lpdf(y[n] | a[g[n]], s[g[n]]),
+                      normal_lpdf(a[1] | y[n] * b, s[3 - g[n]])) + 0.5 * normal_lpdf(y[n] | b, 2);
+}`, 5, 1, 0, 0},
+	{"mixture-other-components", laneDataBlock + `
+parameters { real a; real<lower=0> s; real<lower=0, upper=1> p; }
+model {
+  a ~ normal(0, 2);
+  s ~ lognormal(0, 1);
+  for (n in 1:N)
+    target += log_mix(p, -square(y[n] - a) / s, normal_lpdf(y[n] | a, s))
+              + log_mix(p, normal_lpdf(y[n] | a, s), -fabs(y[n]));
+}`, 3, 1, 0, 0},
 	{"scatter-glm-int-index", laneDataBlock + `
 parameters { array[2] real a; real b; real<lower=0> s; }
 transformed parameters {
@@ -128,6 +147,24 @@ model {
   target += poisson_log_lpmf(c | X * w - a);
   target += bernoulli_logit_lupmf(z | 0.5 * x1 + X * w);
 }`, 4, 0, 3, 0},
+	{"glm-consecutive-coefs", laneDataBlock + `
+transformed data { vector[N] x1 = X[:, 2]; vector[N] x2 = y .* y; vector[N] yc = y - mean(y); }
+parameters { vector[4] beta; real<lower=0> sigma; }
+model {
+  beta ~ normal(0, 10);
+  yc ~ normal(beta[2] * x1 + beta[3] * x2 + beta[1], sigma);
+  yc ~ normal(beta[3] * x1 + beta[4] * x2, sigma);
+}`, 5, 0, 2, 0},
+	{"glm-call-forms", laneDataBlock + `
+transformed data { array[N] int z; for (n in 1:N) z[n] = c[n] > 1; }
+parameters { real a; vector[K] w; real<lower=0> s; vector<lower=0>[N] sv; }
+model {
+  sv ~ lognormal(0, 1);
+  target += normal_id_glm_lpdf(y | X, a, w, s);
+  y ~ normal_id_glm(X, 1, w, sv);
+  target += bernoulli_logit_glm_lupmf(z | X, a, w);
+  c ~ poisson_log_glm(X, a, w);
+}`, 11, 0, 4, 0},
 }
 
 // laneModels compiles src with and without lanes.
@@ -245,8 +282,11 @@ func TestLaneLoopsRejected(t *testing.T) {
 func TestLaneErrors(t *testing.T) {
 	for _, tc := range []struct{ name, body, want string }{
 		{"index", `for (n in 1:N) target += y[n + 1] * a;`, "index 8 out of range; expecting index to be between 1 and 7"},
+		{"loop-variable-index", `for (n in 0:N) target += y[n] * a;`, "index 0 out of range; expecting index to be between 1 and 7"},
 		{"scale", `for (n in 1:N) y[n] ~ normal(0, a - 10);`, "Scale parameter"},
 		{"elementwise-scale", `for (n in 1:N) target += log_sum_exp(0, normal_lpdf(y[n] | 0, a - 10));`, "Scale parameter is"},
+		{"mixture-scale", `for (n in 1:N) target += log_mix(0.3, normal_lpdf(y[n] | 0, 1), normal_lpdf(y[n] | 0, a - 10));`, "normal_lpdf: Scale parameter is -9"},
+		{"mixture-weight", `for (n in 1:N) target += log_mix(a + 0.5, normal_lpdf(y[n] | 0, 1), normal_lpdf(y[n] | 0, 2));`, "log_mix: lambda is 1.5"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := laneDataBlock + "parameters { real a; }\nmodel {\n" + tc.body + "\n}\n"
@@ -277,9 +317,21 @@ func TestLaneErrors(t *testing.T) {
 }
 
 // TestGLMFallback checks that a linear predictor whose design does not fit y compiles fused
-// but runs as written, so that the user gets the unfused statement's size error.
+// but runs as written, so that the user gets the unfused statement's size error, and that
+// a scale or outcome failing Stan's check gives the statement's own error too.
 func TestGLMFallback(t *testing.T) {
-	src := laneDataBlock + "transformed data { vector[N - 1] w = y[1:(N - 1)]; }\nparameters { real a; real b; }\nmodel {\n  y ~ normal(a + b * w, 1);\n}\n"
+	for _, body := range []string{
+		"transformed data { vector[N - 1] w = y[1:(N - 1)]; }\nparameters { real a; real b; }\nmodel {\n  y ~ normal(a + b * w, 1);\n}\n",
+		"transformed data { vector[N] w = y; }\nparameters { real a; real b; }\nmodel {\n  y ~ normal(a + b * w, a - 10);\n}\n",
+		"transformed data { vector[N] w = y; }\nparameters { real a; real b; }\nmodel {\n  target += normal_id_glm_lpdf(y | X, a, [b, b]', -b);\n}\n",
+		"transformed data { vector[N] w = y; array[N] int z = c; }\nparameters { real a; real b; }\nmodel {\n  z ~ bernoulli_logit(a + b * w);\n}\n",
+	} {
+		testGLMFallback(t, laneDataBlock+body)
+	}
+}
+
+func testGLMFallback(t *testing.T, src string) {
+	t.Helper()
 	prog, err := Parse("fb.stan", []byte(src))
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 
 	"github.com/vigo-bayes/vigo/ad"
 )
@@ -15,7 +16,17 @@ var errReject = errors.New("reject")
 
 func (c *compiler) stmts(ss []Stmt) (execFn, error) {
 	fns := make([]execFn, 0, len(ss))
-	for _, s := range ss {
+	for i := 0; i < len(ss); i++ {
+		s := ss[i]
+		if i+1 < len(ss) {
+			if fn, ok, err := c.declAssign(s, ss[i+1]); err != nil {
+				return nil, err
+			} else if ok {
+				fns = append(fns, fn)
+				i++
+				continue
+			}
+		}
 		fn, err := c.stmt(s)
 		if err != nil {
 			return nil, err
@@ -33,6 +44,49 @@ func (c *compiler) stmts(ss []Stmt) (execFn, error) {
 		}
 		return ctlNext, nil
 	}, nil
+}
+
+// declAssign compiles a real declaration without initial value followed by an assignment of
+// the whole variable (vector[N] mu; mu = a + b * x;) as one statement that does not fill the
+// variable with NaN first; the assignment's size check and error are kept. ok is false when
+// the pair is not of that form (or not optimising).
+func (c *compiler) declAssign(s1, s2 Stmt) (fn execFn, ok bool, err error) {
+	d, isDecl := s1.(*VarDecl)
+	a, isAssign := s2.(*Assign)
+	if c.plain || !isDecl || !isAssign || d.Init != nil || d.Type.Base == Int || a.Op != "=" {
+		return nil, false, nil
+	}
+	if id, isID := a.LHS.(*Ident); !isID || id.Decl != d || mentions(a.RHS, d) {
+		return nil, false, nil
+	}
+	slot := c.cur.add(d)
+	dims, err := c.declDims(d)
+	if err != nil {
+		return nil, false, err
+	}
+	rhs, err := c.expr(a.RHS)
+	if err != nil {
+		return nil, false, err
+	}
+	ty, lty, dpos, apos := d.Type, a.LHS.Info().Type, d.Pos, a.Pos
+	c.declAssigns++
+	return func(f *frame) (ctl, error) {
+		ds, err := dims(f)
+		if err != nil {
+			return ctlNext, withPos(dpos, err)
+		}
+		v, err := rhs(f)
+		if err != nil {
+			return ctlNext, err
+		}
+		v = toReal(f.st.t, v, lty)
+		if v.Len() != prod(ds) || len(v.Dims) != len(ds) {
+			return ctlNext, withPos(apos, fmt.Errorf("assignment to %s: size mismatch (%v := %v)", d.Name, ds, v.Dims))
+		}
+		v.Dims, v.Type = ds, ty
+		f.set(slot, v)
+		return ctlNext, nil
+	}, true, nil
 }
 
 // declDims compiles the sizes of a declaration: array sizes then container sizes.
@@ -54,9 +108,38 @@ func (c *compiler) declDims(d *VarDecl) (func(f *frame) ([]int, error), error) {
 		sz = append(sz, fn)
 	}
 	square := d.Type.Base == Matrix && len(d.Sizes) == 1
+	all := append(fns, sz...)
+	if c.fold && !c.plain && allFixed(d.Dims) && allFixed(d.Sizes) {
+		// Sizes of data only: the same every evaluation, computed once (the slice is shared:
+		// no value writes into its Dims).
+		var once sync.Mutex
+		var fixed []int
+		sizes := c.sizesFn(d, all, square)
+		return func(f *frame) ([]int, error) {
+			once.Lock()
+			ds := fixed
+			once.Unlock()
+			if ds != nil {
+				return ds, nil
+			}
+			ds, err := sizes(f)
+			if err == nil {
+				once.Lock()
+				fixed = ds
+				once.Unlock()
+			}
+			return ds, err
+		}, nil
+	}
+	return c.sizesFn(d, all, square), nil
+}
+
+// sizesFn evaluates a declaration's sizes (array sizes, then container sizes; a square matrix
+// repeats its one size).
+func (c *compiler) sizesFn(d *VarDecl, all []evalFn, square bool) func(f *frame) ([]int, error) {
 	return func(f *frame) ([]int, error) {
-		out := make([]int, 0, len(fns)+2)
-		for _, fn := range append(fns, sz...) {
+		out := make([]int, 0, len(all)+1)
+		for _, fn := range all {
 			v, err := fn(f)
 			if err != nil {
 				return nil, err
@@ -73,7 +156,7 @@ func (c *compiler) declDims(d *VarDecl) (func(f *frame) ([]int, error), error) {
 			out = append(out, out[len(out)-1])
 		}
 		return out, nil
-	}, nil
+	}
 }
 
 func (c *compiler) stmt(s Stmt) (execFn, error) {
@@ -89,6 +172,11 @@ func (c *compiler) stmt(s Stmt) (execFn, error) {
 		}
 		if glm, err := c.fusedGLM(s.Pos, s.Dist, s.LHS, s.Args, fn); err != nil || glm != nil {
 			return glm, err
+		}
+		if fam := contFamilyOf(s.Sig, s.FullName); fam != nil {
+			if st, err := c.contStmt(s.Pos, fam, s.LHS, s.Args); err != nil || st != nil {
+				return st, err
+			}
 		}
 		return fn, nil
 	case *TargetPlus:
@@ -120,6 +208,11 @@ func (c *compiler) stmt(s Stmt) (execFn, error) {
 			if dist != call.Name {
 				if glm, err := c.fusedGLM(call.Pos, dist, call.Args[0], call.Args[1:], fn); err != nil || glm != nil {
 					return glm, err
+				}
+				if fam := contFamilyOf(call.Sig, call.Name); fam != nil {
+					if st, err := c.contStmt(call.Pos, fam, call.Args[0], call.Args[1:]); err != nil || st != nil {
+						return st, err
+					}
 				}
 			}
 		}

@@ -112,35 +112,66 @@ const (
 	chkUnit                  // "must be in the interval [0, 1]"
 )
 
-// checkVals applies check k to xs (the argument labelled label of function name).
+// checkVals applies check k to xs (the argument labelled label of function name). The check is
+// chosen once and its loop runs without branching on k; the message is built only for the
+// first failing element.
 func checkVals(name, label string, k pcheck, xs []float64, vector bool) error {
-	for i, x := range xs {
-		ok := true
-		var must string
-		switch k {
-		case chkNone:
-			return nil
-		case chkNotNaN:
-			ok, must = !math.IsNaN(x), "must not be nan"
-		case chkFinite:
-			ok, must = !math.IsNaN(x) && !math.IsInf(x, 0), "must be finite"
-		case chkPositive:
-			ok, must = x > 0, "must be positive"
-		case chkPositiveFinite:
-			ok, must = x > 0 && !math.IsInf(x, 1), "must be positive finite"
-		case chkNonneg:
-			ok, must = x >= 0, "must be nonnegative"
-		case chkUnit:
-			ok, must = x >= 0 && x <= 1, "must be in the interval [0, 1]"
-		}
-		if !ok {
-			if vector {
-				return errf(name, "%s[%d] is %s, but %s!", label, i+1, fmtReal(x), must)
+	bad := -1
+	switch k {
+	case chkNone:
+		return nil
+	case chkNotNaN:
+		for i, x := range xs {
+			if x != x {
+				bad = i
+				break
 			}
-			return errf(name, "%s is %s, but %s!", label, fmtReal(x), must)
+		}
+	case chkFinite:
+		for i, x := range xs {
+			if x-x != 0 { // NaN or ±Inf
+				bad = i
+				break
+			}
+		}
+	case chkPositive:
+		for i, x := range xs {
+			if !(x > 0) {
+				bad = i
+				break
+			}
+		}
+	case chkPositiveFinite:
+		for i, x := range xs {
+			if !(x > 0) || math.IsInf(x, 1) {
+				bad = i
+				break
+			}
+		}
+	case chkNonneg:
+		for i, x := range xs {
+			if !(x >= 0) {
+				bad = i
+				break
+			}
+		}
+	case chkUnit:
+		for i, x := range xs {
+			if !(x >= 0 && x <= 1) {
+				bad = i
+				break
+			}
 		}
 	}
-	return nil
+	if bad < 0 {
+		return nil
+	}
+	must := [...]string{chkNotNaN: "must not be nan", chkFinite: "must be finite", chkPositive: "must be positive",
+		chkPositiveFinite: "must be positive finite", chkNonneg: "must be nonnegative", chkUnit: "must be in the interval [0, 1]"}[k]
+	if vector {
+		return errf(name, "%s[%d] is %s, but %s!", label, bad+1, fmtReal(xs[bad]), must)
+	}
+	return errf(name, "%s is %s, but %s!", label, fmtReal(xs[bad]), must)
 }
 
 // fmtReal prints a real as Stan does (nan, inf, -1, 0.5).
