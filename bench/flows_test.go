@@ -35,10 +35,25 @@ func TestFlowsGoals(t *testing.T) {
 	if math.Abs(g[0].Noise-0.01) > 1e-12 || g[0].AfterW1SD != 0.06 || g[0].BeforeW1SD != 0.04 || !g[0].TenthEvals {
 		t.Errorf("goal %+v", g[0])
 	}
-	if g[0].NUTSWall != 0.08 || g[0].AfterWall != 0.04 {
-		t.Errorf("walls %v %v", g[0].AfterWall, g[0].NUTSWall)
+	if g[0].NUTSWall != 0.08 || g[0].AfterWall != 0.04 || !math.IsNaN(g[0].StanNUTSWall) {
+		t.Errorf("walls %v %v %v", g[0].AfterWall, g[0].NUTSWall, g[0].StanNUTSWall)
 	}
-	rep.Results[3].W1SD = 0.09 // after 0.09, 0.07, 0.06: median 0.07 > 0.04 + 2·0.0129
+	// After 0.04, 0.06, 0.05 (median 0.05, sd 0.01): below the bar 0.04 + 2·0.01, with 0.08
+	// of the evaluations — the goal is reached.
+	rep.Results[3].W1SD, rep.Results[4].W1SD, rep.Results[5].W1SD = 0.04, 0.06, 0.05
+	if g := rep.Goals(); !g[0].Reached() {
+		t.Errorf("after 0.05 vs before 0.04 + 2·0.01 with 0.08 of the evaluations: goal not reached (%+v)", g[0])
+	}
+	var b0 strings.Builder
+	if err := rep.Markdown(&b0, resultmd.Header{Command: "vigo bench flows"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"| **yes** | **yes** | **reached** | 0.5 | — |", "Goal reached on 1 of 1 posterior × flow pairs."} {
+		if !strings.Contains(b0.String(), s) {
+			t.Errorf("markdown lacks %q:\n%s", s, b0.String())
+		}
+	}
+	rep.Results[3].W1SD, rep.Results[4].W1SD, rep.Results[5].W1SD = 0.09, 0.07, 0.06 // median 0.07 > 0.04 + 2·0.0129
 	if g := rep.Goals(); g[0].SameAnswer {
 		t.Errorf("after 0.07 vs before 0.04 ± noise %v: same answer", g[0].Noise)
 	}
@@ -46,7 +61,7 @@ func TestFlowsGoals(t *testing.T) {
 	if err := rep.Markdown(&b, resultmd.Header{Command: "vigo bench flows"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"## The bar", "| p | maf | 500000 | 40000 | 0.08 |", "## Medians over seeds", "| p | maf | 3 | 3 | 0.04 | 0.5 |"} {
+	for _, s := range []string{"## The bar", "| p | maf | 500000 | 40000 | 0.08 |", "| no | **yes** | not reached | 0.5 | — |", "Goal reached on 0 of 1", "## Medians over seeds", "| p | maf | 3 | 3 | 0.04 | 0.5 |"} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("markdown lacks %q:\n%s", s, b.String())
 		}
