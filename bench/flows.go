@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -57,7 +58,10 @@ type FlowsConfig struct {
 	// StanNUTS is the path of bench/stan/flows_nuts.R: Stan's NUTS on the posteriors of its
 	// table ("": not run); Rscript the R interpreter ("": "Rscript").
 	StanNUTS, Rscript string
-	Dir, Full         string // posteriordb and posteriordb-full directories
+	// Patch, when not "", is a JSON object merged into each kind's default recipe (the
+	// "after" runs; PatchRecipe), e.g. {"stop":{"window":7}}: ablations of the defaults.
+	Patch     string
+	Dir, Full string // posteriordb and posteriordb-full directories
 	RunOptions
 	Progress func(SeedResult)
 }
@@ -72,13 +76,20 @@ type FlowsReport struct {
 	Results    []SeedResult
 }
 
-// flowsMethods returns the methods of cfg in run order: fullrank, each kind (after), each
-// kind's before recipe, NUTS, Stan's NUTS.
-func flowsMethods(cfg FlowsConfig) []Method {
+// flowsMethods returns the methods of cfg in run order: fullrank, each kind (after, with
+// cfg.Patch), each kind's before recipe, NUTS, Stan's NUTS.
+func flowsMethods(cfg FlowsConfig) ([]Method, error) {
 	out := []Method{RecipeMethod(fit.KindFullRank, "full-rank Gaussian (Cholesky)", StanFullRank, fit.DefaultRecipe(fit.KindFullRank))}
 	for _, k := range cfg.Kinds {
-		r := fit.DefaultRecipe(k)
-		out = append(out, RecipeMethod(k, fmt.Sprintf("%s flow, today's fit.DefaultRecipe (noise rule over %d estimates)", k, r.Stop.Window), StanNone, r))
+		r, about := fit.DefaultRecipe(k), "today's fit.DefaultRecipe"
+		if cfg.Patch != "" {
+			var err error
+			if r, err = PatchRecipe(r, cfg.Patch); err != nil {
+				return nil, fmt.Errorf("bench: RunFlows: Patch (kind %s): %w", k, err)
+			}
+			about += " patched with " + cfg.Patch
+		}
+		out = append(out, RecipeMethod(k, fmt.Sprintf("%s flow, %s (noise rule over %d estimates)", k, about, r.Stop.Window), StanNone, r))
 	}
 	if cfg.Before {
 		for _, k := range cfg.Kinds {
@@ -91,7 +102,52 @@ func flowsMethods(cfg FlowsConfig) []Method {
 	if cfg.StanNUTS != "" {
 		out = append(out, stanNUTSMethod(cfg))
 	}
-	return out
+	return out, nil
+}
+
+// PatchRecipe returns r with the JSON object patch merged into its JSON form — an object
+// merges key by key (recursively), any other value replaces — and validated; a key the
+// Recipe does not have is an error. Example: {"stop":{"window":7},"objective":{"samples":16}}.
+func PatchRecipe(r fit.Recipe, patch string) (fit.Recipe, error) {
+	var p map[string]any
+	if err := json.Unmarshal([]byte(patch), &p); err != nil {
+		return fit.Recipe{}, fmt.Errorf("bench: PatchRecipe: patch is not a JSON object (patch=%s): %w", patch, err)
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fit.Recipe{}, fmt.Errorf("bench: PatchRecipe: %w", err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return fit.Recipe{}, fmt.Errorf("bench: PatchRecipe: %w", err)
+	}
+	mergeJSON(doc, p)
+	if b, err = json.Marshal(doc); err != nil {
+		return fit.Recipe{}, fmt.Errorf("bench: PatchRecipe: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var out fit.Recipe
+	if err := dec.Decode(&out); err != nil {
+		return fit.Recipe{}, fmt.Errorf("bench: PatchRecipe: patch=%s: %w", patch, err)
+	}
+	if err := out.Validate(); err != nil {
+		return fit.Recipe{}, fmt.Errorf("bench: PatchRecipe: patch=%s: %w", patch, err)
+	}
+	return out, nil
+}
+
+// mergeJSON merges src into dst: objects key by key, other values replace.
+func mergeJSON(dst, src map[string]any) {
+	for k, v := range src {
+		sv, ok := v.(map[string]any)
+		dv, ok2 := dst[k].(map[string]any)
+		if ok && ok2 {
+			mergeJSON(dv, sv)
+			continue
+		}
+		dst[k] = v
+	}
 }
 
 // RunFlows runs cfg: for each posterior, for each seed, every method once. A run that fails
@@ -120,7 +176,11 @@ func RunFlows(ctx context.Context, cfg FlowsConfig) (*FlowsReport, error) {
 	if cfg.Dir == "" {
 		return nil, errors.New("bench: RunFlows: Config.Dir is empty: give the posteriordb directory")
 	}
-	rep := &FlowsReport{Methods: flowsMethods(cfg), Kinds: cfg.Kinds, Seeds: cfg.Seeds, Before: cfg.Before}
+	methods, err := flowsMethods(cfg)
+	if err != nil {
+		return nil, err
+	}
+	rep := &FlowsReport{Methods: methods, Kinds: cfg.Kinds, Seeds: cfg.Seeds, Before: cfg.Before}
 	for _, name := range cfg.Posteriors {
 		m, ref, err := flowsPosterior(cfg, name)
 		if err != nil {

@@ -4,10 +4,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/vigo-bayes/vigo/fit"
 	"github.com/vigo-bayes/vigo/internal/resultmd"
 )
 
@@ -15,7 +17,11 @@ import (
 // seed-to-seed noise and both verdicts, and the markdown's tables.
 func TestFlowsGoals(t *testing.T) {
 	cfg := FlowsConfig{Kinds: []string{"maf"}, Before: true}
-	rep := &FlowsReport{Posteriors: []string{"p"}, Methods: flowsMethods(cfg), Kinds: cfg.Kinds, Seeds: 3, Before: true}
+	methods, err := flowsMethods(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := &FlowsReport{Posteriors: []string{"p"}, Methods: methods, Kinds: cfg.Kinds, Seeds: 3, Before: true}
 	add := func(m string, evals int, w1 ...float64) {
 		for i, w := range w1 {
 			rep.Results = append(rep.Results, SeedResult{Posterior: "p", Method: m, Seed: uint64(i + 1), Wall: time.Duration(evals) * time.Microsecond,
@@ -86,5 +92,38 @@ func TestReadChainCSV(t *testing.T) {
 	}
 	if _, err := readChainCSV(p); err == nil || !strings.Contains(err.Error(), "want chain") {
 		t.Errorf("no chain column: %v", err)
+	}
+}
+
+// TestPatchRecipe: a patch changes the named fields only, nested objects merge, and a field the
+// Recipe lacks, a non-object patch or an invalid value is an error naming it.
+func TestPatchRecipe(t *testing.T) {
+	base := fit.DefaultRecipe(fit.KindBernstein)
+	r, err := PatchRecipe(base, `{"stop":{"window":7},"objective":{"samples":16},"family":{"flow":{"degree":10}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := base
+	want.Stop.Window, want.Objective.Samples = 7, 16
+	want.Family.Flow = &fit.FlowOptions{Degree: 10}
+	if !reflect.DeepEqual(r, want) {
+		t.Errorf("patched %+v\nwant %+v", r, want)
+	}
+	if base.Stop.Window != fit.FlowWindow || base.Family.Flow.Degree != 0 {
+		t.Errorf("the patch changed its input: %+v", base)
+	}
+	for _, c := range []struct{ patch, want string }{
+		{`{"stop":{"windw":7}}`, "windw"},
+		{`[1]`, "not a JSON object"},
+		{`{"stop":{"window":1}}`, "stop.window"},
+	} {
+		if _, err := PatchRecipe(base, c.patch); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("patch %s: %v, want an error naming %q", c.patch, err, c.want)
+		}
+	}
+	cfg := FlowsConfig{Kinds: []string{fit.KindBernstein}, Patch: `{"stop":{"window":7}}`}
+	ms, err := flowsMethods(cfg)
+	if err != nil || len(ms) != 3 || !strings.Contains(ms[1].About, `patched with {"stop":{"window":7}} (noise rule over 7 estimates)`) {
+		t.Errorf("methods %+v, %v", ms, err)
 	}
 }
