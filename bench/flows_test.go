@@ -4,10 +4,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/vigo-bayes/vigo/fit"
 	"github.com/vigo-bayes/vigo/internal/resultmd"
 )
 
@@ -15,7 +17,11 @@ import (
 // seed-to-seed noise and both verdicts, and the markdown's tables.
 func TestFlowsGoals(t *testing.T) {
 	cfg := FlowsConfig{Kinds: []string{"maf"}, Before: true}
-	rep := &FlowsReport{Posteriors: []string{"p"}, Methods: flowsMethods(cfg), Kinds: cfg.Kinds, Seeds: 3, Before: true}
+	methods, err := flowsMethods(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := &FlowsReport{Posteriors: []string{"p"}, Methods: methods, Kinds: cfg.Kinds, Seeds: 3, Before: true}
 	add := func(m string, evals int, w1 ...float64) {
 		for i, w := range w1 {
 			rep.Results = append(rep.Results, SeedResult{Posterior: "p", Method: m, Seed: uint64(i + 1), Wall: time.Duration(evals) * time.Microsecond,
@@ -35,10 +41,25 @@ func TestFlowsGoals(t *testing.T) {
 	if math.Abs(g[0].Noise-0.01) > 1e-12 || g[0].AfterW1SD != 0.06 || g[0].BeforeW1SD != 0.04 || !g[0].TenthEvals {
 		t.Errorf("goal %+v", g[0])
 	}
-	if g[0].NUTSWall != 0.08 || g[0].AfterWall != 0.04 {
-		t.Errorf("walls %v %v", g[0].AfterWall, g[0].NUTSWall)
+	if g[0].NUTSWall != 0.08 || g[0].AfterWall != 0.04 || !math.IsNaN(g[0].StanNUTSWall) {
+		t.Errorf("walls %v %v %v", g[0].AfterWall, g[0].NUTSWall, g[0].StanNUTSWall)
 	}
-	rep.Results[3].W1SD = 0.09 // after 0.09, 0.07, 0.06: median 0.07 > 0.04 + 2·0.0129
+	// After 0.04, 0.06, 0.05 (median 0.05, sd 0.01): below the bar 0.04 + 2·0.01, with 0.08
+	// of the evaluations — the goal is reached.
+	rep.Results[3].W1SD, rep.Results[4].W1SD, rep.Results[5].W1SD = 0.04, 0.06, 0.05
+	if g := rep.Goals(); !g[0].Reached() {
+		t.Errorf("after 0.05 vs before 0.04 + 2·0.01 with 0.08 of the evaluations: goal not reached (%+v)", g[0])
+	}
+	var b0 strings.Builder
+	if err := rep.Markdown(&b0, resultmd.Header{Command: "vigo bench flows"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"| **yes** | **yes** | **reached** | 0.5 | — |", "Goal reached on 1 of 1 posterior × flow pairs."} {
+		if !strings.Contains(b0.String(), s) {
+			t.Errorf("markdown lacks %q:\n%s", s, b0.String())
+		}
+	}
+	rep.Results[3].W1SD, rep.Results[4].W1SD, rep.Results[5].W1SD = 0.09, 0.07, 0.06 // median 0.07 > 0.04 + 2·0.0129
 	if g := rep.Goals(); g[0].SameAnswer {
 		t.Errorf("after 0.07 vs before 0.04 ± noise %v: same answer", g[0].Noise)
 	}
@@ -46,7 +67,7 @@ func TestFlowsGoals(t *testing.T) {
 	if err := rep.Markdown(&b, resultmd.Header{Command: "vigo bench flows"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"## The bar", "| p | maf | 500000 | 40000 | 0.08 |", "## Medians over seeds", "| p | maf | 3 | 3 | 0.04 | 0.5 |"} {
+	for _, s := range []string{"## The bar", "| p | maf | 500000 | 40000 | 0.08 |", "| no | **yes** | not reached | 0.5 | — |", "Goal reached on 0 of 1", "## Medians over seeds", "| p | maf | 3 | 3 | 0.04 | 0.5 |"} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("markdown lacks %q:\n%s", s, b.String())
 		}
@@ -71,5 +92,38 @@ func TestReadChainCSV(t *testing.T) {
 	}
 	if _, err := readChainCSV(p); err == nil || !strings.Contains(err.Error(), "want chain") {
 		t.Errorf("no chain column: %v", err)
+	}
+}
+
+// TestPatchRecipe: a patch changes the named fields only, nested objects merge, and a field the
+// Recipe lacks, a non-object patch or an invalid value is an error naming it.
+func TestPatchRecipe(t *testing.T) {
+	base := fit.DefaultRecipe(fit.KindBernstein)
+	r, err := PatchRecipe(base, `{"stop":{"window":7},"objective":{"samples":16},"family":{"flow":{"degree":10}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := base
+	want.Stop.Window, want.Objective.Samples = 7, 16
+	want.Family.Flow = &fit.FlowOptions{Degree: 10}
+	if !reflect.DeepEqual(r, want) {
+		t.Errorf("patched %+v\nwant %+v", r, want)
+	}
+	if base.Stop.Window != fit.FlowWindow || base.Family.Flow.Degree != 0 {
+		t.Errorf("the patch changed its input: %+v", base)
+	}
+	for _, c := range []struct{ patch, want string }{
+		{`{"stop":{"windw":7}}`, "windw"},
+		{`[1]`, "not a JSON object"},
+		{`{"stop":{"window":1}}`, "stop.window"},
+	} {
+		if _, err := PatchRecipe(base, c.patch); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("patch %s: %v, want an error naming %q", c.patch, err, c.want)
+		}
+	}
+	cfg := FlowsConfig{Kinds: []string{fit.KindBernstein}, Patch: `{"stop":{"window":7}}`}
+	ms, err := flowsMethods(cfg)
+	if err != nil || len(ms) != 3 || !strings.Contains(ms[1].About, `patched with {"stop":{"window":7}} (noise rule over 7 estimates)`) {
+		t.Errorf("methods %+v, %v", ms, err)
 	}
 }

@@ -57,6 +57,7 @@ Progress goes to stderr, one line per run.`,
 	f.BoolVar(&cfg.Before, "before", false, "also run each kind's previous default recipe (fit.PreviousFlowRecipe)")
 	f.IntVar(&cfg.BeforeSeeds, "before-seeds", 0, "run the previous recipes with seeds 1..N only (0: all seeds)")
 	f.BoolVar(&cfg.NoNUTS, "no-nuts", false, "leave out vigo's NUTS")
+	f.StringVar(&cfg.Patch, "patch", "", `JSON object merged into each kind's default recipe, e.g. '{"stop":{"window":7}}' (ablations; objects merge key by key)`)
 	f.StringVar(&cfg.StanNUTS, "stan-nuts", "", "path of bench/stan/flows_nuts.R: run Stan's NUTS too (needs Rscript with rstan)")
 	f.StringVar(&cfg.Rscript, "rscript", "Rscript", "the R interpreter for --stan-nuts")
 	f.StringVar(&out, "out", "", "write the markdown table to FILE instead of stdout")

@@ -105,7 +105,7 @@ full-rank Gaussian first and starts the flow exactly at it). --layers, --hidden,
 flows' structure; --base-df ν gives a flow a Student-t base with ν degrees of freedom (heavier
 tails) instead of the standard normal. Flows default to 8 antithetic draws per step (realnvp: 16
 with the STL gradient), step size 0.01 (maf 0.005) and the noise rule (a step-size cut once the
-ELBO's gain over 10 tracking estimates is not significantly above 0.01 nats), for about a
+ELBO's gain over 10 tracking estimates, realnvp 7, is not significantly above 0.01 nats), for about a
 tenth of the gradient evaluations of the earlier defaults (bench/results/flows.md).
 
 It writes into --out:
