@@ -18,10 +18,10 @@ import (
 // did when it was written. Version 3 added objective.antithetic, stop.confirm_best and the
 // stop rule "noise" (issue 17's flow defaults); a version-2 recipe lacks the two fields and
 // runs as it did. An older vigo refuses a version-3 recipe rather than ignore those fields.
-// Version 4 added no field: it marks recipes written with DefaultRecipe's realnvp noise window
-// FlowWindowSTL (stop.window 7 instead of 10); a recipe stores every field, so an older one
-// runs as it was written.
-const RecipeVersion = 4
+// A change of DefaultRecipe's values alone (session 4: realnvp's stop.window 7,
+// FlowWindowSTL) is no new version: a recipe stores every field, so one written earlier runs
+// as it was written.
+const RecipeVersion = 3
 
 // Recipe fully describes a fit: the family, the objective and its gradient estimator, the
 // optimiser, the stopping rule, the iteration cap, the warm start, the initial point, the seed
