@@ -232,7 +232,9 @@ func Fit(ctx context.Context, target model.Target, fam family.Family, obj object
 		if !cfg.ConfirmBest {
 			params = st.Best
 			reported = fmt.Sprintf("the %s: its tracking ELBO %.4g beats the last iterate's %.4g", st.BestFrom, *st.BestELBO, st.Trace[n-1].ELBO)
-		} else if gain > 2*se {
+		} else if gain > 2*se || gain > 0 && (math.IsInf(se, 0) || math.IsNaN(se)) {
+			// (An infinite or undefined s.e. with a positive gain: the last iterate's fresh
+			// values overflow or are not finite — it diverged — and the best one is reported.)
 			params = st.Best
 			reported = fmt.Sprintf("the %s: its tracking ELBO %.4g beats the last iterate's %.4g, and by %.3g ± %.2g nats on %d fresh draws", st.BestFrom, *st.BestELBO, st.Trace[n-1].ELBO, gain, se, m)
 		} else {

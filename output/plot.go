@@ -34,7 +34,8 @@ var (
 // a horizontal line. The file format (PNG, SVG, PDF) follows path's extension. The y axis
 // starts at the lowest estimate after the first fifth of the trace, so one bad start does not
 // flatten the rest.
-func PlotELBO(path, title string, trace []fit.TracePoint, finalELBO float64) error {
+func PlotELBO(path, title string, trace []fit.TracePoint, finalELBO float64) (err error) {
+	defer recoverPlot("PlotELBO", path, &err)
 	if len(trace) == 0 {
 		return fmt.Errorf("output: PlotELBO %s: empty trace", path)
 	}
@@ -116,7 +117,8 @@ type Marginal struct {
 // over it when given (bandwidth by Silverman's rule, 0.9·min(sd, IQR/1.34)·n^(−1/5)). At most
 // maxPanels panels are drawn (0: all). The file format follows path's extension. Cost:
 // O(n·200) per density curve.
-func PlotMarginals(path, title string, vars []Marginal, maxPanels int) error {
+func PlotMarginals(path, title string, vars []Marginal, maxPanels int) (err error) {
+	defer recoverPlot("PlotMarginals", path, &err)
 	if maxPanels > 0 && len(vars) > maxPanels {
 		vars = vars[:maxPanels]
 	}
@@ -174,6 +176,15 @@ func PlotMarginals(path, title string, vars []Marginal, maxPanels int) error {
 		return fmt.Errorf("output: PlotMarginals: %w", err)
 	}
 	return nil
+}
+
+// recoverPlot turns a panic of the plotting library into fn's error: gonum/plot panics on some
+// extreme inputs (its histogram binning, for values of magnitude 1e130 beside values of order
+// 1, from a diverged fit), and a plot is not worth a crash.
+func recoverPlot(fn, path string, err *error) {
+	if v := recover(); v != nil {
+		*err = fmt.Errorf("output: %s %s: the plotting library failed on these values: %v", fn, path, v)
+	}
 }
 
 func marginalPanel(v Marginal, legend bool) (*plot.Plot, error) {

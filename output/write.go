@@ -87,6 +87,10 @@ func Write(dir string, res *fit.Result, cols fit.Columns, info Info) (*Report, e
 	if rep.Files, err = set.Commit(Files()...); err != nil {
 		return nil, fmt.Errorf("output: Write: %w", err)
 	}
+	order := Files() // the files in Files' order, whatever order they were written in
+	slices.SortStableFunc(rep.Files, func(a, b string) int {
+		return slices.Index(order, filepath.Base(a)) - slices.Index(order, filepath.Base(b))
+	})
 	return rep, nil
 }
 
@@ -159,30 +163,12 @@ func write(set *Set, res *fit.Result, cols fit.Columns, info Info) (*Report, err
 		rep.Distance = dist
 		sum.Notes = append(sum.Notes, dnote)
 	}
-	for _, w := range []struct {
-		name  string
-		write func(io.Writer) error
-	}{{"summary.txt", sum.WriteText}, {"summary.csv", sum.WriteCSV}, {"summary.json", sum.WriteJSON}} {
-		buf.Reset()
-		if err := w.write(&buf); err != nil {
-			return nil, fmt.Errorf("output: %s: %w", w.name, err)
-		}
-		if err := os.WriteFile(path(w.name), buf.Bytes(), 0o644); err != nil {
-			return nil, err
-		}
-	}
-
-	if saved != nil && rep.Unsaved == "" {
-		if err := saved.Save(path("fit.json")); err != nil {
-			return nil, err
-		}
-	}
-
-	// Plots.
+	// Plots (before the summaries, which say when one could not be drawn: a plot is not worth
+	// losing the fit's outputs for).
 	title := fmt.Sprintf("%s, %s", info.Model, FamilyDesc(res))
 	if len(res.Trace) > 0 {
 		if err := PlotELBO(path("elbo.png"), "ELBO: "+title, res.Trace, res.ELBO); err != nil {
-			return nil, err
+			sum.Notes = append(sum.Notes, "elbo.png not drawn: "+err.Error())
 		}
 	}
 	margs := make([]Marginal, len(pn))
@@ -207,8 +193,27 @@ func write(set *Set, res *fit.Result, cols fit.Columns, info Info) (*Report, err
 		mt += fmt.Sprintf(" (first %d of %d)", maxPanels, len(margs))
 	}
 	if err := PlotMarginals(path("marginals.png"), mt, margs, maxPanels); err != nil {
-		return nil, err
+		sum.Notes = append(sum.Notes, "marginals.png not drawn: "+err.Error())
 	}
+	for _, w := range []struct {
+		name  string
+		write func(io.Writer) error
+	}{{"summary.txt", sum.WriteText}, {"summary.csv", sum.WriteCSV}, {"summary.json", sum.WriteJSON}} {
+		buf.Reset()
+		if err := w.write(&buf); err != nil {
+			return nil, fmt.Errorf("output: %s: %w", w.name, err)
+		}
+		if err := os.WriteFile(path(w.name), buf.Bytes(), 0o644); err != nil {
+			return nil, err
+		}
+	}
+
+	if saved != nil && rep.Unsaved == "" {
+		if err := saved.Save(path("fit.json")); err != nil {
+			return nil, err
+		}
+	}
+
 	return rep, nil
 }
 
