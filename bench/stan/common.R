@@ -39,17 +39,36 @@ posteriors <- list(
 wanted <- commandArgs(trailingOnly = TRUE)
 if (length(wanted) == 0) wanted <- names(posteriors)
 
-read_data <- function(name) {
+# A posterior outside the table comes from the posteriordb-full snapshot (override with
+# POSTERIORDB_FULL): its posteriors/NAME.json names the program (models-rstan/, the version
+# rstan 2.21 parses) and the data. Its entry is c(program, data, "full").
+db_full <- Sys.getenv("POSTERIORDB_FULL",
+                      file.path(dirname(dirname(dirname(stan_dir))), "shared", "data", "posteriordb-full"))
+for (p in wanted) {
+  if (is.null(posteriors[[p]])) {
+    info <- file.path(db_full, "posteriors", paste0(p, ".json"))
+    if (file.exists(info)) {
+      pi <- fromJSON(info)
+      posteriors[[p]] <- c(pi$model_name, pi$data_name, "full")
+    }
+  }
+}
+
+# spec_db is the posteriordb directory a table entry's data and posterior file come from.
+spec_db <- function(spec) if (length(spec) >= 3 && spec[3] == "full") db_full else db
+
+read_data <- function(name, root = db) {
   tmp <- tempfile()
   dir.create(tmp)
-  unzip(file.path(db, "data", paste0(name, ".json.zip")), exdir = tmp)
+  unzip(file.path(root, "data", paste0(name, ".json.zip")), exdir = tmp)
   fromJSON(file.path(tmp, paste0(name, ".json")), simplifyVector = TRUE)
 }
 
-compiled <- function(prog) {
-  rds <- file.path(cache, paste0(prog, ".rds"))
+compiled <- function(prog, full = FALSE) {
+  rds <- file.path(cache, paste0(if (full) "full-" else "", prog, ".rds"))
   if (file.exists(rds)) return(readRDS(rds))
-  sm <- stan_model(file.path(stan_dir, paste0(prog, ".stan")), model_name = prog)
+  src <- if (full) file.path(db_full, "models-rstan", paste0(prog, ".stan")) else file.path(stan_dir, paste0(prog, ".stan"))
+  sm <- stan_model(src, model_name = prog)
   saveRDS(sm, rds)
   sm
 }

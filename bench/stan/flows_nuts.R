@@ -24,8 +24,9 @@ seed <- as.integer(wanted[2])
 out <- wanted[3]
 spec <- posteriors[[p]]
 if (is.null(spec)) stop("no Stan program for posterior ", p, " in common.R")
-sm <- compiled(spec[1])
-data <- read_data(spec[2])
+full <- length(spec) >= 3 && spec[3] == "full"
+sm <- compiled(spec[1], full)
+data <- read_data(spec[2], spec_db(spec))
 t0 <- proc.time()[["elapsed"]]
 fit <- sampling(sm, data = data, chains = 4, iter = 2000, warmup = 1000,
                 seed = seed, cores = 1, refresh = 0,
@@ -33,7 +34,7 @@ fit <- sampling(sm, data = data, chains = 4, iter = 2000, warmup = 1000,
 wall <- proc.time()[["elapsed"]] - t0
 sp_all <- get_sampler_params(fit, inc_warmup = TRUE)
 grads <- sum(sapply(sp_all, function(s) sum(s[, "n_leapfrog__"])))
-dims <- fromJSON(file.path(db, "posteriors", paste0(p, ".json")))$dimensions
+dims <- fromJSON(file.path(spec_db(spec), "posteriors", paste0(p, ".json")))$dimensions
 arr <- as.array(fit) # iterations x chains x variables
 vars <- dimnames(arr)[[3]]
 keep <- vars[sub("\\[.*$", "", vars) %in% names(dims)]
