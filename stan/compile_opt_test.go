@@ -105,34 +105,7 @@ func TestOptimisedMatchesAsWritten(t *testing.T) {
 			if ml.Dim() != p.params || ms.Dim() != p.params {
 				t.Fatalf("dims %d, %d, want %d", ml.Dim(), ms.Dim(), p.params)
 			}
-			r := rng.New(11, 0)
-			var tl, ts ad.Tape
-			gl, gs := make([]float64, p.params), make([]float64, p.params)
-			for range 10 {
-				z := make([]float64, p.params)
-				for i := range z {
-					z[i] = r.NormFloat64()
-				}
-				a := model.Gradient(&tl, ml, z, gl)
-				b := model.Gradient(&ts, ms, z, gs)
-				if math.IsNaN(a) || math.IsInf(a, 0) || math.Abs(a-b) > 1e-12*math.Max(1, math.Abs(b)) {
-					t.Fatalf("z=%v: lp %v optimised, %v as written", z, a, b)
-				}
-				for i := range gl {
-					if math.Abs(gl[i]-gs[i]) > 1e-12*math.Max(1, math.Abs(gs[i])) {
-						t.Fatalf("z=%v: gradient[%d] %v optimised, %v as written", z, i, gl[i], gs[i])
-					}
-				}
-				rl, rs := ml.Row(nil, z), ms.Row(nil, z)
-				if len(rl) != len(rs) {
-					t.Fatalf("rows of %d and %d values", len(rl), len(rs))
-				}
-				for i := range rl {
-					if math.Abs(rl[i]-rs[i]) > 1e-12*math.Max(1, math.Abs(rs[i])) {
-						t.Fatalf("output %s: %v optimised, %v as written", ml.Columns()[i], rl[i], rs[i])
-					}
-				}
-			}
+			sameModels(t, ml, ms, 11)
 		})
 	}
 }

@@ -129,10 +129,7 @@ model {
 }
 
 // TestScalarKernelsMatchLoops compares the log density, the gradient and the output rows of
-// each program compiled with scalar kernels against the loops as written, at 10 random
-// points. Both sum the same terms in the same order up to the association of a few sums and
-// the evaluation of the same formulas, so they agree to rounding: 1e-12 relative is ~10⁴
-// ulps for these sums of ≤ 100 terms.
+// each program compiled with scalar kernels against the loops as written (sameModels).
 func TestScalarKernelsMatchLoops(t *testing.T) {
 	for _, p := range kernelPrograms {
 		t.Run(p.name, func(t *testing.T) {
@@ -143,38 +140,7 @@ func TestScalarKernelsMatchLoops(t *testing.T) {
 			if mk.Dim() != p.params || ms.Dim() != p.params {
 				t.Fatalf("dims %d, %d, want %d", mk.Dim(), ms.Dim(), p.params)
 			}
-			r := rng.New(11, 0)
-			var tk, ts ad.Tape
-			gk, gs := make([]float64, p.params), make([]float64, p.params)
-			for range 10 {
-				z := make([]float64, p.params)
-				for i := range z {
-					z[i] = r.NormFloat64()
-				}
-				a := model.Gradient(&tk, mk, z, gk)
-				b := model.Gradient(&ts, ms, z, gs)
-				if math.IsNaN(a) || math.IsInf(a, 0) || math.Abs(a-b) > 1e-12*math.Max(1, math.Abs(b)) {
-					t.Fatalf("z=%v: lp %v with kernels, %v with loops", z, a, b)
-				}
-				for i := range gk {
-					if math.Abs(gk[i]-gs[i]) > 1e-12*math.Max(1, math.Abs(gs[i])) {
-						t.Fatalf("z=%v: gradient[%d] %v with kernels, %v with loops", z, i, gk[i], gs[i])
-					}
-				}
-			}
-			z := make([]float64, p.params)
-			for i := range z {
-				z[i] = 0.1*float64(i%5) - 0.2
-			}
-			rk, rs := mk.Row(nil, z), ms.Row(nil, z)
-			if len(rk) != len(rs) {
-				t.Fatalf("rows of %d and %d values", len(rk), len(rs))
-			}
-			for i := range rk {
-				if math.Abs(rk[i]-rs[i]) > 1e-12*math.Max(1, math.Abs(rs[i])) {
-					t.Fatalf("output %s: %v with kernels, %v with loops", mk.Columns()[i], rk[i], rs[i])
-				}
-			}
+			sameModels(t, mk, ms, 11)
 		})
 	}
 }
