@@ -33,6 +33,8 @@ Bayesian Neural Networks" (../shared/docs/apovi.md §5):
   e3     Table 2 (APOVI part): a Bernoulli APOVI trained with NPML on masked MNIST-10k digits
          (|Ξ| = 10 and the whole pool as a stand-in for the large regime), squared error on
          the ten test digits against linear interpolation;
+  e3-fashion  the same on Fashion-MNIST (the first ten test-split images; the 60,000
+         training images as the large regime);
   speed  vigo predict's forward pass against one POVI training step; one APOVI layer against
          the PyTorch peer bench/peers/apovi_layer.py (needs /usr/bin/python3 with torch and the
          go tool; run from the repository root).
@@ -57,6 +59,7 @@ figures go beside the markdown, in <out without .md>/ (--no-plots: none).`,
 				return fmt.Errorf("bench apovi: --parts: no parts (known: %s)", strings.Join(bench.APOVIParts, ", "))
 			}
 			cfg.MNIST = datadir.MNIST10k(cfg.MNIST)
+			cfg.FashionMNIST, _ = datadir.FashionMNIST(cfg.FashionMNIST)
 			cfg.PlotDir = plotDir(out, noPlots)
 			cfg.Progress = cmd.ErrOrStderr()
 			return runBench(cmd, out, func(ctx context.Context) (report, error) { return bench.RunAPOVI(ctx, cfg) })
@@ -66,6 +69,8 @@ figures go beside the markdown, in <out without .md>/ (--no-plots: none).`,
 	f.StringVar(&parts, "parts", strings.Join(bench.APOVIParts, ","), "comma-separated experiments: "+strings.Join(bench.APOVIParts, ", "))
 	f.BoolVar(&cfg.Quick, "quick", false, "smoke run: tiny budgets and networks")
 	f.StringVar(&cfg.MNIST, "mnist", "", "directory of the MNIST IDX files (default ../shared/data/mnist-10k beside the checkout)")
+	f.StringVar(&cfg.FashionMNIST, "fashion-mnist", "", datadir.FashionMNISTHelp)
+	f.StringVar(&cfg.E3Stop, "e3-stop", "thesis", "E3's stopping rule: thesis (the thesis's rule on the training loss) or validation (held-out squared error on 10 pool images not trained on)")
 	f.StringVar(&cfg.Torch, "torch", "bench/peers/apovi_layer.py", `the PyTorch layer peer for the speed part ("": skip it)`)
 	f.StringVar(&cfg.RepoDir, "repo", ".", "the repository root, where the speed part runs go test -bench ./apovi")
 	f.StringVar(&out, "out", "bench/results/apovi.md", `markdown file to write ("-": stdout)`)
