@@ -577,7 +577,11 @@ func (r *APOVIBaselinesReport) Markdown(w io.Writer, h resultmd.Header) error {
 		labels := im.Labels
 		totalNaN := 0
 		for k, e := range im.LinearPer {
-			fmt.Fprintf(&b, "| %d | %d | %d | %d | %.2f |\n", k, labels[k], im.ContextSizes[k], im.LinearNaN[k], e)
+			lab := "–"
+			if k < len(labels) {
+				lab = fmt.Sprint(labels[k])
+			}
+			fmt.Fprintf(&b, "| %d | %s | %d | %d | %.2f |\n", k, lab, im.ContextSizes[k], im.LinearNaN[k], e)
 			totalNaN += im.LinearNaN[k]
 		}
 		fmt.Fprintf(&b, "\nMean NaN pixels per image: %.1f (apovi.md's simulation for MNIST: ≈ 30.4 on average over masks), so %.1f of the %.2f is the NaN penalty.\n",
