@@ -2,7 +2,9 @@ package apovi
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -247,4 +249,42 @@ func FuzzLoad(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParseFloatsMatchesEncodingJSON: Load's parameter parser gives json.Unmarshal's []float64
+// bit for bit on numbers in every form encoding/json writes or reads (shortest round-trip
+// floats, exponents, −0, integers, indentation), and refuses what is not an array of numbers.
+func TestParseFloatsMatchesEncodingJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	vals := []float64{0, math.Copysign(0, -1), 1, -1, 5e-324, math.MaxFloat64, -math.SmallestNonzeroFloat64, 1e21, 1e-7, 123456789}
+	for range 2000 {
+		vals = append(vals, r.NormFloat64()*math.Pow(10, float64(r.IntN(40)-20)))
+	}
+	enc, err := json.MarshalIndent(vals, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []string{string(enc), "[1e3, -2.5E-2 ,0.0,\n 7]", "[]", "null", " [ 3 ] "} {
+		var want []float64
+		if err := json.Unmarshal([]byte(in), &want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := parseFloats([]byte(in))
+		if err != nil {
+			t.Fatalf("%.40q: %v", in, err)
+		}
+		if (got == nil) != (want == nil) || len(got) != len(want) {
+			t.Fatalf("%.40q: %d values (nil %v), want %d (nil %v)", in, len(got), got == nil, len(want), want == nil)
+		}
+		for i := range want {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("%.40q: [%d] = %v, want %v", in, i, got[i], want[i])
+			}
+		}
+	}
+	for _, in := range []string{`[1, "2"]`, `[1, null]`, `[[1]]`, `{"a": 1}`, `"1,2"`, `[1e400]`, `[true]`, `3`} {
+		if _, err := parseFloats([]byte(in)); err == nil {
+			t.Fatalf("%s accepted", in)
+		}
+	}
 }
