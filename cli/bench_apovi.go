@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -18,6 +19,7 @@ func newBenchAPOVICmd() *cobra.Command {
 		parts, out string
 		e3h, e3ih  string
 		noPlots    bool
+		summary    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "apovi",
@@ -41,9 +43,22 @@ Bayesian Neural Networks" (../shared/docs/apovi.md §5):
 
 The training budgets are far below the thesis's (see RunAPOVI's defaults and the flags); the
 markdown states them beside every number. --quick shrinks everything to a smoke run. PNG
-figures go beside the markdown, in <out without .md>/ (--no-plots: none).`,
+figures go beside the markdown, in <out without .md>/ (--no-plots: none).
+
+--summary runs nothing: it reads the part files beside --out (apovi_e1.md, apovi_e2.md,
+apovi_e3*.md, apovi_baselines*.md, apovi_speed.md; see bench.APOVISummaryFiles) and writes
+one summary (default bench/results/apovi.md): Table 1, E2's figures and coverage, Table 2 on
+MNIST-10k and Fashion-MNIST with the ratios to linear interpolation, and predict against a
+POVI step, each number with the part file, command and budget it comes from.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if summary {
+				if out == "" || out == "-" {
+					return fmt.Errorf("bench apovi: --summary reads the part files beside --out: give --out FILE")
+				}
+				dir := filepath.Dir(out)
+				return runBench(cmd, out, func(context.Context) (report, error) { return bench.APOVISummaryRun(dir) })
+			}
 			if err := checkFlags(cmd, intsAtLeast(0, "e1-reps", "e1-iters", "e2-iters", "e3-iters", "e3-large")); err != nil {
 				return err
 			}
@@ -75,6 +90,7 @@ figures go beside the markdown, in <out without .md>/ (--no-plots: none).`,
 	f.StringVar(&cfg.RepoDir, "repo", ".", "the repository root, where the speed part runs go test -bench ./apovi")
 	f.StringVar(&out, "out", "bench/results/apovi.md", `markdown file to write ("-": stdout)`)
 	f.BoolVar(&noPlots, "no-plots", false, "do not write the PNG figures")
+	f.BoolVar(&summary, "summary", false, "run nothing: assemble --out from the part files beside it")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of every dataset, mask, initialisation and draw")
 	f.IntVar(&cfg.E1Reps, "e1-reps", 0, "E1 repetitions (meta-datasets per |Ξ|; 0: 2, quick 1)")
 	f.IntVar(&cfg.E1Iters, "e1-iters", 0, "iteration cap of every E1 training (0: 600; quick 30)")
