@@ -21,9 +21,9 @@ import (
 // APOVISummaryFiles are the part files APOVISummary reads from its directory, by role. The
 // E3 files are optional (a missing one leaves its rows out); the others are required.
 var APOVISummaryFiles = struct {
-	E1, E2, E3, E3Val, E3Fashion, E3FashionVal, Baselines, BaselinesFashion, Speed string
+	E1, E2, E3, E3Iters400, E3Val, E3Fashion, E3FashionVal, Baselines, BaselinesFashion, Speed string
 }{
-	E1: "apovi_e1.md", E2: "apovi_e2.md", E3: "apovi_e3.md", E3Val: "apovi_e3_validation.md",
+	E1: "apovi_e1.md", E2: "apovi_e2.md", E3: "apovi_e3.md", E3Iters400: "apovi_e3_iters400.md", E3Val: "apovi_e3_validation.md",
 	E3Fashion: "apovi_e3_fashion.md", E3FashionVal: "apovi_e3_fashion_validation.md",
 	Baselines: "apovi_baselines.md", BaselinesFashion: "apovi_baselines_fashion.md", Speed: "apovi_speed.md",
 }
@@ -254,7 +254,7 @@ func APOVISummaryRun(dir string) (*APOVISummary, error) {
 		s.Lin[data] = v
 	}
 	for _, e := range []struct{ name, data, variant string }{
-		{f.E3, "MNIST-10k", ""}, {f.E3Val, "MNIST-10k", " (validation stop)"},
+		{f.E3, "MNIST-10k", ""}, {f.E3Iters400, "MNIST-10k", " (400-iteration cap)"}, {f.E3Val, "MNIST-10k", " (validation stop)"},
 		{f.E3Fashion, "Fashion-MNIST", ""}, {f.E3FashionVal, "Fashion-MNIST", " (validation stop)"},
 	} {
 		p, err := opt(e.name)
