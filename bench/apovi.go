@@ -45,6 +45,8 @@ type APOVIConfig struct {
 	E3Hidden, E3InferenceHidden []int
 	// E3Large is the number of training images of E3's "large" regime (0: the whole pool).
 	E3Large int
+	// E3Regimes are the regimes E3 trains, a subset of {"10", "large"} (default both).
+	E3Regimes []string
 	// E3Stop is E3's stopping rule, one of E3Stops: "thesis" (default: the thesis's rule on
 	// the training loss) or "validation" (held-out squared error, apovi.Validation).
 	E3Stop string
@@ -139,6 +141,14 @@ func RunAPOVI(ctx context.Context, cfg APOVIConfig) (*APOVIReport, error) {
 	for name, v := range map[string]int{"E1Reps": cfg.E1Reps, "E1Iters": cfg.E1Iters, "E2Iters": cfg.E2Iters, "E3Iters": cfg.E3Iters} {
 		if v < 1 {
 			return nil, fmt.Errorf("bench: RunAPOVI: %s must be ≥ 1 (%s=%d)", name, name, v)
+		}
+	}
+	if len(cfg.E3Regimes) == 0 {
+		cfg.E3Regimes = []string{"10", "large"}
+	}
+	for _, rg := range cfg.E3Regimes {
+		if rg != "10" && rg != "large" {
+			return nil, fmt.Errorf("bench: RunAPOVI: unknown E3 regime (E3Regimes=%q; known: 10, large)", rg)
 		}
 	}
 	if cfg.E3Stop == "" {

@@ -218,6 +218,9 @@ func runE3(ctx context.Context, cfg APOVIConfig, say func(string, ...any), datas
 		name string
 		n    int
 	}{{"10", 10}, {"large", large}} {
+		if !slices.Contains(cfg.E3Regimes, rg.name) {
+			continue
+		}
 		cpu0, _ := processCPU()
 		tasks := make([]apovi.Task, 0, rg.n)
 		for _, tk := range pool[:rg.n] {

@@ -20,6 +20,7 @@ func newBenchAPOVICmd() *cobra.Command {
 		e3h, e3ih  string
 		noPlots    bool
 		summary    bool
+		e3Regimes  string
 	)
 	cmd := &cobra.Command{
 		Use:   "apovi",
@@ -69,6 +70,7 @@ POVI step, each number with the part file, command and budget it comes from.`,
 			if cfg.E3InferenceHidden, err = parseWidths("e3-inference-hidden", e3ih); err != nil {
 				return err
 			}
+			cfg.E3Regimes = splitList(e3Regimes)
 			cfg.Parts = splitList(parts)
 			if len(cfg.Parts) == 0 {
 				return fmt.Errorf("bench apovi: --parts: no parts (known: %s)", strings.Join(bench.APOVIParts, ", "))
@@ -85,6 +87,7 @@ POVI step, each number with the part file, command and budget it comes from.`,
 	f.BoolVar(&cfg.Quick, "quick", false, "smoke run: tiny budgets and networks")
 	f.StringVar(&cfg.MNIST, "mnist", "", "directory of the MNIST IDX files (default ../shared/data/mnist-10k beside the checkout)")
 	f.StringVar(&cfg.FashionMNIST, "fashion-mnist", "", datadir.FashionMNISTHelp)
+	f.StringVar(&e3Regimes, "e3-regimes", "10,large", "E3's regimes, comma-separated: 10 (|Ξ| = 10) and large (the pool or --e3-large images)")
 	f.StringVar(&cfg.E3Stop, "e3-stop", "thesis", "E3's stopping rule: thesis (the thesis's rule on the training loss) or validation (held-out squared error on 10 pool images not trained on)")
 	f.StringVar(&cfg.Torch, "torch", "bench/peers/apovi_layer.py", `the PyTorch layer peer for the speed part ("": skip it)`)
 	f.StringVar(&cfg.RepoDir, "repo", ".", "the repository root, where the speed part runs go test -bench ./apovi")
