@@ -1,6 +1,7 @@
 package apovi
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/vigo-bayes/vigo/ad"
@@ -109,6 +110,26 @@ func benchPredict(b *testing.B, tape bool) {
 		if tape {
 			m.predictTape(d, grid, 100, r)
 		} else if _, err := m.Predict(d, grid, 100, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLoadELBOExp is apovi.Load of the ELBO experiment's saved APOVI (vigo predict's
+// first step).
+func BenchmarkLoadELBOExp(b *testing.B) {
+	m, err := NewAPOVI(Config{DX: 1, DY: 1, Hidden: []int{32, 32}, InferenceHidden: []int{50, 50},
+		Likelihood: Likelihood{Kind: Gaussian, NoiseStd: 0.05}}, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := Save(&buf, m); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Load(bytes.NewReader(buf.Bytes())); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -282,9 +282,69 @@ func TestParseFloatsMatchesEncodingJSON(t *testing.T) {
 			}
 		}
 	}
-	for _, in := range []string{`[1, "2"]`, `[1, null]`, `[[1]]`, `{"a": 1}`, `"1,2"`, `[1e400]`, `[true]`, `3`} {
+	for _, in := range []string{`[1, "2"]`, `[1, null]`, `[[1]]`, `{"a": 1}`, `"1,2"`, `[1e400]`, `[true]`, `3`,
+		`[01]`, `[1.]`, `[.5]`, `[+1]`, `[1e]`, `[0x10]`, `[Inf]`, `[NaN]`, `[1_0]`, `[1,]`, `[,1]`, `[1 2]`} {
 		if _, err := parseFloats([]byte(in)); err == nil {
 			t.Fatalf("%s accepted", in)
 		}
 	}
+}
+
+// loadReference is Load's decoding as it was before splitParams and parseFloats: one
+// encoding/json decode of the whole document with the parameters as []float64.
+func loadReference(b []byte) ([]float64, error) {
+	var s savedModel
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return nil, err
+	}
+	return s.Params, nil
+}
+
+// FuzzSplitParams: whatever splitParams and parseFloats accept, encoding/json's decoding of
+// the whole document accepts too, with the same parameters bit for bit.
+//
+// Run: go test -fuzz FuzzSplitParams ./apovi
+func FuzzSplitParams(f *testing.F) {
+	m, _ := NewAPOVI(Config{DX: 1, DY: 1, Hidden: []int{2}, InferenceHidden: []int{2}, Likelihood: Likelihood{Kind: Bernoulli}}, 1)
+	var buf bytes.Buffer
+	if err := Save(&buf, m); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Add([]byte(`{"kind":"params","params":[1,2e3],"config":{"params":[5]}}`))
+	f.Add([]byte(`{"params":[1],"params":[2]}`))
+	f.Add([]byte(`{"params" : [ "]" , 1 ]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		rest, arr, err := splitParams(b)
+		if err != nil {
+			return
+		}
+		var ls loadedModel
+		dec := json.NewDecoder(bytes.NewReader(rest))
+		dec.DisallowUnknownFields()
+		if dec.Decode(&ls) != nil {
+			return
+		}
+		if arr == nil {
+			arr = ls.Params
+		}
+		got, err := parseFloats(arr)
+		if err != nil {
+			return
+		}
+		want, err := loadReference(b)
+		if err != nil {
+			t.Fatalf("accepted %q, encoding/json refuses it: %v", b, err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%q: %d parameters, encoding/json %d", b, len(got), len(want))
+		}
+		for i := range got {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("%q: params[%d] = %v, encoding/json %v", b, i, got[i], want[i])
+			}
+		}
+	})
 }
