@@ -21,9 +21,10 @@ import (
 // APOVISummaryFiles are the part files APOVISummary reads from its directory, by role. The
 // E3 files are optional (a missing one leaves its rows out); the others are required.
 var APOVISummaryFiles = struct {
-	E1, E2, E3, E3Iters400, E3Val, E3Fashion, E3FashionVal, Baselines, BaselinesFashion, Speed string
+	E1, E2, E3, E3Iters400, E3Val, E3ValWide, E3Fashion, E3FashionVal, Baselines, BaselinesFashion, Speed string
 }{
 	E1: "apovi_e1.md", E2: "apovi_e2.md", E3: "apovi_e3.md", E3Iters400: "apovi_e3_iters400.md", E3Val: "apovi_e3_validation.md",
+	E3ValWide: "apovi_e3_validation_wide.md",
 	E3Fashion: "apovi_e3_fashion.md", E3FashionVal: "apovi_e3_fashion_validation.md",
 	Baselines: "apovi_baselines.md", BaselinesFashion: "apovi_baselines_fashion.md", Speed: "apovi_speed.md",
 }
@@ -121,6 +122,7 @@ type table2Row struct {
 }
 
 var (
+	capIters   = regexp.MustCompile(`cap (\d+) iterations`)
 	leadingInt = regexp.MustCompile(`^(\d+)`)
 	convRow    = regexp.MustCompile(`^([0-9.]+) ± ([0-9.]+|–) \((\d+) repetitions`)
 )
@@ -254,8 +256,9 @@ func APOVISummaryRun(dir string) (*APOVISummary, error) {
 		s.Lin[data] = v
 	}
 	for _, e := range []struct{ name, data, variant string }{
-		{f.E3, "MNIST-10k", ""}, {f.E3Iters400, "MNIST-10k", " (400-iteration cap)"}, {f.E3Val, "MNIST-10k", " (validation stop)"},
-		{f.E3Fashion, "Fashion-MNIST", ""}, {f.E3FashionVal, "Fashion-MNIST", " (validation stop)"},
+		{f.E3, "MNIST-10k", " (thesis's stopping rule)"}, {f.E3Iters400, "MNIST-10k", " (thesis's rule, 400-iteration cap)"}, {f.E3Val, "MNIST-10k", " (validation stop)"},
+		{f.E3ValWide, "MNIST-10k", " (validation stop, wider network)"},
+		{f.E3Fashion, "Fashion-MNIST", " (thesis's stopping rule)"}, {f.E3FashionVal, "Fashion-MNIST", " (validation stop)"},
 	} {
 		p, err := opt(e.name)
 		if err != nil {
@@ -287,6 +290,11 @@ func APOVISummaryRun(dir string) (*APOVISummary, error) {
 		rows, lin, err := baselineRows(p, b.data)
 		if err != nil {
 			return nil, fmt.Errorf("bench: APOVISummary: %w", err)
+		}
+		if m := capIters.FindStringSubmatch(p.Budget); m != nil {
+			for i := range rows {
+				rows[i].Iters = "≤ " + m[1] + " (cap)"
+			}
 		}
 		s.Rows = append(s.Rows, rows...)
 		setLin(b.data, lin, p.Name)

@@ -132,8 +132,8 @@ func TestAPOVISummaryRoundTrip(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{
-		"| MNIST-10k | APOVI | 10 | 20.00 | 0.40 | 23.5 ± 4.0 | 0.46 | 1 | 50 | apovi_e3.md |",
-		"| MNIST-10k | APOVI | 40 | 25.00 | 0.50 |",
+		"| MNIST-10k | APOVI (thesis's stopping rule) | 10 | 20.00 | 0.40 | 23.5 ± 4.0 | 0.46 | 1 | 50 | apovi_e3.md |",
+		"| MNIST-10k | APOVI (thesis's stopping rule) | 40 | 25.00 | 0.50 |",
 		"| MNIST-10k | ConvCNP (grid) | 10 | 35.00 ± 7.07 | 0.70 | 67.2 ± 8.8 | 1.30 | 2 |",
 		"| MNIST-10k | ConvCNP (grid) | 40 | 45.00 | 0.90 |",
 		"| MNIST-10k | linear interpolation | – | 50.00 | 1 |",
