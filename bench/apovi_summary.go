@@ -22,11 +22,11 @@ import (
 // APOVISummaryFiles are the part files APOVISummary reads from its directory, by role. The
 // E3 files are optional (a missing one leaves its rows out); the others are required.
 var APOVISummaryFiles = struct {
-	E1, E2, E3, E3Iters400, E3Val, E3ValWide, E3ValWidePool, E3Fashion, E3FashionVal, Baselines, BaselinesFashion, Speed string
+	E1, E2, E3, E3Iters400, E3Val, E3ValWide, E3ValWidePool, E3Fashion, E3FashionVal, E3FashionValWide, Baselines, BaselinesFashion, Speed string
 }{
 	E1: "apovi_e1.md", E2: "apovi_e2.md", E3: "apovi_e3.md", E3Iters400: "apovi_e3_iters400.md", E3Val: "apovi_e3_validation.md",
 	E3ValWide: "apovi_e3_validation_wide.md", E3ValWidePool: "apovi_e3_validation_wide_pool.md",
-	E3Fashion: "apovi_e3_fashion.md", E3FashionVal: "apovi_e3_fashion_validation.md",
+	E3Fashion: "apovi_e3_fashion.md", E3FashionVal: "apovi_e3_fashion_validation.md", E3FashionValWide: "apovi_e3_fashion_validation_wide.md",
 	Baselines: "apovi_baselines.md", BaselinesFashion: "apovi_baselines_fashion.md", Speed: "apovi_speed.md",
 }
 
@@ -261,6 +261,7 @@ func APOVISummaryRun(dir string) (*APOVISummary, error) {
 		{f.E3ValWide, "MNIST-10k", " (validation stop, wider network)"},
 		{f.E3ValWidePool, "MNIST-10k", " (validation stop, wider network)"},
 		{f.E3Fashion, "Fashion-MNIST", " (thesis's stopping rule)"}, {f.E3FashionVal, "Fashion-MNIST", " (validation stop)"},
+		{f.E3FashionValWide, "Fashion-MNIST", " (validation stop, wider network)"},
 	} {
 		p, err := opt(e.name)
 		if err != nil {
