@@ -1,6 +1,7 @@
 package apovi
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/vigo-bayes/vigo/ad"
@@ -83,5 +84,53 @@ func BenchmarkAPOVIStepELBOExp(b *testing.B) {
 			b.Fatal(err)
 		}
 		t.Backward(l)
+	}
+}
+
+// BenchmarkPredictELBOExp is vigo predict's forward pass at the CLI default S = 100 on the
+// speed part's setting (bench/apovi_speed.go): the ELBO experiment's APOVI, N = 24 context
+// points, 500 test inputs; BenchmarkPredictTapeELBOExp is the same on the tape path.
+func BenchmarkPredictELBOExp(b *testing.B)     { benchPredict(b, false) }
+func BenchmarkPredictTapeELBOExp(b *testing.B) { benchPredict(b, true) }
+
+func benchPredict(b *testing.B, tape bool) {
+	m, err := NewAPOVI(Config{DX: 1, DY: 1, Hidden: []int{32, 32}, InferenceHidden: []int{50, 50},
+		Likelihood: Likelihood{Kind: Gaussian, NoiseStd: 0.05}}, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := toyData(24, 1, 1, false, 1)
+	grid := make([]float64, 500)
+	for i := range grid {
+		grid[i] = -2 + 4*float64(i)/499
+	}
+	r := rng.New(1, 1).Rand
+	b.ReportAllocs()
+	for b.Loop() {
+		if tape {
+			m.predictTape(d, grid, 100, r)
+		} else if _, err := m.Predict(d, grid, 100, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLoadELBOExp is apovi.Load of the ELBO experiment's saved APOVI (vigo predict's
+// first step).
+func BenchmarkLoadELBOExp(b *testing.B) {
+	m, err := NewAPOVI(Config{DX: 1, DY: 1, Hidden: []int{32, 32}, InferenceHidden: []int{50, 50},
+		Likelihood: Likelihood{Kind: Gaussian, NoiseStd: 0.05}}, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := Save(&buf, m); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Load(bytes.NewReader(buf.Bytes())); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -56,6 +56,16 @@
 //	t.Backward(loss)
 //	adam.Step(m.Params(), t.Grad(p))
 //
+// Training (Train): Adam over batches of tasks with the thesis's early-stopping rule on the
+// training loss (EarlyStop), or held-out early stopping (Validation: a caller's held-out loss
+// every few iterations, patience, best parameters restored), which the thesis does not have.
+//
+// Prediction (APOVI.Predict) runs the inference networks once on the tape and draws the S
+// weight samples without it: no KL or adjoint caches, the layer-0 conditional (the data are
+// every sample's layer-0 input) factorised once, and in N-space one UUᵀ per layer and sample
+// shared by its D units, with Cholesky solves in place of G⁻¹. It draws the same normals in
+// the same order as the training forward, so both give the same weights up to rounding.
+//
 // A model holds structure and its parameter vector only; Loss reads the parameters from p, so
 // several goroutines may record losses of one model on their own tapes at once (and Predict
 // reads Params(), so it must not race with an optimiser step). Save and Load write and read

@@ -2,7 +2,9 @@ package apovi
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -244,6 +246,104 @@ func FuzzLoad(f *testing.F) {
 			var buf bytes.Buffer
 			if err := Save(&buf, m); err != nil {
 				t.Fatal(err)
+			}
+		}
+	})
+}
+
+// TestParseFloatsMatchesEncodingJSON: Load's parameter parser gives json.Unmarshal's []float64
+// bit for bit on numbers in every form encoding/json writes or reads (shortest round-trip
+// floats, exponents, −0, integers, indentation), and refuses what is not an array of numbers.
+func TestParseFloatsMatchesEncodingJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	vals := []float64{0, math.Copysign(0, -1), 1, -1, 5e-324, math.MaxFloat64, -math.SmallestNonzeroFloat64, 1e21, 1e-7, 123456789}
+	for range 2000 {
+		vals = append(vals, r.NormFloat64()*math.Pow(10, float64(r.IntN(40)-20)))
+	}
+	enc, err := json.MarshalIndent(vals, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []string{string(enc), "[1e3, -2.5E-2 ,0.0,\n 7]", "[]", "null", " [ 3 ] "} {
+		var want []float64
+		if err := json.Unmarshal([]byte(in), &want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := parseFloats([]byte(in))
+		if err != nil {
+			t.Fatalf("%.40q: %v", in, err)
+		}
+		if (got == nil) != (want == nil) || len(got) != len(want) {
+			t.Fatalf("%.40q: %d values (nil %v), want %d (nil %v)", in, len(got), got == nil, len(want), want == nil)
+		}
+		for i := range want {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("%.40q: [%d] = %v, want %v", in, i, got[i], want[i])
+			}
+		}
+	}
+	for _, in := range []string{`[1, "2"]`, `[1, null]`, `[[1]]`, `{"a": 1}`, `"1,2"`, `[1e400]`, `[true]`, `3`,
+		`[01]`, `[1.]`, `[.5]`, `[+1]`, `[1e]`, `[0x10]`, `[Inf]`, `[NaN]`, `[1_0]`, `[1,]`, `[,1]`, `[1 2]`} {
+		if _, err := parseFloats([]byte(in)); err == nil {
+			t.Fatalf("%s accepted", in)
+		}
+	}
+}
+
+// loadReference is Load's decoding as it was before splitParams and parseFloats: one
+// encoding/json decode of the whole document with the parameters as []float64.
+func loadReference(b []byte) ([]float64, error) {
+	var s savedModel
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return nil, err
+	}
+	return s.Params, nil
+}
+
+// FuzzSplitParams: whatever splitParams and parseFloats accept, encoding/json's decoding of
+// the whole document accepts too, with the same parameters bit for bit.
+//
+// Run: go test -fuzz FuzzSplitParams ./apovi
+func FuzzSplitParams(f *testing.F) {
+	m, _ := NewAPOVI(Config{DX: 1, DY: 1, Hidden: []int{2}, InferenceHidden: []int{2}, Likelihood: Likelihood{Kind: Bernoulli}}, 1)
+	var buf bytes.Buffer
+	if err := Save(&buf, m); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Add([]byte(`{"kind":"params","params":[1,2e3],"config":{"params":[5]}}`))
+	f.Add([]byte(`{"params":[1],"params":[2]}`))
+	f.Add([]byte(`{"params" : [ "]" , 1 ]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		rest, arr, err := splitParams(b)
+		if err != nil {
+			return
+		}
+		var ls loadedModel
+		dec := json.NewDecoder(bytes.NewReader(rest))
+		dec.DisallowUnknownFields()
+		if dec.Decode(&ls) != nil {
+			return
+		}
+		if arr == nil {
+			arr = ls.Params
+		}
+		got, err := parseFloats(arr)
+		if err != nil {
+			return
+		}
+		want, err := loadReference(b)
+		if err != nil {
+			t.Fatalf("accepted %q, encoding/json refuses it: %v", b, err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%q: %d parameters, encoding/json %d", b, len(got), len(want))
+		}
+		for i := range got {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("%q: params[%d] = %v, encoding/json %v", b, i, got[i], want[i])
 			}
 		}
 	})

@@ -264,12 +264,40 @@ func (m *APOVI) klq(t *ad.Tape, a, b pass, qa, qb Dataset) ad.Var {
 	return kl
 }
 
-// Predict draws S posterior samples given ctx; see Model.Predict.
+// Predict draws S posterior samples given ctx; see Model.Predict. The inference networks run
+// once on the tape; the S weight samples are drawn without it (predictFast).
 func (m *APOVI) Predict(ctx Dataset, xTest []float64, S int, r *rand.Rand) (*Prediction, error) {
 	const fn = "APOVI.Predict"
 	if err := m.checkPredict(fn, &ctx, xTest, S, r, true); err != nil {
 		return nil, err
 	}
+	var t ad.Tape
+	p := t.ConstRef(m.params)
+	O := m.infer(&t, p, ctx)
+	raw := make([][]float64, len(O))
+	for l, o := range O {
+		raw[l] = t.Value(o)
+	}
+	logSig := t.Float(m.logSigVar(&t, p))
+	nt := len(xTest) / ctx.DX
+	F := m.predictFast(ctx, raw, logSig, xTest, nt, S, r)
+	s := 0
+	return m.predict(nt, S, func() []float64 {
+		if F == nil { // a factorisation failed, as the tape path's NaN weights
+			f := make([]float64, nt*m.dims[len(m.dims)-1])
+			for i := range f {
+				f[i] = math.NaN()
+			}
+			return f
+		}
+		s++
+		return F[s-1]
+	}), nil
+}
+
+// predictTape is Predict on the tape, one pass per sample (the training path's forward): the
+// reference of predictFast's tests.
+func (m *APOVI) predictTape(ctx Dataset, xTest []float64, S int, r *rand.Rand) *Prediction {
 	var t ad.Tape
 	p := t.ConstRef(m.params)
 	O := m.infer(&t, p, ctx)
@@ -281,7 +309,7 @@ func (m *APOVI) Predict(ctx Dataset, xTest []float64, S int, r *rand.Rand) (*Pre
 		f := append([]float64(nil), t.Value(ps.Ft)...)
 		t.Rewind(mk)
 		return f
-	}), nil
+	})
 }
 
 // checkPredict validates Predict's arguments; ctx is required when needCtx.

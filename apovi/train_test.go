@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -220,5 +221,61 @@ func TestTrainBadInput(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v", c.want, err)
 		}
+	}
+}
+
+// TestTrainValidation: held-out early stopping. Training pulls θ from 0 towards the task's
+// mean 1 (Adam, lr 0.01: about 0.01 per step), the held-out loss (θ − 0.3)² is smallest near
+// θ = 0.3, so it falls and then rises: training stops Patience evaluations after the best
+// one, and θ is reset to its value at the best evaluation.
+func TestTrainValidation(t *testing.T) {
+	m := &quadModel{theta: []float64{0}}
+	tasks := constTasks(2, 5)[1:]
+	seen := map[int]float64{} // θ at each evaluation, by iteration count
+	iters := 0
+	cfg := TrainConfig{LR: 0.01, MaxIter: 1000, Validation: Validation{Every: 5, Patience: 3, Loss: func() (float64, error) {
+		seen[iters] = m.theta[0]
+		return (m.theta[0] - 0.3) * (m.theta[0] - 0.3), nil
+	}}, Progress: func(p TrainProgress) { iters = p.Iter }}
+	res, err := Train(context.Background(), m, tasks, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.EarlyStopped || res.Iters != res.BestIter+15 || res.Iters >= 1000 {
+		t.Fatalf("stopped %v after %d iterations, best at %d: want a stop 3 evaluations (15 iterations) after the best", res.EarlyStopped, res.Iters, res.BestIter)
+	}
+	if got, want := m.theta[0], seen[res.BestIter]; got != want {
+		t.Fatalf("θ = %v after training, want the best evaluation's %v", got, want)
+	}
+	// Adam moves θ by at most ≈ lr per step, so the best evaluation (every 5 steps) is within
+	// 5·0.01 of 0.3.
+	if math.Abs(m.theta[0]-0.3) > 0.05 {
+		t.Fatalf("θ = %v, want within 0.05 of 0.3", m.theta[0])
+	}
+	for k, v := range res.ValLosses {
+		if v < res.ValLosses[slices.Index(res.ValIters, res.BestIter)] {
+			t.Fatalf("evaluation %d (%v) is below the best", k, v)
+		}
+	}
+
+	// Reaching MaxIter: the last iteration is evaluated and the best restored.
+	m = &quadModel{theta: []float64{0}}
+	cfg.MaxIter = 22
+	res, err = Train(context.Background(), m, tasks, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.EarlyStopped || res.Iters != 22 || res.ValIters[len(res.ValIters)-1] != 22 || res.BestIter != 22 {
+		t.Fatalf("at the cap: stopped %v, %d iterations, evaluations at %v, best %d", res.EarlyStopped, res.Iters, res.ValIters, res.BestIter)
+	}
+
+	// A non-finite held-out loss is an error, and so is a bad field.
+	cfg.Validation.Loss = func() (float64, error) { return math.NaN(), nil }
+	if _, err := Train(context.Background(), &quadModel{theta: []float64{0}}, tasks, cfg); err == nil || !strings.Contains(err.Error(), "validation") {
+		t.Fatalf("NaN validation loss: err %v", err)
+	}
+	cfg.Validation.Every = -1
+	if _, err := Train(context.Background(), &quadModel{theta: []float64{0}}, tasks, cfg); err == nil || !strings.Contains(err.Error(), "Every=-1") {
+		t.Fatalf("Every = −1: err %v", err)
 	}
 }

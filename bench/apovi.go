@@ -16,9 +16,10 @@ import (
 )
 
 // APOVIParts are the experiments RunAPOVI knows: e1 (Table 1, ELBO against |Ξ|), e2
-// (Figures 4–6, 1-D predictions), e3 (Table 2, MNIST image completion) and speed (vigo
-// predict against a POVI training step; one APOVI layer against a PyTorch peer).
-var APOVIParts = []string{"e1", "e2", "e3", "speed"}
+// (Figures 4–6, 1-D predictions), e3 (Table 2, MNIST-10k image completion), e3-fashion (the
+// same on Fashion-MNIST, the true 60,000-image regime) and speed (vigo predict against a POVI
+// training step; one APOVI layer against a PyTorch peer).
+var APOVIParts = []string{"e1", "e2", "e3", "e3-fashion", "speed"}
 
 // APOVIConfig says what RunAPOVI runs: the experiments of Rochussen (2023), "Amortised
 // Inference in Bayesian Neural Networks", arXiv:2309.03018 (../shared/docs/apovi.md §5). A
@@ -27,8 +28,9 @@ type APOVIConfig struct {
 	Parts []string
 	// Quick shrinks every part to a smoke run.
 	Quick bool
-	// MNIST is the directory of the 10,000-digit MNIST IDX files (for e3).
-	MNIST string
+	// MNIST is the directory of the 10,000-digit MNIST IDX files (for e3); FashionMNIST that of
+	// Fashion-MNIST's four IDX files (for e3-fashion).
+	MNIST, FashionMNIST string
 	// Torch is the path of bench/peers/apovi_layer.py (run with /usr/bin/python3, one thread);
 	// RepoDir the repository root, where `go test -bench` times vigo's layer (both for speed;
 	// "" skips the comparison).
@@ -43,6 +45,11 @@ type APOVIConfig struct {
 	E3Hidden, E3InferenceHidden []int
 	// E3Large is the number of training images of E3's "large" regime (0: the whole pool).
 	E3Large int
+	// E3Regimes are the regimes E3 trains, a subset of {"10", "large"} (default both).
+	E3Regimes []string
+	// E3Stop is E3's stopping rule, one of E3Stops: "thesis" (default: the thesis's rule on
+	// the training loss) or "validation" (held-out squared error, apovi.Validation).
+	E3Stop string
 	// SkipConvCNP leaves the ConvCNP out of e2.
 	SkipConvCNP bool
 	// Progress receives one line per training run (nil: none).
@@ -55,6 +62,7 @@ type APOVIReport struct {
 	E1      *E1Result
 	E2      *E2Result
 	E3      *E3Result
+	E3F     *E3Result // Fashion-MNIST
 	Speed   *SpeedResult
 	Plots   []string
 	Elapsed map[string]time.Duration
@@ -135,6 +143,20 @@ func RunAPOVI(ctx context.Context, cfg APOVIConfig) (*APOVIReport, error) {
 			return nil, fmt.Errorf("bench: RunAPOVI: %s must be ≥ 1 (%s=%d)", name, name, v)
 		}
 	}
+	if len(cfg.E3Regimes) == 0 {
+		cfg.E3Regimes = []string{"10", "large"}
+	}
+	for _, rg := range cfg.E3Regimes {
+		if rg != "10" && rg != "large" {
+			return nil, fmt.Errorf("bench: RunAPOVI: unknown E3 regime (E3Regimes=%q; known: 10, large)", rg)
+		}
+	}
+	if cfg.E3Stop == "" {
+		cfg.E3Stop = "thesis"
+	}
+	if !slices.Contains(E3Stops, cfg.E3Stop) {
+		return nil, fmt.Errorf("bench: RunAPOVI: unknown E3Stop (E3Stop=%q; known: %s)", cfg.E3Stop, strings.Join(E3Stops, ", "))
+	}
 	if cfg.E3Large < 0 {
 		return nil, fmt.Errorf("bench: RunAPOVI: E3Large must be ≥ 0 (E3Large=%d)", cfg.E3Large)
 	}
@@ -153,7 +175,9 @@ func RunAPOVI(ctx context.Context, cfg APOVIConfig) (*APOVIReport, error) {
 		case "e2":
 			rep.E2, err = runE2(ctx, cfg, say)
 		case "e3":
-			rep.E3, err = runE3(ctx, cfg, say)
+			rep.E3, err = runE3(ctx, cfg, say, "MNIST-10k")
+		case "e3-fashion":
+			rep.E3F, err = runE3(ctx, cfg, say, "Fashion-MNIST")
 		case "speed":
 			rep.Speed, err = runAPOVISpeed(ctx, cfg, say)
 		}
@@ -334,6 +358,9 @@ func (r *APOVIReport) Markdown(w io.Writer, h resultmd.Header) error {
 		e.markdown(&b)
 	}
 	if e := r.E3; e != nil {
+		e.markdown(&b)
+	}
+	if e := r.E3F; e != nil {
 		e.markdown(&b)
 	}
 	if s := r.Speed; s != nil {

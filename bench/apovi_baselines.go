@@ -236,9 +236,12 @@ func tailMean(v []float64, k int) float64 {
 // D11: notebook cell 8), Reps times with different images and initialisations. Zero fields
 // take the defaults in parentheses.
 type ImageBaselinesConfig struct {
-	Dir      string // the MNIST-10k directory (required)
+	// Dataset is "MNIST-10k" (the default) or "Fashion-MNIST" (the first ten test-split
+	// images, the 60,000 training images as the pool; imagecomp.SplitTasks).
+	Dataset  string
+	Dir      string // the data set's directory (required)
 	MaskSeed uint64 // seed of the test and training masks (0)
-	Sizes    []int  // training-set sizes |Ξ| ({10}); 0 means the whole pool (9,990 images)
+	Sizes    []int  // training-set sizes |Ξ| ({10}); 0 means the whole pool (9,990 or 60,000 images)
 	Reps     int    // training repetitions per size (3, the thesis's)
 	PoolReps int    // repetitions for the whole-pool size 0 (Reps)
 	MaxIter  int    // iteration cap (10,000, the thesis's)
@@ -257,8 +260,14 @@ type ImageBaselinesConfig struct {
 
 func (c ImageBaselinesConfig) defaults() (ImageBaselinesConfig, error) {
 	const fn = "bench: RunImageBaselines"
+	if c.Dataset == "" {
+		c.Dataset = "MNIST-10k"
+	}
+	if c.Dataset != "MNIST-10k" && c.Dataset != "Fashion-MNIST" {
+		return c, fmt.Errorf("%s: unknown Dataset (Dataset=%q; known: MNIST-10k, Fashion-MNIST)", fn, c.Dataset)
+	}
 	if c.Dir == "" {
-		return c, fmt.Errorf("%s: Dir is empty: the MNIST-10k directory is needed", fn)
+		return c, fmt.Errorf("%s: Dir is empty: the %s directory is needed", fn, c.Dataset)
 	}
 	if c.Reps < 0 || c.MaxIter < 0 || c.Batch < 0 {
 		return c, fmt.Errorf("%s: Reps, MaxIter and Batch must not be negative (Reps=%d, MaxIter=%d, Batch=%d)", fn, c.Reps, c.MaxIter, c.Batch)
@@ -302,12 +311,15 @@ type ImageRun struct {
 	PerImage  []float64 // squared error of each test digit
 	Mean      float64   // mean of PerImage
 	Wall      time.Duration
+	CPU       time.Duration // process CPU time of the training and the test predictions
 }
 
 // ImageBaselinesResult is RunImageBaselines's output.
 type ImageBaselinesResult struct {
 	Config       ImageBaselinesConfig
 	Pool         int       // training-pool size
+	Protocol     string    // the test images and the pool, in words
+	Labels       []int     // the test images' labels
 	LinearPer    []float64 // linear interpolation's squared error per test digit
 	LinearMean   float64
 	LinearNaN    []int          // pixels outside the context hull per test digit (each adds 1.0)
@@ -368,19 +380,15 @@ func RunImageBaselines(ctx context.Context, cfg ImageBaselinesConfig) (*ImageBas
 	if err != nil {
 		return nil, err
 	}
-	set, err := imagecomp.LoadMNIST(cfg.Dir)
+	data, err := loadImageData(cfg.Dataset, cfg.Dir, cfg.MaskSeed)
 	if err != nil {
 		return nil, fmt.Errorf("bench: RunImageBaselines: %w", err)
 	}
-	test, err := imagecomp.TestTasks(set, cfg.MaskSeed)
-	if err != nil {
-		return nil, fmt.Errorf("bench: RunImageBaselines: %w", err)
+	test, pool := data.test, data.pool
+	res := &ImageBaselinesResult{Config: cfg, Pool: len(pool), Protocol: data.protocol}
+	for _, tk := range test {
+		res.Labels = append(res.Labels, tk.Label)
 	}
-	pool, err := imagecomp.TrainTasks(set, 0, cfg.MaskSeed)
-	if err != nil {
-		return nil, fmt.Errorf("bench: RunImageBaselines: %w", err)
-	}
-	res := &ImageBaselinesResult{Config: cfg, Pool: len(pool)}
 	if res.LinearPer, res.LinearNaN, err = LinearInterpolationErrors(test); err != nil {
 		return nil, err
 	}
@@ -406,6 +414,7 @@ func RunImageBaselines(ctx context.Context, cfg ImageBaselinesConfig) (*ImageBas
 		}
 		for rep := range reps {
 			start := time.Now()
+			cpu0, _ := processCPU()
 			order := rng.New(rng.Derive(cfg.Seed, 1, uint64(si)), uint64(rep)).Perm(len(pool))[:n]
 			ys := make([][]float64, n)
 			for i, j := range order {
@@ -441,6 +450,8 @@ func RunImageBaselines(ctx context.Context, cfg ImageBaselinesConfig) (*ImageBas
 			}
 			run.Mean = meanOf(run.PerImage)
 			run.Wall = time.Since(start)
+			cpu1, _ := processCPU()
+			run.CPU = cpu1 - cpu0
 			fmt.Fprintf(cfg.Progress, "convcnp-grid |Ξ|=%d rep %d: %d iterations (early stop %v), mean squared error %.2f, %v %s\n",
 				n, rep, run.Iters, run.Stopped, run.Mean, run.Wall.Round(time.Second), run.Err)
 			res.Runs = append(res.Runs, run)
@@ -516,8 +527,9 @@ func (r *APOVIBaselinesReport) Markdown(w io.Writer, h resultmd.Header) error {
 	b.WriteString("\nReference: Rochussen (2023), arXiv:2309.03018, Table 2 and Figures 4–5; protocol and code conventions in ../shared/docs/apovi.md.\n")
 	if im := r.Image; im != nil {
 		c := im.Config
-		fmt.Fprintf(&b, "\n## E3: MNIST-10k image completion (squared error per image, mean over the 10 test digits)\n\n")
-		fmt.Fprintf(&b, "Test digits: imagecomp.Split (labels 7,2,1,0,4,1,4,9,5,9 by occurrence in ../shared/data/mnist-10k); masks with the thesis's p_i, pixel draws from seed %d; training pool %d images with fixed masks U[0.05, 0.95]. Metric: Σ over all 784 pixels of (grey-scale original − predicted mean)², a NaN prediction adds 1.0.\n\n", c.MaskSeed, im.Pool)
+		fmt.Fprintf(&b, "\n## E3: %s image completion (squared error per image, mean over the 10 test images)\n\n", c.Dataset)
+		fmt.Fprintf(&b, "Test images and pool: %s; test masks with the thesis's p_i, pixel draws from seed %d; training masks fixed, p ~ U[0.05, 0.95]. Metric: Σ over all 784 pixels of (grey-scale original − predicted mean)², a NaN prediction adds 1.0.\n\n", im.Protocol, c.MaskSeed)
+		fmt.Fprintf(&b, "Grid ConvCNP: the thesis's code (apovi.md §1.6) with npf's two positivity constraints (cnp.Grid): the encoder bias through softplus (the thesis's raw bias let an empty window divide by the 1e-8 clamp) and σ = 0.01 + 0.99·softplus(s) (the thesis's exp(s) has no floor and collapsed on the 0/1 targets); NPML grid form, lr %g, B = %d, early stopping %d/%d/%d.\n\n", c.LR, c.Batch, c.ES.Min, c.ES.Ref, c.ES.Smooth)
 		b.WriteString("| model | \\|Ξ\\| | ours | thesis (Table 2) |\n|---|---|---|---|\n")
 		fmt.Fprintf(&b, "| linear interpolation (Delaunay + barycentric, grey-scale context) | – | %.2f ± 0.0 | 51.5 ± 0.0 |\n", im.LinearMean)
 		// Runs whose training failed (non-finite loss) are listed in the runs table and left
@@ -549,6 +561,9 @@ func (r *APOVIBaselinesReport) Markdown(w io.Writer, h resultmd.Header) error {
 			if n != 10 {
 				thesis = "– (not converged in the thesis; its \\|Ξ\\| = 60,000)"
 				label = fmt.Sprintf("%d (the pool, a stand-in for 60,000)", n)
+				if c.Dataset == "Fashion-MNIST" {
+					label = fmt.Sprintf("%d (the pool)", n)
+				}
 			}
 			sd := "–"
 			if len(v) > 1 {
@@ -558,19 +573,23 @@ func (r *APOVIBaselinesReport) Markdown(w io.Writer, h resultmd.Header) error {
 				im.Model.Channels, im.Params, label, meanOf(v), sd, len(v), fails, meanOf(v)/im.LinearMean, thesis)
 		}
 		b.WriteString("\n± is the standard deviation over training repetitions (linear interpolation is deterministic). The thesis's ratio ConvCNP : linear interpolation at |Ξ| = 10 is 67.2/51.5 = 1.30.\n")
-		b.WriteString("\nLinear interpolation per test digit:\n\n| digit | label | context pixels | pixels outside the hull (NaN, +1 each) | squared error |\n|---|---|---|---|---|\n")
-		labels := imagecomp.TestLabels()
+		b.WriteString("\nLinear interpolation per test image:\n\n| image | label | context pixels | pixels outside the hull (NaN, +1 each) | squared error |\n|---|---|---|---|---|\n")
+		labels := im.Labels
 		totalNaN := 0
 		for k, e := range im.LinearPer {
-			fmt.Fprintf(&b, "| %d | %d | %d | %d | %.2f |\n", k, labels[k], im.ContextSizes[k], im.LinearNaN[k], e)
+			lab := "–"
+			if k < len(labels) {
+				lab = fmt.Sprint(labels[k])
+			}
+			fmt.Fprintf(&b, "| %d | %s | %d | %d | %.2f |\n", k, lab, im.ContextSizes[k], im.LinearNaN[k], e)
 			totalNaN += im.LinearNaN[k]
 		}
-		fmt.Fprintf(&b, "\nMean NaN pixels per digit: %.1f (apovi.md's simulation: ≈ 30.4 on average over masks), so %.1f of the %.2f is the NaN penalty.\n",
+		fmt.Fprintf(&b, "\nMean NaN pixels per image: %.1f (apovi.md's simulation for MNIST: ≈ 30.4 on average over masks), so %.1f of the %.2f is the NaN penalty.\n",
 			float64(totalNaN)/float64(len(im.LinearNaN)), float64(totalNaN)/float64(len(im.LinearNaN)), im.LinearMean)
 		if len(im.Runs) > 0 {
-			b.WriteString("\nConvCNP runs:\n\n| \\|Ξ\\| | rep | iterations | early stop | mean squared error | wall | note |\n|---|---|---|---|---|---|---|\n")
+			b.WriteString("\nConvCNP runs:\n\n| \\|Ξ\\| | rep | iterations | early stop | mean squared error | wall | CPU | note |\n|---|---|---|---|---|---|---|---|\n")
 			for _, run := range im.Runs {
-				fmt.Fprintf(&b, "| %d | %d | %d | %v | %.2f | %v | %s |\n", run.Size, run.Rep, run.Iters, run.Stopped, run.Mean, run.Wall.Round(time.Second), run.Err)
+				fmt.Fprintf(&b, "| %d | %d | %d | %v | %.2f | %v | %v | %s |\n", run.Size, run.Rep, run.Iters, run.Stopped, run.Mean, run.Wall.Round(time.Second), run.CPU.Round(time.Second), run.Err)
 			}
 		}
 	}

@@ -156,8 +156,15 @@ func (r *APOVIReport) plot(dir string) ([]string, error) {
 			}
 		}
 	}
-	if e := r.E3; e != nil && len(e.Regimes) > 0 {
-		path := filepath.Join(dir, "e3_digit0.png")
+	for _, f := range []struct {
+		name string
+		e    *E3Result
+	}{{"e3_digit0.png", r.E3}, {"e3_fashion_image0.png", r.E3F}} {
+		name, e := f.name, f.e
+		if e == nil || len(e.Regimes) == 0 {
+			continue
+		}
+		path := filepath.Join(dir, name)
 		if err := writeDigitStrip(path, e); err != nil {
 			return nil, fmt.Errorf("bench: APOVI plots: %w", err)
 		}

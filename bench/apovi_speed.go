@@ -40,7 +40,11 @@ type SpeedResult struct {
 	// bench/peers/apovi_layer.py at N = 392, D_in = D = 50 (""/0 when skipped).
 	LayerGo, LayerTorch []time.Duration
 	LayerNote           string
-	LoadStart, LoadEnd  string
+	// PredictFast and PredictTape: BenchmarkPredictELBOExp and BenchmarkPredictTapeELBOExp
+	// (apovi/bench_test.go, GOMAXPROCS=1), Predict's forward-only path against the tape path it
+	// replaced, S = 100, per round.
+	PredictFast, PredictTape []time.Duration
+	LoadStart, LoadEnd       string
 }
 
 // runAPOVISpeed measures vigo predict's forward pass against one POVI step on the same dataset
@@ -125,8 +129,13 @@ func runAPOVISpeed(ctx context.Context, cfg APOVIConfig, say func(string, ...any
 	say("apovi speed: predict S=5 %v, S=100 %v; POVI step %v", res.Predict[5], res.Predict[100], res.POVIStep)
 	if cfg.Torch == "" || cfg.RepoDir == "" {
 		res.LayerNote = "skipped: no --torch peer or repository directory given"
-	} else if err := layerRace(ctx, cfg, res, say); err != nil {
-		res.LayerNote = "skipped: " + err.Error()
+	} else {
+		if err := layerRace(ctx, cfg, res, say); err != nil {
+			res.LayerNote = "skipped: " + err.Error()
+		}
+		if err := predictPathRace(ctx, cfg, res, say); err != nil {
+			say("apovi speed: predict paths skipped: %v", err)
+		}
 	}
 	res.LoadEnd = resultmd.LoadAvg()
 	return res, nil
@@ -144,7 +153,42 @@ func median(v []time.Duration) time.Duration {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-var nsPerOp = regexp.MustCompile(`BenchmarkGipLayer50\S*\s+\d+\s+([0-9.]+) ns/op`)
+var (
+	nsPerOp     = regexp.MustCompile(`BenchmarkGipLayer50\S*\s+\d+\s+([0-9.]+) ns/op`)
+	predictNsOp = regexp.MustCompile(`BenchmarkPredict(Tape)?ELBOExp\S*\s+\d+\s+([0-9.]+) ns/op`)
+)
+
+// predictPathRace times Predict's forward-only path against the tape path (both benchmarks in
+// one go test process per round, alternating within it).
+func predictPathRace(ctx context.Context, cfg APOVIConfig, res *SpeedResult, say func(string, ...any)) error {
+	rounds := 3
+	if cfg.Quick {
+		rounds = 1
+	}
+	for range rounds {
+		gocmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", "^BenchmarkPredict(Tape)?ELBOExp$", "-benchtime", "5x", "./apovi")
+		gocmd.Dir = cfg.RepoDir
+		gocmd.Env = append(os.Environ(), "GOMAXPROCS=1")
+		out, err := gocmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("go test -bench: %v: %s", err, lastLine(out))
+		}
+		ms := predictNsOp.FindAllSubmatch(out, -1)
+		if len(ms) != 2 {
+			return fmt.Errorf("go test -bench: want two Predict benchmarks in %q", lastLine(out))
+		}
+		for _, m := range ms {
+			ns, _ := strconv.ParseFloat(string(m[2]), 64)
+			if len(m[1]) > 0 {
+				res.PredictTape = append(res.PredictTape, time.Duration(ns))
+			} else {
+				res.PredictFast = append(res.PredictFast, time.Duration(ns))
+			}
+		}
+		say("apovi speed: predict S = 100: forward-only %v, tape %v", res.PredictFast[len(res.PredictFast)-1], res.PredictTape[len(res.PredictTape)-1])
+	}
+	return nil
+}
 
 // layerRace alternates vigo's layer benchmark and the PyTorch peer, each on one thread.
 func layerRace(ctx context.Context, cfg APOVIConfig, res *SpeedResult, say func(string, ...any)) error {
@@ -208,6 +252,16 @@ func (s *SpeedResult) markdown(b *bytes.Buffer) {
 	}
 	p("\nAt S = 5 (as many weight samples as the POVI step draws) predict on the grid is %s than one POVI step, at the data inputs %s; at the CLI's default S = 100 on the grid it is %s. Training POVI from scratch takes hundreds to thousands of such steps (E1 ran 600 per test set).\n",
 		fasterSlower(s.Predict[5], s.POVIStep), fasterSlower(s.PredictData[5], s.POVIStep), fasterSlower(s.Predict[100], s.POVIStep))
+	if len(s.PredictFast) > 0 {
+		p("\n### Predict's forward-only path against the tape path it replaced\n\n")
+		p("Predict at S = 100 on the same setting (E1's architecture, N = 24, 500 test inputs; untrained weights): `GOMAXPROCS=1 go test -run '^$' -bench '^BenchmarkPredict(Tape)?ELBOExp$' -benchtime 5x ./apovi`, both benchmarks in one process per round, %d rounds. The tape path is the per-sample training forward (inference nets, KL and adjoint caches on the tape); the forward-only path (apovi/predict_fast.go) draws the same weights without the tape, factorises layer 0 once for all samples and shares UUᵀ across the units of an N-space layer.\n\n", len(s.PredictFast))
+		p("| round | forward-only | tape | tape / forward-only |\n|---:|---:|---:|---:|\n")
+		for i := range s.PredictFast {
+			p("| %d | %v | %v | %.2f |\n", i+1, s.PredictFast[i].Round(time.Microsecond), s.PredictTape[i].Round(time.Microsecond), float64(s.PredictTape[i])/float64(s.PredictFast[i]))
+		}
+		f, t := median(s.PredictFast), median(s.PredictTape)
+		p("| median | %v | %v | %.2f |\n", f.Round(time.Microsecond), t.Round(time.Microsecond), float64(t)/float64(f))
+	}
 	p("\n### One APOVI layer: vigo against PyTorch (float64, one thread)\n\n")
 	if len(s.LayerGo) == 0 {
 		p("%s\n", s.LayerNote)

@@ -34,8 +34,17 @@ budget options; the report states them. --quick is a smoke run of a few seconds.
 				intsAtLeast(0, "max-iter", "max-iter-1d", "pool-reps")); err != nil {
 				return err
 			}
-			if cfg.Image.Dir = datadir.MNIST10k(cfg.Image.Dir); cfg.Image.Dir == "" {
-				return fmt.Errorf("bench apovi-baselines: --data not given and no ../shared beside the checkout")
+			switch cfg.Image.Dataset {
+			case "mnist-10k":
+				cfg.Image.Dataset = "MNIST-10k"
+				if cfg.Image.Dir = datadir.MNIST10k(cfg.Image.Dir); cfg.Image.Dir == "" {
+					return fmt.Errorf("bench apovi-baselines: --data not given and no ../shared beside the checkout")
+				}
+			case "fashion-mnist":
+				cfg.Image.Dataset = "Fashion-MNIST"
+				cfg.Image.Dir, _ = datadir.FashionMNIST(cfg.Image.Dir)
+			default:
+				return fmt.Errorf("bench apovi-baselines: --dataset %q: want mnist-10k or fashion-mnist", cfg.Image.Dataset)
 			}
 			cfg.Image.MaxIter, cfg.OneD.MaxIter = maxIter, maxIter1D
 			if quick {
@@ -62,7 +71,8 @@ budget options; the report states them. --quick is a smoke run of a few seconds.
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&cfg.Image.Dir, "data", "", "the MNIST-10k directory (default ../shared/data/mnist-10k beside the checkout)")
+	f.StringVar(&cfg.Image.Dataset, "dataset", "mnist-10k", "image data set: mnist-10k or fashion-mnist (the first ten test-split images; the 60,000 training images as the pool)")
+	f.StringVar(&cfg.Image.Dir, "data", "", "the image data directory (default ../shared/data/mnist-10k beside the checkout; for fashion-mnist "+datadir.FashionMNISTHelp[len("directory of the Fashion-MNIST IDX .gz files "):]+")")
 	f.IntSliceVar(&cfg.Image.Sizes, "sizes", []int{10}, "image training-set sizes |Ξ| (0: the whole 9,990-image pool)")
 	f.IntVar(&cfg.Image.Reps, "reps", 3, "training repetitions per image size (the thesis: 3)")
 	f.IntVar(&cfg.Image.PoolReps, "pool-reps", 0, "repetitions for the whole-pool size 0 (default --reps)")

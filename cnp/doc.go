@@ -6,9 +6,11 @@
 //
 //   - OffGrid, the 1-D model of the regression experiment (E2): SetConv encoder onto a uniform
 //     grid, a CNN, SetConv decoders to the targets, heteroscedastic Gaussian output;
-//   - Grid, the image model of the completion experiment (E3): a positive-weight masked
-//     convolution encoder, residual depthwise-separable blocks and a per-pixel MLP, Gaussian
-//     output with a sigmoid mean.
+//   - Grid, the image model of the completion experiment (E3): a positive-weight,
+//     positive-bias masked convolution encoder, residual depthwise-separable blocks and a
+//     per-pixel MLP, Gaussian output with a sigmoid mean and a floored scale (the two
+//     positivity constraints are npf's, where the thesis's code leaves the bias raw and the
+//     scale unfloored; see Grid).
 //
 // Both are trained by maximum likelihood on context/target splits (the NPML objective, with
 // the thesis's normalisations) with Adam through Train. Everything runs on vigo's tape (package

@@ -59,20 +59,28 @@ func (c GridConfig) validate() error {
 
 // Grid is the on-the-grid ConvCNP (Gordon et al. 2020) for one-channel images as the thesis's
 // code builds it (GridConvCNP; apovi.md §1.6, discrepancy D7), with y the image and m the
-// mask (1 = observed):
+// mask (1 = observed), and two positivity constraints of the Neural Process Family code it
+// derives from (Dubois et al., npf GridConvCNP and NeuralProcessFamily) where the thesis's
+// code leaves the quantity unconstrained:
 //
-//   - encoder: a depthwise ConvKernel² convolution whose weights are exp(raw) (positive) and
-//     whose bias is used as is; z = conv(y⊙m) / max(conv(m), 1e-8), density = conv(m) (bias
-//     included in both), then a per-pixel Linear(2 → Channels) on [z, density];
+//   - encoder: a depthwise ConvKernel² convolution whose weights are exp(raw) and whose bias
+//     is softplus(raw), both positive, so that conv(m) is a density: z = conv(y⊙m) /
+//     max(conv(m), 1e-8), density = conv(m) (bias included in both), then a per-pixel
+//     Linear(2 → Channels) on [z, density];
 //   - Blocks residual blocks h ← pw(ReLU(h + dw(ReLU(h)))), dw a depthwise CNNKernel²
 //     convolution with bias and pw a pointwise (1×1) Channels → Channels convolution;
-//   - a per-pixel MLP Channels → MLPWidth → 2 with ReLU, giving (loc, log σ);
-//   - likelihood N(y; sigmoid(loc), exp(log σ)) per pixel, no σ floor.
+//   - a per-pixel MLP Channels → MLPWidth → 2 with ReLU, giving (loc, s);
+//   - likelihood N(y; sigmoid(loc), σ) per pixel with σ = 0.01 + 0.99·softplus(s).
 //
-// The normalisation is the code's, including its edge case: where a window holds no
-// observed pixel, conv(m) is the bias alone; with a positive bias z = 1 there, with a
-// negative one the denominator is clamped to 1e-8 and z = bias·10⁸. Nothing here guards
-// against that (a non-finite loss stops Train with an error).
+// Why the two constraints. The thesis's code uses the encoder bias as is (PyTorch's default
+// bias = True; npf builds this convolution with bias = False): with a negative bias a window
+// with no observed pixel has conv(m) = bias < 0, the denominator is clamped to 1e-8 and z =
+// bias·10⁸, which overflows the network on the first step. And the thesis's σ = exp(s) has
+// no floor: on binarised (exactly 0/1) targets the log likelihood is unbounded as σ → 0, so
+// training drives s to −∞ until σ underflows (apovi.md §5 E3's hypothesis for the thesis's
+// ConvCNP trouble; bench/results/apovi_baselines.md records both failures). With the
+// floor each pixel's log likelihood is at most −½ log 2π − log 0.01. A non-finite loss or
+// gradient still stops Train with an error, and Predict refuses a non-finite prediction.
 //
 // All convolutions are "same"-padded with zeros. Initialisation: PyTorch's defaults
 // U(±1/√fan_in) for every weight and bias (fan_in = kernel area for the depthwise ones).
@@ -152,7 +160,7 @@ func (m *Grid) check(fn string, y []float64, mask []bool) error {
 	return nil
 }
 
-// forward returns the per-pixel loc and log σ nodes.
+// forward returns the per-pixel loc and raw scale s nodes (σ = 0.01 + 0.99·softplus(s)).
 func (m *Grid) forward(t *ad.Tape, p ad.Var, y []float64, mask []bool) (loc, logSig ad.Var) {
 	cfg := m.cfg
 	P, C, M := m.Pixels(), cfg.Channels, cfg.MLPWidth
@@ -164,7 +172,7 @@ func (m *Grid) forward(t *ad.Tape, p ad.Var, y []float64, mask []bool) (loc, log
 		}
 	}
 	w := t.Exp(t.Slice(p, 0, k2))
-	b := t.Slice(p, k2, k2+1)
+	b := t.Softplus(t.Slice(p, k2, k2+1))
 	num := m.enc.conv(t, t.AsMatrix(t.ConstRef(ym), P, 1), w, b)
 	den := m.enc.conv(t, t.AsMatrix(t.ConstRef(mm), P, 1), w, b)
 	z := t.Div(num, clampMin(t, den, 1e-8))
@@ -206,12 +214,12 @@ func (m *Grid) Loss(t *ad.Tape, p ad.Var, y []float64, mask []bool) (ad.Var, err
 		return ad.Var{}, fmt.Errorf("cnp: Grid.Loss: %d parameters on the tape, the model has %d", t.Size(p), len(m.Params))
 	}
 	loc, ls := m.forward(t, p, y, mask)
-	return t.MulC(gaussLogLik(t, loc, ls, y, true), -1/float64(nc)), nil
+	return t.MulC(gaussLogLik(t, loc, ls, y, true, true), -1/float64(nc)), nil
 }
 
-// Predict returns the predictive mean sigmoid(loc) and standard deviation exp(log σ) at every
-// pixel given the observed pixels of y, with the current Params. Only y's observed values are
-// read.
+// Predict returns the predictive mean sigmoid(loc) and standard deviation 0.01 +
+// 0.99·softplus(s) at every pixel given the observed pixels of y, with the current Params.
+// Only y's observed values are read. A non-finite prediction is an error naming the pixel.
 func (m *Grid) Predict(y []float64, mask []bool) (mean, std []float64, err error) {
 	if err := m.check("Grid.Predict", y, mask); err != nil {
 		return nil, nil, err
@@ -224,7 +232,12 @@ func (m *Grid) Predict(y []float64, mask []bool) (mean, std []float64, err error
 		mean[i] = sigmoid(v)
 	}
 	for i, v := range t.Value(ls) {
-		std[i] = math.Exp(v)
+		std[i], _ = scaleOf(v, true)
+	}
+	for i := range mean {
+		if math.IsNaN(mean[i]) || math.IsNaN(std[i]) || math.IsInf(std[i], 0) {
+			return nil, nil, fmt.Errorf("cnp: Grid.Predict: non-finite prediction at pixel %d (mean=%v, std=%v)", i, mean[i], std[i])
+		}
 	}
 	return mean, std, nil
 }

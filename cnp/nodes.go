@@ -161,11 +161,15 @@ func clampMin(t *ad.Tape, a ad.Var, lo float64) ad.Var {
 	return y
 }
 
-// gaussLogLik returns Σ_i log N(y_i; μ_i, σ_i) with σ_i = exp(s_i) and μ_i = loc_i, or
-// μ_i = sigmoid(loc_i) when sigmoidMean (the HeteroscedasticNormal likelihood with image =
-// True), as one scalar node. With e_i = (y_i − μ_i)/σ_i: the term is −½ log 2π − s_i − ½e_i²;
-// ∂/∂s_i = e_i² − 1; ∂/∂μ_i = e_i/σ_i, times μ_i(1 − μ_i) through the sigmoid. Cost O(n).
-func gaussLogLik(t *ad.Tape, loc, s ad.Var, y []float64, sigmoidMean bool) ad.Var {
+// gaussLogLik returns Σ_i log N(y_i; μ_i, σ_i) with μ_i = loc_i, or μ_i = sigmoid(loc_i) when
+// sigmoidMean (the HeteroscedasticNormal likelihood with image = True), as one scalar node.
+// The scale is σ_i = exp(s_i) (floored = false: the thesis's code), or σ_i = σ_min + (1 −
+// σ_min)·softplus(s_i) with σ_min = minStd (floored = true: the Neural Process Family's
+// default, after Le et al. 2018), which bounds every term above by −½ log 2π − log σ_min.
+// With e_i = (y_i − μ_i)/σ_i: the term is −½ log 2π − log σ_i − ½e_i²; ∂/∂σ_i = (e_i² − 1)/σ_i
+// times dσ_i/ds_i (σ_i for exp, (1 − σ_min)·sigmoid(s_i) for the floor); ∂/∂μ_i = e_i/σ_i,
+// times μ_i(1 − μ_i) through the sigmoid. Cost O(n).
+func gaussLogLik(t *ad.Tape, loc, s ad.Var, y []float64, sigmoidMean, floored bool) ad.Var {
 	lv, sv := t.Value(loc), t.Value(s)
 	n := len(y)
 	dl, ds := make([]float64, n), make([]float64, n)
@@ -176,13 +180,36 @@ func gaussLogLik(t *ad.Tape, loc, s ad.Var, y []float64, sigmoidMean bool) ad.Va
 			mu = sigmoid(lv[i])
 			dmu = mu * (1 - mu)
 		}
-		sig := math.Exp(sv[i])
+		sig, dsig := scaleOf(sv[i], floored)
 		e := (yi - mu) / sig
-		total += -0.5*math.Log(2*math.Pi) - sv[i] - 0.5*e*e
+		total += -0.5*math.Log(2*math.Pi) - math.Log(sig) - 0.5*e*e
 		dl[i] = e / sig * dmu
-		ds[i] = e*e - 1
+		ds[i] = (e*e - 1) / sig * dsig
 	}
 	return t.FusedVec(total, []ad.Var{loc, s}, [][]float64{dl, ds})
+}
+
+// minStd is the floor of the floored scale σ = minStd + (1 − minStd)·softplus(s): the Neural
+// Process Family's default (Dubois et al., npf NeuralProcessFamily p_y_scale_transformer,
+// after Le et al. 2018, "Empirical Evaluation of Neural Process Objectives").
+const minStd = 0.01
+
+// scaleOf returns σ and dσ/ds for the raw output s: exp(s), or minStd + (1 − minStd)·softplus(s)
+// when floored.
+func scaleOf(s float64, floored bool) (sig, dsig float64) {
+	if !floored {
+		sig = math.Exp(s)
+		return sig, sig
+	}
+	return minStd + (1-minStd)*softplus(s), (1 - minStd) * sigmoid(s)
+}
+
+// softplus is log(1 + eˣ) without overflow.
+func softplus(x float64) float64 {
+	if x > 0 {
+		return x + math.Log1p(math.Exp(-x))
+	}
+	return math.Log1p(math.Exp(x))
 }
 
 func sigmoid(x float64) float64 {

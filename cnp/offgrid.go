@@ -252,7 +252,7 @@ func (m *OffGrid) Loss(t *ad.Tape, p ad.Var, xc, yc, xt, yt []float64) (ad.Var, 
 		return ad.Var{}, fmt.Errorf("cnp: OffGrid.Loss: %d parameters on the tape, the model has %d", t.Size(p), len(m.Params))
 	}
 	mu, ls := m.forward(t, p, xc, yc, xt)
-	return t.MulC(gaussLogLik(t, mu, ls, yt, false), -1/float64(len(xt))), nil
+	return t.MulC(gaussLogLik(t, mu, ls, yt, false, false), -1/float64(len(xt))), nil
 }
 
 // Predict returns the predictive mean and standard deviation at xt given the context (xc,

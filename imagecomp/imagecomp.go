@@ -44,21 +44,39 @@ type Set struct {
 // unsigned bytes, grey = byte/255) from dir, e.g. ../shared/data/mnist-10k (10,000 MNIST
 // digits, class-interleaved; see its README). Errors name the file and what is wrong.
 func LoadMNIST(dir string) (*Set, error) {
-	ip := filepath.Join(dir, "images-idx3-ubyte.gz")
+	return loadIDX("LoadMNIST", filepath.Join(dir, "images-idx3-ubyte.gz"), filepath.Join(dir, "labels-idx1-ubyte.gz"))
+}
+
+// LoadFashionMNIST reads Fashion-MNIST (Xiao, Rasul & Vollgraf 2017: 60,000 training and
+// 10,000 test 28×28 grey images of ten clothing classes, the layout of MNIST) from dir, e.g.
+// /usr/share/datasets/fashion-mnist (Debian's dataset-fashion-mnist): the training split
+// (train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz) and the test split (t10k-…).
+// Errors name the file and what is wrong.
+func LoadFashionMNIST(dir string) (train, test *Set, err error) {
+	if train, err = loadIDX("LoadFashionMNIST", filepath.Join(dir, "train-images-idx3-ubyte.gz"), filepath.Join(dir, "train-labels-idx1-ubyte.gz")); err != nil {
+		return nil, nil, err
+	}
+	if test, err = loadIDX("LoadFashionMNIST", filepath.Join(dir, "t10k-images-idx3-ubyte.gz"), filepath.Join(dir, "t10k-labels-idx1-ubyte.gz")); err != nil {
+		return nil, nil, err
+	}
+	return train, test, nil
+}
+
+// loadIDX reads one gzipped IDX image file (28×28) and its label file through internal/idx.
+func loadIDX(fn, ip, lp string) (*Set, error) {
 	raw, dims, err := idx.Read(ip, idx.Images, 3, 0)
 	if err != nil {
 		return nil, err
 	}
 	if dims[1] != Side || dims[2] != Side {
-		return nil, fmt.Errorf("imagecomp: LoadMNIST: %s: images are %d×%d, want %d×%d", ip, dims[1], dims[2], Side, Side)
+		return nil, fmt.Errorf("imagecomp: %s: %s: images are %d×%d, want %d×%d", fn, ip, dims[1], dims[2], Side, Side)
 	}
-	lp := filepath.Join(dir, "labels-idx1-ubyte.gz")
 	lab, ldims, err := idx.Read(lp, idx.Labels, 1, 0)
 	if err != nil {
 		return nil, err
 	}
 	if ldims[0] != dims[0] {
-		return nil, fmt.Errorf("imagecomp: LoadMNIST: %s has %d labels for %d images", lp, ldims[0], dims[0])
+		return nil, fmt.Errorf("imagecomp: %s: %s has %d labels for %d images", fn, lp, ldims[0], dims[0])
 	}
 	s := &Set{Images: make([][]float64, dims[0]), Labels: make([]int, dims[0])}
 	for i := range s.Images {
@@ -68,7 +86,7 @@ func LoadMNIST(dir string) (*Set, error) {
 		}
 		s.Images[i] = img
 		if lab[i] > 9 {
-			return nil, fmt.Errorf("imagecomp: LoadMNIST: %s: label %d outside [0, 10) (item=%d)", lp, lab[i], i)
+			return nil, fmt.Errorf("imagecomp: %s: %s: label %d outside [0, 10) (item=%d)", fn, lp, lab[i], i)
 		}
 		s.Labels[i] = int(lab[i])
 	}
@@ -294,6 +312,45 @@ func TrainTasks(s *Set, n int, seed uint64) ([]Task, error) {
 		out[k] = Task{Image: s.Images[i], Mask: masks[k], Label: s.Labels[i], Index: i}
 	}
 	return out, nil
+}
+
+// SplitTasks is the protocol on a data set that comes with its own test split, as the thesis
+// used MNIST (apovi.md §4.3): the ten test problems are the first ten images of test, in file
+// order, with the masks of TestMasks(seed) (the thesis's p_i); the training pool is the
+// first n images of train (n = 0: all of them) with their fixed masks TrainMasks(n, seed).
+// A test split of fewer than ten images, or n outside [0, len(train)], is an error naming
+// the count.
+func SplitTasks(train, test *Set, n int, seed uint64) (testTasks, pool []Task, err error) {
+	if test == nil || len(test.Images) < len(TestP()) {
+		return nil, nil, fmt.Errorf("imagecomp: SplitTasks: the test split has fewer than %d images", len(TestP()))
+	}
+	if train == nil || n < 0 || n > len(train.Images) {
+		size := 0
+		if train != nil {
+			size = len(train.Images)
+		}
+		return nil, nil, fmt.Errorf("imagecomp: SplitTasks: n=%d outside [0, %d] (the training split)", n, size)
+	}
+	for _, s := range []*Set{train, test} {
+		if len(s.Labels) != len(s.Images) {
+			return nil, nil, fmt.Errorf("imagecomp: SplitTasks: %d labels for %d images", len(s.Labels), len(s.Images))
+		}
+	}
+	for k, m := range TestMasks(seed) {
+		testTasks = append(testTasks, Task{Image: test.Images[k], Mask: m, Label: test.Labels[k], Index: k})
+	}
+	if n == 0 {
+		n = len(train.Images)
+	}
+	masks, err := TrainMasks(n, seed)
+	if err != nil {
+		return nil, nil, err
+	}
+	pool = make([]Task, n)
+	for i := range pool {
+		pool[i] = Task{Image: train.Images[i], Mask: masks[i], Label: train.Labels[i], Index: i}
+	}
+	return testTasks, pool, nil
 }
 
 // SquaredError is the thesis's metric for one image (apovi.md §5 E3, pixelwise_sq_error):

@@ -3,6 +3,7 @@ package imagecomp
 import (
 	"math"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/vigo-bayes/vigo/internal/datadir"
@@ -257,6 +258,87 @@ func TestMNIST(t *testing.T) {
 		t.Fatalf("training pool %d, want 9990", len(train))
 	}
 	if _, err := LoadMNIST(t.TempDir()); err == nil {
+		t.Fatal("empty directory accepted")
+	}
+}
+
+func TestSplitTasksSynthetic(t *testing.T) {
+	mk := func(n int) *Set {
+		s := &Set{}
+		for i := range n {
+			img := make([]float64, Pixels)
+			img[0] = float64(i) / float64(n)
+			s.Images = append(s.Images, img)
+			s.Labels = append(s.Labels, i%10)
+		}
+		return s
+	}
+	train, test := mk(25), mk(12)
+	tt, pool, err := SplitTasks(train, test, 0, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tt) != 10 || len(pool) != 25 {
+		t.Fatalf("%d test tasks and a pool of %d, want 10 and 25", len(tt), len(pool))
+	}
+	masks, tm := TestMasks(3), mustTrainMasks(t, 25, 3)
+	for k, tk := range tt {
+		// The first ten test images in file order, with the protocol's test masks.
+		if tk.Index != k || &tk.Image[0] != &test.Images[k][0] || !slices.Equal(tk.Mask, masks[k]) {
+			t.Fatalf("test task %d is not test image %d with test mask %d", k, k, k)
+		}
+	}
+	for i, tk := range pool {
+		if tk.Index != i || &tk.Image[0] != &train.Images[i][0] || !slices.Equal(tk.Mask, tm[i]) {
+			t.Fatalf("pool task %d is not training image %d with training mask %d", i, i, i)
+		}
+	}
+	if _, p5, err := SplitTasks(train, test, 5, 3); err != nil || len(p5) != 5 || !slices.Equal(p5[4].Mask, tm[4]) {
+		t.Fatalf("n = 5: pool %d, err %v (a mask must not depend on n)", len(p5), err)
+	}
+	if _, _, err := SplitTasks(train, mk(9), 0, 3); err == nil {
+		t.Fatal("a test split of 9 images accepted")
+	}
+	if _, _, err := SplitTasks(train, test, 26, 3); err == nil {
+		t.Fatal("n larger than the training split accepted")
+	}
+}
+
+func mustTrainMasks(t *testing.T, n int, seed uint64) []Mask {
+	t.Helper()
+	m, err := TrainMasks(n, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestFashionMNIST(t *testing.T) {
+	dir, _ := datadir.FashionMNIST("")
+	train, test, err := LoadFashionMNIST(dir)
+	if err != nil {
+		t.Skipf("Fashion-MNIST not readable (Debian package dataset-fashion-mnist): %v", err)
+	}
+	if len(train.Images) != 60000 || len(test.Images) != 10000 {
+		t.Fatalf("%d training and %d test images, want 60000 and 10000", len(train.Images), len(test.Images))
+	}
+	tt, pool, err := SplitTasks(train, test, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first ten test labels of Fashion-MNIST's t10k-labels-idx1-ubyte (read with Python's
+	// gzip module): ankle boot, pullover, trouser, trouser, shirt, trouser, coat, shirt, sandal,
+	// sneaker.
+	want := []int{9, 2, 1, 1, 6, 1, 4, 6, 5, 7}
+	for k, tk := range tt {
+		if tk.Label != want[k] {
+			t.Fatalf("test image %d has label %d, want %d", k, tk.Label, want[k])
+		}
+	}
+	if len(pool) != 60000 {
+		t.Fatalf("pool of %d, want 60000", len(pool))
+	}
+	if _, _, err := LoadFashionMNIST(t.TempDir()); err == nil {
 		t.Fatal("empty directory accepted")
 	}
 }
