@@ -52,13 +52,6 @@ type StanSpeedReport struct {
 	Rows   []StanSpeedRow
 }
 
-// timeGrad returns the mean time of one gradient of tg at z, over at least budget (after
-// one warm-up gradient), reusing one tape as a fit does.
-func timeGrad(tg model.Target, z []float64, budget time.Duration) time.Duration {
-	a, _ := timeGradPair(tg, tg, z, budget)
-	return a
-}
-
 // timeGradPair times one gradient of a and of b at z (one tape each, reused as a fit does),
 // alternating chunks of 64 gradients until each has had half the budget, by the process's CPU
 // time where the system reports it (else wall time): load from other processes that comes and
