@@ -70,6 +70,8 @@ const (
 	skMulC   // a * k
 	// Fused by the peephole pass (fuse): one instruction where the trace had two.
 	skFma      // a + b*c
+	skFmaSq    // a + b·c²
+	skAdd3     // a + b + c
 	skSqDiff   // (a − b)²
 	skNormalK  // normal_lpdf(a | b, σ) with σ a positive constant: c indexes the constants 1/σ, log σ + log √(2π)
 	skDist     // contFamilies[fam]'s log density of a given its one or two parameters b, c
@@ -402,7 +404,7 @@ func opArity(op skOp) int {
 	switch op {
 	case skAdd, skSub, skMul, skDiv, skPow, skLSE2, skAddC, skMulC, skSqDiff:
 		return 2
-	case skNormal, skNormalK, skNormalV, skFma, skDist:
+	case skNormal, skNormalK, skNormalV, skFma, skFmaSq, skAdd3, skDist:
 		return 3
 	}
 	return 1
@@ -1119,7 +1121,8 @@ func (r *skRec) finish() *scalarKernel {
 }
 
 // fuse merges an instruction into its only user where a fused form exists — x + b·c
-// (skFma, from a product used once) and (a − b)² (skSqDiff) — and compacts the trace.
+// (skFma, from a product used once), x + b·c² (skFmaSq), a + b + c (skAdd3) and (a − b)²
+// (skSqDiff) — and compacts the trace.
 func (r *skRec) fuse() {
 	n := len(r.code)
 	uses := make([]int32, n)
@@ -1168,13 +1171,20 @@ func (r *skRec) fuse() {
 		o := &r.ops[i]
 		switch in.op {
 		case skAdd:
-			for side := 0; side < 2; side++ {
+			for side := 0; side < 2 && in.op == skAdd; side++ {
 				x, other := o[side], o[1-side]
 				if j, ok := once(x, skMul, skMulC); ok {
 					in.op = skFma
 					*o = [3]skRef{other, r.ops[j][0], r.ops[j][1]}
 					dead[j], fused = true, true
-					break
+				}
+			}
+			for side := 0; side < 2 && in.op == skAdd; side++ {
+				x, other := o[side], o[1-side]
+				if j, ok := once(x, skAdd); ok {
+					in.op = skAdd3
+					*o = [3]skRef{other, r.ops[j][0], r.ops[j][1]}
+					dead[j], fused = true, true
 				}
 			}
 		case skAddC:
@@ -1188,6 +1198,15 @@ func (r *skRec) fuse() {
 				in.op = skSqDiff
 				*o = [3]skRef{r.ops[j][0], r.ops[j][1], 0}
 				dead[j], fused = true, true
+			}
+		}
+		if in.op == skFma { // a + b·c² (garch's β·σ²_{t−1}): the square folded in
+			for side := 1; side <= 2 && in.op == skFma; side++ {
+				if j, ok := once(o[side], skSquare); ok {
+					in.op = skFmaSq
+					*o = [3]skRef{o[0], o[3-side], r.ops[j][0]}
+					dead[j], fused = true, true
+				}
 			}
 		}
 	}
@@ -1403,6 +1422,11 @@ func (k *scalarKernel) forward(regs []float64) error {
 			y = math.Sqrt(regs[in.a])
 		case skFma:
 			y = regs[in.a] + regs[in.b]*regs[in.c]
+		case skFmaSq:
+			x := regs[in.c]
+			y = regs[in.a] + regs[in.b]*x*x
+		case skAdd3:
+			y = regs[in.a] + regs[in.b] + regs[in.c]
 		case skSqDiff:
 			x := regs[in.a] - regs[in.b]
 			y = x * x
@@ -1614,6 +1638,15 @@ func (k *scalarKernel) Backward(cn ad.Custom) {
 			adj[in.a] += d
 			adj[in.b] += d * regs[in.c]
 			adj[in.c] += d * regs[in.b]
+		case skFmaSq:
+			x := regs[in.c]
+			adj[in.a] += d
+			adj[in.b] += d * x * x
+			adj[in.c] += 2 * d * regs[in.b] * x
+		case skAdd3:
+			adj[in.a] += d
+			adj[in.b] += d
+			adj[in.c] += d
 		case skSqDiff:
 			x := 2 * d * (regs[in.a] - regs[in.b])
 			adj[in.a] += x
