@@ -30,12 +30,14 @@ import (
 // allocation) and the node's backward pass sweeps them in reverse with the adjoints in
 // tape scratch memory. Outputs are the sum of the loop's log-density terms and the final
 // values of the containers declared outside the loop that it writes (an element it does
-// not write passes its input through), which replace those containers' values.
+// not write passes its input through), which replace those containers' values. Memory: the
+// trace once per compiled program (at most maxKernelCode instructions of 20 bytes), and per
+// evaluation one float64 of tape memory per register for the values and one for the adjoints.
 //
 // Anything outside this — an int the parameters decide, a vector-valued expression, a
 // function call not listed, another distribution, an index out of range, break/continue, a
-// condition on a parameter — makes the loop compile as before (lanes or the ordinary loop), which
-// also reports the run-time errors Stan would.
+// condition on a parameter — makes the loop compile as before (lanes or the ordinary loop),
+// which also reports the run-time errors Stan would.
 //
 // This is the classic trace ("Wengert list") form of reverse-mode AD (Griewank & Walther,
 // "Evaluating Derivatives", 2nd ed., SIAM 2008, §3–4), specialised to a trace that can be
