@@ -9,8 +9,9 @@ import (
 	"github.com/vigo-bayes/vigo/model"
 )
 
-func init() {
-	register(entry{
+// arKEntry is the zoo entry of this file's model.
+func arKEntry() entry {
+	return entry{
 		Info: Info{
 			Name:      "arK",
 			Posterior: "arK-arK",
@@ -20,7 +21,7 @@ func init() {
 				"2.5). 7 parameters, close to Gaussian with correlated neighbouring coefficients.",
 		},
 		build: newArK,
-	})
+	}
 }
 
 // newArK builds arK: z = (alpha, beta[1..K], log sigma). The lagged design (row k holds

@@ -9,8 +9,9 @@ import (
 	"github.com/vigo-bayes/vigo/model"
 )
 
-func init() {
-	register(entry{
+// diamondsEntry is the zoo entry of this file's model.
+func diamondsEntry() entry {
+	return entry{
 		Info: Info{
 			Name:      "diamonds",
 			Posterior: "diamonds-diamonds",
@@ -21,7 +22,7 @@ func init() {
 				"parameters, badly conditioned (posterior condition number ≈ 3e3, sd from 0.0017 to 0.33).",
 		},
 		build: newDiamonds,
-	})
+	}
 }
 
 // newDiamonds builds diamonds: z = (b[1..24], Intercept, log sigma). brms's transformed data

@@ -13,7 +13,7 @@ import (
 // The two synthetic models of the reparameterisation study of Kingma & Welling (2014),
 // "Efficient gradient-based inference through transformations between Bayes nets and neural
 // nets", ICML, §4 and §5.1 (../shared/docs/papers.md §4), which bench.RunDNCP reruns. Unlike
-// the posteriordb models of this package they have no data file and are not in the registry: each is a
+// the posteriordb models of this package they have no data file and are not among entries(): each is a
 // plain value with a centred (CP) and a differentiable non-centred (DNCP) form of its log
 // density and the maps between the two coordinate systems (FromNoise, ToNoise), which is what
 // mcmc.Reparam needs. A latent z with parent y is either centred, z | y ~ N(w·y, σ²), or

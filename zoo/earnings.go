@@ -2,8 +2,9 @@ package zoo
 
 import "github.com/vigo-bayes/vigo/model"
 
-func init() {
-	register(entry{
+// earningsEntry is the zoo entry of this file's model.
+func earningsEntry() entry {
+	return entry{
 		Info: Info{
 			Name:      "earnings",
 			Posterior: "earnings-logearn_interaction",
@@ -14,7 +15,7 @@ func init() {
 				"−0.999 (condition number ≈ 5e3): hard for mean-field VI.",
 		},
 		build: newEarnings,
-	})
+	}
 }
 
 // newEarnings builds logearn_interaction: z = (beta[1..4], log sigma). log(earn) and the

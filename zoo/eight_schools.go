@@ -9,8 +9,9 @@ import (
 	"github.com/vigo-bayes/vigo/model"
 )
 
-func init() {
-	register(entry{
+// eightSchoolsEntry is the zoo entry of this file's model.
+func eightSchoolsEntry() entry {
+	return entry{
 		Info: Info{
 			Name:      "eight_schools",
 			Posterior: "eight_schools-eight_schools_noncentered",
@@ -21,7 +22,7 @@ func init() {
 				"mass near 0 and a heavy right tail.",
 		},
 		build: newEightSchools,
-	})
+	}
 }
 
 // eightSchools is posteriordb's eight_schools_noncentered. Parameters: theta_trans[1..8],

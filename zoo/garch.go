@@ -9,8 +9,9 @@ import (
 	"github.com/vigo-bayes/vigo/model"
 )
 
-func init() {
-	register(entry{
+// garchEntry is the zoo entry of this file's model.
+func garchEntry() entry {
+	return entry{
 		Info: Info{
 			Name:      "garch",
 			Posterior: "garch-garch11",
@@ -22,7 +23,7 @@ func init() {
 				"flat prior.",
 		},
 		build: newGarch,
-	})
+	}
 }
 
 // garch is garch11. Parameters: mu, alpha0 > 0, 0 < alpha1 < 1, 0 < beta1 < 1 − alpha1

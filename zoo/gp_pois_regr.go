@@ -11,8 +11,9 @@ import (
 	"github.com/vigo-bayes/vigo/model"
 )
 
-func init() {
-	register(entry{
+// gpPoisRegrEntry is the zoo entry of this file's model.
+func gpPoisRegrEntry() entry {
+	return entry{
 		Info: Info{
 			Name:      "gp_pois_regr",
 			Posterior: "gp_pois_regr-gp_pois_regr",
@@ -24,7 +25,7 @@ func init() {
 				"number ≈ 1.6e3), skewed hyperparameters and a mild funnel through alpha.",
 		},
 		build: newGPPoisRegr,
-	})
+	}
 }
 
 // gpJitter is the diagonal jitter the Stan program adds to K.

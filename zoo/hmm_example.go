@@ -9,8 +9,9 @@ import (
 	"github.com/vigo-bayes/vigo/model"
 )
 
-func init() {
-	register(entry{
+// hmmExampleEntry is the zoo entry of this file's model.
+func hmmExampleEntry() entry {
+	return entry{
 		Info: Info{
 			Name:      "hmm_example",
 			Posterior: "hmm_example-hmm_example",
@@ -22,7 +23,7 @@ func init() {
 				"wide and skewed.",
 		},
 		build: newHMMExample,
-	})
+	}
 }
 
 // hmmExample is hmm_example. Parameters: theta1, theta2 simplex[2], mu positive_ordered[2]

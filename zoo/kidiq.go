@@ -6,8 +6,9 @@ import (
 	"github.com/vigo-bayes/vigo/model"
 )
 
-func init() {
-	register(entry{
+// kidiqEntry is the zoo entry of this file's model.
+func kidiqEntry() entry {
+	return entry{
 		Info: Info{
 			Name:      "kidiq",
 			Posterior: "kidiq-kidscore_momhsiq",
@@ -18,7 +19,7 @@ func init() {
 				"corr(beta1, beta3) ≈ −0.95 and the scales differ by about 100×.",
 		},
 		build: newKidIQ,
-	})
+	}
 }
 
 // newKidIQ builds kidscore_momhsiq: z = (beta[1..3], log sigma). mom_hs_new and mom_iq_new

@@ -7,8 +7,9 @@ import (
 	"github.com/vigo-bayes/vigo/model"
 )
 
-func init() {
-	register(entry{
+// lowDimGaussMixEntry is the zoo entry of this file's model.
+func lowDimGaussMixEntry() entry {
+	return entry{
 		Info: Info{
 			Name:      "low_dim_gauss_mix",
 			Posterior: "low_dim_gauss_mix-low_dim_gauss_mix",
@@ -19,7 +20,7 @@ func init() {
 				"to Gaussian.",
 		},
 		build: newLowDimGaussMix,
-	})
+	}
 }
 
 // lowDimGaussMix is low_dim_gauss_mix. Parameters: mu ordered[2], sigma[2] > 0,

@@ -2,8 +2,9 @@ package zoo
 
 import "github.com/vigo-bayes/vigo/model"
 
-func init() {
-	register(entry{
+// mesquiteEntry is the zoo entry of this file's model.
+func mesquiteEntry() entry {
+	return entry{
 		Info: Info{
 			Name:      "mesquite",
 			Posterior: "mesquite-logmesquite",
@@ -14,7 +15,7 @@ func init() {
 				"sigma), flat priors. 8 parameters with few observations and correlated predictors.",
 		},
 		build: newMesquite,
-	})
+	}
 }
 
 // newMesquite builds logmesquite: z = (beta[1..7], log sigma). The logs of the six positive

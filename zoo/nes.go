@@ -6,8 +6,9 @@ import (
 	"github.com/vigo-bayes/vigo/model"
 )
 
-func init() {
-	register(entry{
+// nesEntry is the zoo entry of this file's model.
+func nesEntry() entry {
+	return entry{
 		Info: Info{
 			Name:      "nes",
 			Posterior: "nes2000-nes",
@@ -18,7 +19,7 @@ func init() {
 				"10 parameters; uncentred predictors and correlated age dummies.",
 		},
 		build: newNES,
-	})
+	}
 }
 
 // newNES builds nes: z = (beta[1..9], log sigma). The age dummies age30_44, age45_64,

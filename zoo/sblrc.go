@@ -6,8 +6,9 @@ import (
 	"github.com/vigo-bayes/vigo/model"
 )
 
-func init() {
-	register(entry{
+// sblrcEntry is the zoo entry of this file's model.
+func sblrcEntry() entry {
+	return entry{
 		Info: Info{
 			Name:      "sblrc",
 			Posterior: "sblrc-blr",
@@ -17,7 +18,7 @@ func init() {
 				"design correlates the betas (≈ 0.8) and sd(beta) ≈ 0.001 against sd(sigma) ≈ 0.08.",
 		},
 		build: newSBLRC,
-	})
+	}
 }
 
 // newSBLRC builds blr: z = (beta[1..D], log sigma). X (row-major in the file) is stored

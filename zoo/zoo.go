@@ -67,20 +67,20 @@ type entry struct {
 	build func(d *model.Data) (impl, error)
 }
 
-var registry = map[string]entry{}
-
-func register(e entry) {
-	if _, dup := registry[e.Name]; dup {
-		panic("zoo: register: duplicate model " + e.Name)
-	}
-	registry[e.Name] = e
+// entries are the zoo's models, one constructor per file (no registry: the list is the one
+// place that names them).
+func entries() []entry {
+	return []entry{arKEntry(), diamondsEntry(), earningsEntry(), eightSchoolsEntry(), garchEntry(),
+		gpPoisRegrEntry(), hmmExampleEntry(), kidiqEntry(), lowDimGaussMixEntry(), mesquiteEntry(),
+		nesEntry(), sblrcEntry()}
 }
 
 // Names returns the short names of all zoo models in sorted order.
 func Names() []string {
-	names := make([]string, 0, len(registry))
-	for n := range registry {
-		names = append(names, n)
+	es := entries()
+	names := make([]string, 0, len(es))
+	for _, e := range es {
+		names = append(names, e.Name)
 	}
 	sort.Strings(names)
 	return names
@@ -94,10 +94,13 @@ func Get(name string) (Info, error) {
 }
 
 func lookup(name string) (entry, error) {
-	if e, ok := registry[name]; ok {
-		return e, nil
+	es := entries()
+	for _, e := range es {
+		if e.Name == name {
+			return e, nil
+		}
 	}
-	for _, e := range registry {
+	for _, e := range es {
 		if e.Posterior == name {
 			return e, nil
 		}
