@@ -108,63 +108,12 @@ func (c *compiler) exprAsWritten(e Expr) (evalFn, error) {
 			return nil, c.unsupported(e, "operator "+e.Op+" ("+e.Name+") without implementation")
 		}
 		fn := e.Sig.Fn
-		if op := realArith(e, c.plain); op != nil {
+		op := realArith(e, c.plain)
+		if op != nil {
 			// Real scalar arithmetic or a container and a scalar: the tape op directly (the
-			// built-in's own computation, without its argument handling).
-			if ls, rs := c.realVarSlot(e.L), c.realVarSlot(e.R); ls >= 0 || rs >= 0 {
-				// A variable operand is read from its cell directly.
-				operand := func(f *frame, slot int, fn evalFn) (Value, error) {
-					if slot < 0 {
-						return fn(f)
-					}
-					x, dims := f.realVar(slot)
-					return Value{Type: f.cells[slot].v.Type, Dims: dims, Var: x}, nil
-				}
-				return func(f *frame) (Value, error) {
-					a, err := operand(f, ls, l)
-					if err != nil {
-						return Value{}, err
-					}
-					b, err := operand(f, rs, r)
-					if err != nil {
-						return Value{}, err
-					}
-					if a.Type.Base != Int && b.Type.Base != Int {
-						res := a
-						if len(a.Dims) == 0 {
-							res = b
-						}
-						return likeV(res, op(f.st.t, a.Var, b.Var)), nil
-					}
-					args := f.st.opArgs[:2]
-					args[0], args[1] = a, b
-					v, err := fn(f.ctx(pos), args)
-					args[0], args[1] = Value{}, Value{}
-					return v, withPos(pos, err)
-				}, nil
-			}
-			return func(f *frame) (Value, error) {
-				a, err := l(f)
-				if err != nil {
-					return Value{}, err
-				}
-				b, err := r(f)
-				if err != nil {
-					return Value{}, err
-				}
-				if a.Type.Base != Int && b.Type.Base != Int {
-					res := a
-					if len(a.Dims) == 0 {
-						res = b
-					}
-					return likeV(res, op(f.st.t, a.Var, b.Var)), nil
-				}
-				args := f.st.opArgs[:2]
-				args[0], args[1] = a, b
-				v, err := fn(f.ctx(pos), args)
-				args[0], args[1] = Value{}, Value{}
-				return v, withPos(pos, err)
-			}, nil
+			// built-in's own computation, without its argument handling); a variable operand
+			// is read from its cell directly.
+			l, r = c.cellOperand(e.L, l), c.cellOperand(e.R, r)
 		}
 		return func(f *frame) (Value, error) {
 			a, err := l(f)
@@ -174,6 +123,13 @@ func (c *compiler) exprAsWritten(e Expr) (evalFn, error) {
 			b, err := r(f)
 			if err != nil {
 				return Value{}, err
+			}
+			if op != nil && a.Type.Base != Int && b.Type.Base != Int {
+				res := a
+				if len(a.Dims) == 0 {
+					res = b
+				}
+				return likeV(res, op(f.st.t, a.Var, b.Var)), nil
 			}
 			args := f.st.opArgs[:2]
 			args[0], args[1] = a, b
@@ -263,6 +219,19 @@ func realArith(e *Binary, plain bool) func(t *ad.Tape, a, b ad.Var) ad.Var {
 		return (*ad.Tape).Div
 	}
 	return nil
+}
+
+// cellOperand is fn, or, when e is a real variable, a read of its cell without fn's general
+// path (realVarSlot, frame.realVar).
+func (c *compiler) cellOperand(e Expr, fn evalFn) evalFn {
+	slot := c.realVarSlot(e)
+	if slot < 0 {
+		return fn
+	}
+	return func(f *frame) (Value, error) {
+		x, dims := f.realVar(slot)
+		return Value{Type: f.cells[slot].v.Type, Dims: dims, Var: x}, nil
+	}
 }
 
 // truth is Stan's truth of a scalar condition (nonzero).
