@@ -121,8 +121,8 @@ func (s *ParamSpec) param(known map[string]bool) (Param, error) {
 		return *v, nil
 	}
 	bs := bijector.Spec{Kind: bijector.Kind(s.Transform), Shape: []int{n}}
-	if s.Count < 0 || s.Count > 1 && (n%s.Count != 0 || len(s.Dims) < 2) {
-		return p, fmt.Errorf("field \"count\": %d copies of dims %v, want a divisor of the leading dimensions", s.Count, s.Dims)
+	if s.Count < 0 {
+		return p, fmt.Errorf("field \"count\": %d, want ≥ 0", s.Count)
 	}
 	if s.Count > 1 {
 		switch bs.Kind {
@@ -130,7 +130,7 @@ func (s *ParamSpec) param(known map[string]bool) (Param, error) {
 		default:
 			return p, fmt.Errorf("field \"count\": %d copies of transform %s, want ordered, positive_ordered or simplex", s.Count, s.Transform)
 		}
-		if s.Dims[len(s.Dims)-1]*s.Count != n {
+		if len(s.Dims) < 2 || s.Dims[len(s.Dims)-1]*s.Count != n {
 			return p, fmt.Errorf("field \"count\": %d copies of dims %v, want the product of all but the last dimension", s.Count, s.Dims)
 		}
 		bs.Shape, bs.Count = []int{n / s.Count}, s.Count

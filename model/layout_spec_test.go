@@ -128,6 +128,7 @@ func TestLayoutFromSpecErrorsNameTheField(t *testing.T) {
 		{ParamSpec{Name: "w", Dims: []int{0}, Transform: "simplex"}, `field "dims"`},
 		{ParamSpec{Name: "w", Dims: []int{3, 2}, Transform: "simplex", Count: 2}, `field "count": 2 copies of dims [3 2], want the product`},
 		{ParamSpec{Name: "w", Dims: []int{6}, Transform: "simplex", Count: 3}, `field "count"`},
+		{ParamSpec{Name: "w", Dims: []int{2, 3}, Transform: "simplex", Count: -1}, `field "count": -1, want ≥ 0`},
 		{ParamSpec{Name: "w", Dims: []int{3, 2}, Transform: "lower", Lower: ptr(0), Count: 3}, `field "count": 3 copies of transform lower`},
 		{ParamSpec{Name: "Z", Dims: []int{4}, Transform: "identity", ColMajor: true}, `field "col_major"`},
 		{ParamSpec{Name: "b", Transform: "affine_interval", LowerAffine: []Affine{{}},

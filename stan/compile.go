@@ -707,9 +707,17 @@ func (cp *compiled) evalFrame(t *ad.Tape, p []ad.Var, r *rng.Stream) *frame {
 	return f
 }
 
-// release returns an evaluation's frame to the pool, its cells cleared.
+// release returns an evaluation's frame to the pool, its cells cleared but for the backing
+// arrays of element-wise written containers (cell.spare), which the next evaluation reuses.
 func (cp *compiled) release(f *frame) {
-	clear(f.cells)
+	for i := range f.cells {
+		c := &f.cells[i]
+		spare := c.elems
+		if spare == nil {
+			spare = c.spare
+		}
+		*c = cell{spare: spare}
+	}
 	f.ret = Value{}
 	cp.frames.Put(f)
 }

@@ -20,6 +20,10 @@ type cell struct {
 	elems []ad.Var
 	stale bool // v.Var is out of date with elems
 	fresh bool // v is the NaN fill of a declaration without initial value
+	// spare is a backing array for elems kept from an earlier declaration of the variable in a
+	// pooled frame, so that writing a container element by element allocates nothing in steady
+	// state (elems is only ever read while the cell holds it; Concat copies the node ids).
+	spare []ad.Var
 }
 
 // state is one evaluation: the tape, the accumulated log density, the random stream.
@@ -122,6 +126,9 @@ func (f *frame) set(i int, v Value) {
 	if v.Type.Base == Int && v.Ints != nil {
 		v.Ints = append([]int(nil), v.Ints...)
 	}
+	if c.elems != nil {
+		c.spare = c.elems
+	}
 	c.v, c.elems, c.stale, c.fresh = v, nil, false, false
 }
 
@@ -208,7 +215,11 @@ func (f *frame) writeElems(i int, flat []int, rhs Value) error {
 	c.fresh = false
 	if c.elems == nil {
 		total := c.v.Len()
-		c.elems = make([]ad.Var, total)
+		if cap(c.spare) >= total {
+			c.elems, c.spare = c.spare[:total], nil
+		} else {
+			c.elems = make([]ad.Var, total)
+		}
 		if wasFresh {
 			for j := range c.elems {
 				c.elems[j] = f.st.nanVar()

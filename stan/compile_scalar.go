@@ -572,16 +572,26 @@ func (r *skRec) intOf(e Expr) (int, bool) {
 		if e.Type.Base != Int || e.Type.Array != 0 {
 			return 0, false
 		}
-		cond, ok := r.intOf(e.Cond)
+		x, ok := r.branch(e)
 		if !ok {
 			return 0, false
 		}
-		if cond != 0 {
-			return r.intOf(e.Then)
-		}
-		return r.intOf(e.Else)
+		return r.intOf(x)
 	}
 	return 0, false
+}
+
+// branch is the arm of cond ? then : else that a data condition selects (known when the trace
+// is recorded).
+func (r *skRec) branch(e *Ternary) (Expr, bool) {
+	cond, ok := r.intOf(e.Cond)
+	if !ok {
+		return nil, false
+	}
+	if cond != 0 {
+		return e.Then, true
+	}
+	return e.Else, true
 }
 
 // flat is the row-major element of dims selected by single indexes (1-based), when every
@@ -733,15 +743,11 @@ func (r *skRec) expr(e Expr) (skRef, bool) {
 	case *Call:
 		return r.call(e)
 	case *Ternary:
-		// A condition of data: the branch is known when the trace is recorded.
-		cond, ok := r.intOf(e.Cond)
+		x, ok := r.branch(e)
 		if !ok {
 			return 0, false
 		}
-		if cond != 0 {
-			return r.expr(e.Then)
-		}
-		return r.expr(e.Else)
+		return r.expr(x)
 	}
 	return 0, false
 }

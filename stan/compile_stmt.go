@@ -381,7 +381,12 @@ func (c *compiler) localDecl(d *VarDecl) (execFn, error) {
 			return ctlNext, withPos(pos, err)
 		}
 		if init == nil {
-			f.cells[slot] = cell{v: f.st.fill(ty, ds), fresh: true}
+			old := &f.cells[slot]
+			spare := old.elems
+			if spare == nil {
+				spare = old.spare
+			}
+			f.cells[slot] = cell{v: f.st.fill(ty, ds), fresh: true, spare: spare}
 			return ctlNext, nil
 		}
 		v, err := init(f)
