@@ -1,11 +1,8 @@
 package flow
 
 import (
-	"math"
-
 	"github.com/vigo-bayes/vigo/ad"
 	"github.com/vigo-bayes/vigo/internal/kernel"
-	"github.com/vigo-bayes/vigo/internal/mathx"
 	"github.com/vigo-bayes/vigo/nn"
 )
 
@@ -295,7 +292,7 @@ func (b *BernsteinAR) madeForwardBatch(S int, mp, wm, uv, hs, C []float64) {
 			copy(Y[s*H:(s+1)*H], bias)
 		}
 		mulAdd(Y, in, wm[wo:wo+nin*H], S, nin, H)
-		activateRows(act, Y)
+		nn.Activate(act, Y)
 		wo += nin * H
 		in, nin = Y, H
 	}
@@ -368,44 +365,6 @@ func (b *BernsteinAR) prepDraw(S, s int, C, pre, cs []float64) {
 		kernel.Softplus(blk[4:Q], blk[Q+4:], r[4:])
 		copy(blk[:4], r[:4]) // ϑ_0 = r_0
 		clear(blk[Q : Q+4])
-	}
-}
-
-// activateRows applies the hidden activation in place, as ad.Dense (and nn.MADE) do.
-func activateRows(act ad.Activation, y []float64) {
-	switch act {
-	case ad.ReLU:
-		for i, z := range y {
-			y[i] = max(z, 0)
-		}
-	case ad.Tanh:
-		for i, z := range y {
-			y[i] = math.Tanh(z)
-		}
-	case ad.Sigmoid:
-		for i, z := range y {
-			y[i] = mathx.Logistic(z)
-		}
-	}
-}
-
-// activateRowsBack multiplies the adjoint g by the activation's derivative at output y.
-func activateRowsBack(act ad.Activation, g, y []float64) {
-	switch act {
-	case ad.ReLU:
-		for i, yi := range y {
-			if yi <= 0 {
-				g[i] = 0
-			}
-		}
-	case ad.Tanh:
-		for i, yi := range y {
-			g[i] *= 1 - yi*yi
-		}
-	case ad.Sigmoid:
-		for i, yi := range y {
-			g[i] *= yi * (1 - yi)
-		}
 	}
 }
 
@@ -557,7 +516,7 @@ func (b *BernsteinAR) madeBackBatch(S int, wm, ws, uv, hs, G, gm, gu []float64) 
 	if L == 0 {
 		return
 	}
-	activateRowsBack(act, gx, X)
+	nn.ActivateBack(act, gx, X)
 
 	// Hidden layers, last first: layer l reads X (U or hidden layer l−1, nx wide) and has the
 	// adjoint g of its pre-activation output (nout wide).
@@ -594,7 +553,7 @@ func (b *BernsteinAR) madeBackBatch(S int, wm, ws, uv, hs, G, gm, gu []float64) 
 		gx := ga[:S*nx]
 		clear(gx)
 		mulNTAdd(gx, g, W, S, nx, nout)
-		activateRowsBack(act, gx, X)
+		nn.ActivateBack(act, gx, X)
 		g, nout = gx, nx
 	}
 }

@@ -269,7 +269,7 @@ func (m *MADE) HiddenForward(params, x, hs []float64) []float64 {
 				y[o] += xi * (w[o] * mk[o])
 			}
 		}
-		activate(m.mlp.act, y)
+		Activate(m.mlp.act, y)
 		in = y
 	}
 	return in
@@ -294,7 +294,7 @@ func (m *MADE) HiddenBack(params, x, hs, gLast, gparams, gx, ws []float64) {
 	for l := L - 1; l >= 0; l-- {
 		H := m.hidden[l]
 		y := hs[off : off+H]
-		activateBack(m.mlp.act, g, y) // g = ȳ ⊙ act′ at this layer
+		ActivateBack(m.mlp.act, g, y) // g = ȳ ⊙ act′ at this layer
 		W, _ := m.Layer(params, l)
 		M := m.masks[l]
 		var gW, gb []float64
@@ -333,8 +333,9 @@ func (m *MADE) HiddenBack(params, x, hs, gLast, gparams, gx, ws []float64) {
 	}
 }
 
-// activate applies the hidden activation in place, as ad.Dense does.
-func activate(act ad.Activation, y []float64) {
+// Activate applies a hidden activation in place, as ad.Dense does (for code that runs a
+// network's layers outside the tape, as nn.MADE's and flow's batched nodes do). Cost O(len(y)).
+func Activate(act ad.Activation, y []float64) {
 	switch act {
 	case ad.ReLU:
 		for i, z := range y {
@@ -351,9 +352,9 @@ func activate(act ad.Activation, y []float64) {
 	}
 }
 
-// activateBack multiplies the adjoint g by the activation's derivative, written in terms of
-// the output y, as ad.Dense's backward does.
-func activateBack(act ad.Activation, g, y []float64) {
+// ActivateBack multiplies the adjoint g by the activation's derivative, written in terms of
+// the output y, as ad.Dense's backward does. Cost O(len(y)).
+func ActivateBack(act ad.Activation, g, y []float64) {
 	switch act {
 	case ad.ReLU:
 		for i, yi := range y {
