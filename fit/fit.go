@@ -387,6 +387,13 @@ func (r *runner) setup() error {
 		}
 		q = e
 	}
+	if r.obj.STL {
+		// Sticking the landing needs log q's score at the draws: a flow base gives it without
+		// inverting (family.DrawScorer).
+		if s, ok := r.fam.Scorer(); ok {
+			q = s
+		}
+	}
 	for range W {
 		e, err := objective.New(r.target, q, r.obj)
 		if err != nil {

@@ -64,7 +64,17 @@ func batchFamilies(D int) map[string]family.Family {
 		"bernstein_ar_tbase":  family.NewFlow(flow.NewBernsteinAR(made([]int{6})), family.FlowBaseDF(5)),
 		"maf":                 family.NewFlow(flow.NewMAF(nn.NewMADE(D, []int{8}, 2))),
 		"affine_bernstein":    aff,
+		"affine_scorer":       scorer(aff),
 	}
+}
+
+// scorer returns Affine's DrawScorer view (its base is a flow).
+func scorer(a *family.Affine) family.Family {
+	s, ok := a.Scorer()
+	if !ok {
+		panic("objective: test: Affine over a flow is not a DrawScorer")
+	}
+	return s
 }
 
 // randParams initialises f and perturbs every parameter by N(0, sd²), so that no part of a flow
@@ -92,7 +102,9 @@ func TestBatchMatchesPerDraw(t *testing.T) {
 			if _, ok := f.(family.EntropyFamily); o.Entropy && !ok {
 				continue
 			}
-			if _, ok := f.(family.BatchDensityFamily); o.STL && !ok {
+			_, okd := f.(family.BatchDensityFamily)
+			_, oks := f.(family.DrawScorer)
+			if o.STL && !okd && !oks {
 				continue
 			}
 			eb, err := New(tg, f, o)
@@ -188,7 +200,8 @@ func TestBatchNoAllocs(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		o    Options
-	}{{"meanfield", Options{}}, {"fullrank", Options{}}, {"fullrank", Options{STL: true}}, {"bernstein_ar", Options{}}, {"affine_bernstein", Options{}}} {
+	}{{"meanfield", Options{}}, {"fullrank", Options{}}, {"fullrank", Options{STL: true}}, {"bernstein_ar", Options{}}, {"affine_bernstein", Options{}},
+		{"bernstein_ar", Options{STL: true}}, {"affine_scorer", Options{STL: true}}} {
 		name := c.name
 		f := fams[name]
 		e, _ := New(tg, f, c.o)
@@ -198,6 +211,63 @@ func TestBatchNoAllocs(t *testing.T) {
 		e.Evaluate(p, eps, g)
 		if a := testing.AllocsPerRun(10, func() { e.Evaluate(p, eps, g) }); a != 0 {
 			t.Errorf("%s %+v: %v allocations per batched Evaluate", name, c.o, a)
+		}
+	}
+}
+
+// noScore hides every capability of a family but objective.Family, so that an Estimator on it
+// takes the per-draw path and, with STL, inverts the flow (LogDensity) instead of DrawScore.
+type noScore struct{ Family }
+
+// TestDrawScoreMatchesLogDensity: with STL, the gradient through DrawScore (the score pushed
+// forward through the draw) equals the gradient through LogDensity at the draw (the flow
+// inverted on the tape) on eight schools, per draw and batched, for K = 1 and K = 3, and the
+// values are identical (they do not depend on the gradient path). Both are the same derivative
+// computed two ways; the inverse's root search (Bernstein) and the triangular solve differ by
+// rounding: tolerance 1e-8 relative to max(1, |∂|), far below a wrong term (O(1) off).
+func TestDrawScoreMatchesLogDensity(t *testing.T) {
+	const S, tol = 5, 1e-8
+	tg := zoo.EightSchools()
+	D := tg.Dim()
+	r := rng.New(35, 0)
+	fams := batchFamilies(D)
+	fams["mafstack"] = family.NewFlow(flow.NewMAFStack(D, 2, []int{12, 12}, nil))
+	fams["maf_t"] = family.NewFlow(flow.NewMAF(nn.NewMADE(D, []int{8}, 2, nn.WithDirect())), family.FlowBaseDF(4))
+	fams["realnvp"] = family.NewFlow(flow.NewRealNVP(D, 2, []int{8}))
+	for name, f := range fams {
+		if _, ok := f.(family.DrawScorer); !ok {
+			continue
+		}
+		for _, o := range []Options{{STL: true}, {STL: true, K: 3}} {
+			for _, tgt := range []model.Target{tg, perDraw{tg}} {
+				es, err := New(tgt, f, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if es.dscore == nil {
+					t.Fatalf("%s: DrawScore not used", name)
+				}
+				ei, err := New(perDraw{tg}, noScore{f}, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p := randParams(f, r, 0.1)
+				eps := randNormal(r, es.NoiseLen(S))
+				gs, gi := make([]float64, len(p)), make([]float64, len(p))
+				vs, vi := es.Evaluate(p, eps, gs), ei.Evaluate(p, eps, gi)
+				label := fmt.Sprintf("%s %+v batched=%v", name, o, es.bfam != nil)
+				if !close(vs, vi, 1e-12) || math.IsNaN(vs) {
+					t.Errorf("%s: value %.17g through DrawScore, %.17g through LogDensity", label, vs, vi)
+				}
+				bad := 0
+				for i := range gi {
+					if !close(gs[i], gi[i], tol) || math.IsNaN(gs[i]) {
+						if bad++; bad <= 5 {
+							t.Errorf("%s: ∂/∂φ[%d]: %.17g through DrawScore, %.17g through LogDensity", label, i, gs[i], gi[i])
+						}
+					}
+				}
+			}
 		}
 	}
 }

@@ -54,6 +54,18 @@ type BatchDensityFamily interface {
 	LogDensityBatch(t *ad.Tape, params, Z ad.Var) ad.Var
 }
 
+// DrawScoreFamily is a Family that gives the score of q at its own draw without inverting its
+// map (family.DrawScorer satisfies it): DrawScore writes the draw z for the noise eps and
+// g = ∇_z log q(z; φ) at it, and returns log q(z; φ). With STL and one member, the Estimator
+// records the stopped log q of a draw as the linear node ⟨g, z⟩ + (log q − ⟨g, z⟩) — whose value
+// is log q and whose gradient in z is the score — instead of LogDensity at z (for a flow an
+// inversion on the tape). The surrogate's gradient is then the same up to rounding; where
+// DrawScore fails (a singular Jacobian) the draw falls back to LogDensity.
+type DrawScoreFamily interface {
+	Family
+	DrawScore(params, eps, z, gz []float64) (logq float64, err error)
+}
+
 // Options selects the objective and its gradient estimator.
 type Options struct {
 	// K is the number of importance samples per group: 0 or 1 gives the ELBO, K > 1 the
@@ -96,6 +108,7 @@ type Estimator struct {
 	members []Family
 	bfam    BatchFamily        // members[0] when the batched path applies, else nil
 	bden    BatchDensityFamily // members[0] with STL on the batched path
+	dscore  DrawScoreFamily    // members[0] with STL and one member, when it gives scores
 	btgt    model.BatchTarget  // target as a BatchTarget, with bfam
 	offs    []int              // params of member a are params[offs[a]:offs[a+1]]
 	noise   int                // Σ_a NoiseDim_a
@@ -150,9 +163,12 @@ func NewEnsemble(target model.Target, members []Family, opts Options) (*Estimato
 			return nil, fmt.Errorf("objective: New: family %T has no closed-form entropy", members[0])
 		}
 	}
+	if ds, ok := members[0].(DrawScoreFamily); ok && opts.STL && A == 1 {
+		e.dscore = ds
+	}
 	if bf, ok := members[0].(BatchFamily); ok && A == 1 && k == 1 {
 		bd, okd := members[0].(BatchDensityFamily)
-		if bt, ok := target.(model.BatchTarget); ok && (!opts.STL || okd) {
+		if bt, ok := target.(model.BatchTarget); ok && (!opts.STL || okd || e.dscore != nil) {
 			e.bfam, e.btgt = bf, bt
 			if opts.STL {
 				e.bden = bd
@@ -251,7 +267,12 @@ func (e *Estimator) Evaluate(params, eps, grad []float64) float64 {
 					t.Rewind(ms)
 					continue
 				}
-				term := e.surrogate(z, lp, q)
+				var term ad.Var
+				if e.dscore != nil {
+					term = e.scoreSurrogate(params, eps[off-nd:off], z, lp)
+				} else {
+					term = e.surrogate(z, lp, q)
+				}
 				if math.IsInf(t.Float(term), -1) || t.IsConst(term) {
 					t.Rewind(ms)
 					continue
@@ -352,6 +373,8 @@ func (e *Estimator) evaluateBatch(P ad.Var, m ad.Mark, eps []float64, grad bool,
 	if grad {
 		out := LP
 		switch {
+		case e.dscore != nil:
+			out = t.Sub(t.Sum(LP), e.stoppedLogQBatch(t.Value(P), eps, Z, S))
 		case e.bden != nil:
 			out = t.Sub(LP, e.bden.LogDensityBatch(t, e.cviews[0], Z))
 		case !e.opts.Entropy:
@@ -409,6 +432,57 @@ func (e *Estimator) surrogate(z, lp, q ad.Var) ad.Var {
 	default:
 		return t.Sub(lp, q)
 	}
+}
+
+// stoppedLogQ records log q(z) of the member's own draw from eps with the parameters stopped:
+// ⟨g, z⟩ + (log q − ⟨g, z_draw⟩), g the score DrawScore gives (see DrawScoreFamily), or
+// LogDensity at the constant parameters when DrawScore fails.
+func (e *Estimator) stoppedLogQ(params, eps []float64, z ad.Var) ad.Var {
+	t := &e.tape
+	d := t.Size(z)
+	zs, g := t.Scratch(d), t.Scratch(d)
+	lq, err := e.dscore.DrawScore(params, eps, zs, g)
+	if err != nil {
+		return e.members[0].LogDensity(t, e.cviews[0], z)
+	}
+	dot := 0.0
+	for i, v := range g {
+		dot += v * zs[i]
+	}
+	return t.AddC(t.Dot(z, t.ConstRef(g)), lq-dot)
+}
+
+// scoreSurrogate is surrogate for STL through DrawScore: log p − stoppedLogQ.
+func (e *Estimator) scoreSurrogate(params, eps []float64, z, lp ad.Var) ad.Var {
+	return e.tape.Sub(lp, e.stoppedLogQ(params, eps, z))
+}
+
+// stoppedLogQBatch records Σ_s log q(Z_s·) with the parameters stopped, for the S rows of the
+// batched draw Z: one node ⟨G, Z⟩ + Σ_s (log q_s − ⟨g_s, z_s⟩) over the S scores, or row by
+// row through stoppedLogQ when a DrawScore fails.
+func (e *Estimator) stoppedLogQBatch(params, eps []float64, Z ad.Var, S int) ad.Var {
+	t := &e.tape
+	nd := e.members[0].NoiseDim()
+	n := t.Size(Z)
+	d := n / S
+	zs, G := t.Scratch(n), t.Scratch(n)
+	c := 0.0
+	for s := range S {
+		z, g := zs[s*d:(s+1)*d], G[s*d:(s+1)*d]
+		lq, err := e.dscore.DrawScore(params, eps[s*nd:(s+1)*nd], z, g)
+		if err != nil {
+			out := e.stoppedLogQ(params, eps[:nd], t.Slice(Z, 0, d))
+			for r := 1; r < S; r++ {
+				out = t.Add(out, e.stoppedLogQ(params, eps[r*nd:(r+1)*nd], t.Slice(Z, r*d, (r+1)*d)))
+			}
+			return out
+		}
+		c += lq
+		for i, v := range g {
+			c -= v * z[i]
+		}
+	}
+	return t.AddC(t.Dot(Z, t.ConstRef(G)), c)
 }
 
 // LogWeights returns the log-weight grid of the last Evaluate: (A·S)×K row-major, rows

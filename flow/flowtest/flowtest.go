@@ -12,6 +12,8 @@
 //   - the log-determinant: log|det ∂T/∂u| equals log|det J| of a finite-difference Jacobian;
 //   - gradients: the tape gradients of w·T(u) + log|det| with respect to φ and u, and of
 //     w·T⁻¹(z) + log|det| with respect to φ and z, equal five-point finite differences;
+//   - the pushed-forward score: flow.ForwardPullback(u, g) gives z = T(u), the log-determinant
+//     and (∂T/∂u)⁻ᵀ(g − ∇_u log|det|) with the finite-difference Jacobian and log-det gradient;
 //
 // and once per flow: Init is the identity (or the permutation Config.InitPerm, or within
 // Config.InitTol of the identity), deterministic for a nil or a seeded generator; the spec
@@ -325,6 +327,51 @@ func checkPoint(t testing.TB, f flow.Flow, p, u []float64, where string) {
 	for i := range ut {
 		if !(math.Abs(ut[i]-back[i]) <= 1e-9*(1+math.Abs(back[i]))+roundSlack*slack[i]) {
 			t.Errorf("%s: InverseTape u[%d] = %.15g, Inverse %.15g", where, i, ut[i], back[i])
+		}
+	}
+	if err == nil {
+		checkPullback(t, f, p, u, z, ld, &Ji, where)
+	}
+}
+
+// checkPullback compares flow.ForwardPullback at u with g_i = sin(i + 1) − u_i against
+// J⁻ᵀ(g − ∇_u log|det|), J and ∇ log|det| by five-point differences (Ji = J⁻¹). Tolerance: the
+// differences' error, about 10⁻⁸ relative, carried through J⁻ᵀ and allowed 10⁻⁶.
+func checkPullback(t testing.TB, f flow.Flow, p, u, z []float64, ld float64, Ji *mat.Dense, where string) {
+	t.Helper()
+	d := len(u)
+	g, v := make([]float64, d), make([]float64, d)
+	x := append([]float64(nil), u...)
+	for i := range d {
+		g[i] = math.Sin(float64(i+1)) - u[i]
+		dld := fd5(func(s float64) float64 {
+			x[i] = s
+			_, l := Forward(f, p, x)
+			return l
+		}, u[i])
+		x[i] = u[i]
+		v[i] = g[i] - dld
+	}
+	y, gy := make([]float64, d), make([]float64, d)
+	ldp, err := flow.ForwardPullback(f, p, u, g, y, gy)
+	if err != nil {
+		t.Errorf("%s: ForwardPullback: %v", where, err)
+		return
+	}
+	if !(math.Abs(ldp-ld) <= 1e-10*(1+math.Abs(ld))) {
+		t.Errorf("%s: ForwardPullback log-det %.15g, Forward %.15g", where, ldp, ld)
+	}
+	for i := range d {
+		if !(math.Abs(y[i]-z[i]) <= 1e-12*(1+math.Abs(z[i]))) {
+			t.Errorf("%s: ForwardPullback y[%d] = %.15g, Forward %.15g", where, i, y[i], z[i])
+		}
+		want, scale := 0.0, 0.0
+		for j := range d {
+			want += Ji.At(j, i) * v[j]
+			scale += math.Abs(Ji.At(j, i)) * (1 + math.Abs(v[j]))
+		}
+		if !(math.Abs(gy[i]-want) <= 1e-6*scale) {
+			t.Errorf("%s: ForwardPullback g_y[%d] = %.12g, J⁻ᵀ(g − ∇ log|det|) by differences %.12g", where, i, gy[i], want)
 		}
 	}
 }
