@@ -105,7 +105,7 @@ func TestPatchRecipe(t *testing.T) {
 	}
 	want := base
 	want.Stop.Window, want.Objective.Samples = 7, 16
-	want.Family.Flow = &fit.FlowOptions{Degree: 10}
+	want.Family.Flow = &fit.FlowOptions{Degree: 10, Affine: fit.AffineLast}
 	if !reflect.DeepEqual(r, want) {
 		t.Errorf("patched %+v\nwant %+v", r, want)
 	}

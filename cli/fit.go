@@ -86,8 +86,9 @@ eight_schools, whose data is embedded) and checks it with PSIS k̂.
 Families (--family):
   meanfield, fullrank, lowrank   Gaussians, started at the Laplace approximation
   maf        2 inverse autoregressive layers (MADE 32×32, tanh, direct connections)
-  realnvp    4 affine coupling layers (MLP 32×32, tanh), STL gradient
+  realnvp    4 affine coupling layers (MLP 32×32, tanh)
   bernstein  triangular Bernstein flow of BF-VI (degree 20, MADE 10×10, tanh, linear tails)
+             followed by one affine autoregressive layer (--affine none leaves it out)
   auto       meanfield, fullrank, then bernstein, then maf, until the family leading on
              ELBO has k̂ below the PSIS threshold (0.67 with 1000 draws) and covers every
              mode the starts found, or --budget is spent; a Gaussian that misses modes is
@@ -103,10 +104,10 @@ cover).
 Flows start at the Laplace approximation, in its whitened coordinates (--warm fits a
 full-rank Gaussian first and starts the flow exactly at it). --layers, --hidden, --activation, --degree, --bounded and --affine change the
 flows' structure; --base-df ν gives a flow a Student-t base with ν degrees of freedom (heavier
-tails) instead of the standard normal. Flows default to 8 antithetic draws per step (realnvp: 16
-with the STL gradient), step size 0.01 (maf 0.005) and the noise rule (a step-size cut once the
-ELBO's gain over 10 tracking estimates, realnvp 7, is not significantly above 0.01 nats), for about a
-tenth of the gradient evaluations of the earlier defaults (bench/results/flows.md).
+tails) instead of the standard normal. Flows default to the STL gradient with 12 antithetic draws
+per step (realnvp: 16 independent), step size 0.01 (maf 0.005) and the noise rule (a step-size cut
+once the ELBO's gain over 10 tracking estimates, maf 8, realnvp 7, is not significantly above 0.01 nats),
+for about a tenth of the gradient evaluations of the earlier defaults (bench/results/flows.md).
 
 It writes into --out:
   draws.csv          Stan CSV: lp__ (log density of the unconstrained draw, Jacobian and
@@ -148,7 +149,7 @@ SIGTERM; a second one exits at once): the partial result is written to --out, or
 	fl.IntVar(&f.degree, "degree", 0, "degree M of the Bernstein polynomials (default 20)")
 	fl.StringVar(&f.activation, "activation", "", "activation of the flow's conditioners: tanh (default), relu or linear")
 	fl.BoolVar(&f.bounded, "bounded", false, "bernstein: the BF-VI paper's bounded map (compact support) instead of linear tails")
-	fl.StringVar(&f.affine, "affine", "", "bernstein: add an affine autoregressive layer, last (after the Bernstein layers: conditional scales that change fast, as in funnels) or first (default none)")
+	fl.StringVar(&f.affine, "affine", "", "bernstein: the affine autoregressive layer: last (after the Bernstein layers: conditional scales that change fast, as in funnels; the default), first, or none")
 	fl.Float64Var(&f.baseDF, "base-df", 0, "flows: Student-t base with this many degrees of freedom, 1 to 1000 (default 0: standard-normal base)")
 	fl.BoolVar(&f.warm, "warm", false, "flows: fit a full-rank Gaussian first and start the flow at it (default: start at the Laplace approximation, as fit.DefaultRecipe's flows do)")
 	fl.DurationVar(&f.budget, "budget", 0, "auto: wall-time budget of the whole search, e.g. 5m (default none)")
@@ -158,13 +159,13 @@ SIGTERM; a second one exits at once): the partial result is written to --out, or
 	fl.StringVar(&f.out, "out", "vigo_out", "output directory")
 	fl.StringVar(&f.reference, "reference", "", "reference draws (posteriordb draws .json.zip) to compare with")
 	fl.IntVar(&f.iter, "iter", 0, "iteration cap (default 20000)")
-	fl.IntVar(&f.samples, "samples", 0, fmt.Sprintf("Monte Carlo draws per gradient step (default 8; maf and bernstein %d, realnvp %d)", fit.FlowDraws, fit.FlowDrawsSTL))
+	fl.IntVar(&f.samples, "samples", 0, fmt.Sprintf("Monte Carlo draws per gradient step (default 8; maf and bernstein %d, realnvp %d)", fit.FlowDraws, fit.FlowDrawsRealNVP))
 	fl.Float64Var(&f.lr, "lr", 0, fmt.Sprintf("Adam step size in preconditioned coordinates (default 0.02; realnvp and bernstein %g, maf %g)", fit.FlowLRFlow, fit.FlowLRMAF))
 	fl.Float64Var(&f.tol, "tol", 0, fmt.Sprintf("plateau tolerance of the stopping rule in nats (default 0.02; flows %g, the noise rule's)", fit.FlowNoiseTol))
 	fl.IntVar(&f.workers, "workers", 0, "goroutines per step, at most 4 (default GOMAXPROCS); results do not depend on it")
 	fl.IntVar(&f.starts, "starts", 0, fmt.Sprintf("mode searches before the fit: from --init (or 0), then from uniform(−r, r) draws on the unconstrained scale (r = 2, 4, 8 in turn), doubled up to %d while a mode was reached by one start only; q starts at the mode of highest Laplace evidence and the verdict reports the modes found (default %d; 1: one search, no check for other modes)", fit.DefaultStartsMax, fit.DefaultStarts))
 	fl.StringVar(&f.init, "init", "", "initial values: a CmdStan init JSON file with every parameter's constrained value by name; the fit's Laplace mode search starts there")
-	fl.StringVar(&f.estimator, "estimator", "", "gradient estimator: elbo (plain reparameterisation), stl, iwelbo or dreg (default: stl for the Gaussians and realnvp, elbo for maf and bernstein)")
+	fl.StringVar(&f.estimator, "estimator", "", "gradient estimator: elbo (plain reparameterisation), stl, iwelbo or dreg (default stl)")
 	fl.IntVar(&f.k, "k", 0, "iwelbo and dreg: draws per importance-weighted group (default 1; with --estimator iwelbo|dreg, 4)")
 	fl.StringVar(&f.optimizer, "optimizer", "", "optimiser: adam (default) or rmsprop (Keras's, as the BF-VI paper uses)")
 	fl.StringVar(&f.recipe, "recipe", "", "run the fit described by this Recipe JSON file (or the recipe stored in a fit.json); other fit flags change its fields")
@@ -194,7 +195,7 @@ func fitRecipe(f fitFlags, init []float64) (fit.Recipe, error) {
 	}
 	if fit.IsFlowKind(r.Family.Kind) {
 		fo := flowOptions(f)
-		if r.Family.Flow != nil && f.recipe != "" {
+		if r.Family.Flow != nil { // the default's or the --recipe file's structure, with the flags given
 			fo = mergeFlow(*r.Family.Flow, fo)
 		}
 		r.Family.Flow = &fo

@@ -25,8 +25,10 @@ import (
 // Cost. Draw and Sample: one Forward of T (for MAF in its default IAF direction one MADE
 // pass; RealNVP one MLP per layer). LogDensity and LogProb invert T: sequential for IAF (d
 // MADE passes), one pass per layer for RealNVP; LogDensity records the inverse on the tape
-// (flow.Flow.InverseTape; it is used only by sticking-the-landing gradients and mixtures, the
-// plain ELBO gradient never inverts).
+// (flow.Flow.InverseTape; mixtures use it, the plain ELBO gradient never inverts).
+// Sticking-the-landing gradients need only the score of q at the family's own draws, which
+// DrawScore (DrawScorer) gives without inverting: one forward pass, d + 1 reverse passes and a
+// triangular solve per autoregressive layer (flow.ForwardPullback).
 //
 // Entropy: a flow has no closed-form entropy, so Flow is not an EntropyFamily; fit it with the
 // plain or STL ELBO (objective.Options.Entropy = false).

@@ -55,7 +55,8 @@ type FlowOptions struct {
 	// direct connections, the Activation above and log-scales soft-clamped at ±5) to a
 	// bernstein flow, in the first Bernstein layer's (the model's native) order:
 	//
-	//   - "" or AffineNone: none (the default).
+	//   - "" or AffineNone: none. DefaultRecipe(bernstein) sets AffineLast; in AutoStages and
+	//     vigo fit's flags "" keeps that default and AffineNone turns it off.
 	//   - AffineLast: applied after the Bernstein layers, closest to z: with x = B(u) the
 	//     Bernstein output, z_j = m_j(x_<j) + exp(s_j(x_<j))·x_j. Since x_<j ↦ z_<j is a
 	//     bijection, s_j is a function of the preceding output coordinates, so the layer can
@@ -271,14 +272,10 @@ func NewFlowFamily(kind string, d int, o FlowOptions) (*family.Flow, error) {
 }
 
 // FlowObjective is the gradient estimator DefaultRecipe uses with a standard flow kind: the
-// STL (sticking-the-landing) ELBO gradient for realnvp, whose inverse is one pass per layer;
-// the plain reparameterisation gradient for maf and bernstein, whose inverses are sequential
-// (d conditioner passes per draw).
+// STL (sticking-the-landing) ELBO gradient for every kind (the flow families give log q's
+// score at their own draws without inverting: family.DrawScorer).
 func FlowObjective(kind string) objective.Options {
-	if kind == KindRealNVP {
-		return objective.Options{STL: true}
-	}
-	return objective.Options{}
+	return objective.Options{STL: IsFlowKind(kind)}
 }
 
 // AutoConfig configures Auto.
@@ -308,6 +305,8 @@ func AutoStages(flow FlowOptions) []Recipe {
 		if k != KindBernstein {
 			fo.Degree, fo.Bounded, fo.Affine, fo.AffineHidden = 0, false, "", nil
 			fo.FrozenAffine, fo.NoDirect, fo.CoefInit = false, false, ""
+		} else if fo.Affine == "" {
+			fo.Affine = r.Family.Flow.Affine // the kind's default (AffineNone turns it off)
 		}
 		r.Family.Flow = &fo
 		out = append(out, r)

@@ -19,7 +19,7 @@ import (
 // stop rule "noise" (issue 17's flow defaults); a version-2 recipe lacks the two fields and
 // runs as it did. An older vigo refuses a version-3 recipe rather than ignore those fields.
 // A change of DefaultRecipe's values alone (session 4: realnvp's stop.window 7,
-// FlowWindowSTL) is no new version: a recipe stores every field, so one written earlier runs
+// FlowWindowRealNVP) is no new version: a recipe stores every field, so one written earlier runs
 // as it was written.
 const RecipeVersion = 3
 

@@ -106,7 +106,7 @@ func TestRecipeJSONRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{`"max_iter":`, `"warm_start":"fullrank"`, `"diag_draws":`, `"eval_samples":`, `"trend_z":`, `"estimator":"elbo"`, `"degree":30`, `"point":[0.1,-2]`, `"antithetic":true`, `"rule":"noise"`} {
+	for _, key := range []string{`"max_iter":`, `"warm_start":"fullrank"`, `"diag_draws":`, `"eval_samples":`, `"trend_z":`, `"estimator":"stl"`, `"affine":"last"`, `"degree":30`, `"point":[0.1,-2]`, `"antithetic":true`, `"rule":"noise"`} {
 		if !bytes.Contains(b, []byte(key)) {
 			t.Errorf("JSON lacks %s: %s", key, b)
 		}

@@ -122,6 +122,12 @@ func (c *Coupling) Init(params []float64, rnd *rand.Rand) {
 
 // apply records the coupling in either direction.
 func (c *Coupling) apply(t *ad.Tape, params, x ad.Var, inverse bool) (ad.Var, ad.Var) {
+	y, ld, _ := c.applyS(t, params, x, inverse)
+	return y, ld
+}
+
+// applyS is apply that also returns the log-scales s of the changed coordinates.
+func (c *Coupling) applyS(t *ad.Tape, params, x ad.Var, inverse bool) (y, logdet, s ad.Var) {
 	nb := len(c.change)
 	xa := t.Gather(x, c.keep)
 	var o ad.Var
@@ -131,7 +137,7 @@ func (c *Coupling) apply(t *ad.Tape, params, x ad.Var, inverse bool) (ad.Var, ad
 		o = c.net.Forward(t, params, xa)
 	}
 	shift := t.Slice(o, 0, nb)
-	s := softClamp(t, t.Slice(o, nb, 2*nb), c.clamp)
+	s = softClamp(t, t.Slice(o, nb, 2*nb), c.clamp)
 	xb := t.Gather(x, c.change)
 	var yb ad.Var
 	if inverse {
@@ -140,9 +146,9 @@ func (c *Coupling) apply(t *ad.Tape, params, x ad.Var, inverse bool) (ad.Var, ad
 		yb = t.Add(t.Mul(xb, t.Exp(s)), shift)
 	}
 	if len(c.keep) == 0 {
-		return t.Gather(yb, c.unperm), t.Sum(s)
+		return t.Gather(yb, c.unperm), t.Sum(s), s
 	}
-	return t.Gather(t.Concat(xa, yb), c.unperm), t.Sum(s)
+	return t.Gather(t.Concat(xa, yb), c.unperm), t.Sum(s), s
 }
 
 // Forward records z = T(u) and Σ_B s (one MLP pass).

@@ -95,11 +95,12 @@ type Options struct {
 // so the tape never holds more than one group and memory does not grow with S.
 //
 // Batched draws. For the ELBO of one family (K = 1, one member) whose family is a
-// BatchFamily (with STL, a BatchDensityFamily) and whose target is a model.BatchTarget,
+// BatchFamily (with STL, a BatchDensityFamily or a DrawScoreFamily) and whose target is a model.BatchTarget,
 // Evaluate records all S draws and their log densities in one pass instead: Z, log q =
 // DrawBatch(ε_1..S), log p = LogDensityBatch(Z), and one backward pass of Σ_s (log p(z_s) −
 // log q(z_s)) (Σ_s log p(z_s) with the closed-form entropy; with STL log q of the rows of Z
-// at the stopped parameters, LogDensityBatch of the family). The estimate and its gradient are the same as the per-draw path's up to rounding
+// at the stopped parameters: one linear node over the S scores when the family is a
+// DrawScoreFamily, else LogDensityBatch of the family). The estimate and its gradient are the same as the per-draw path's up to rounding
 // (sums in a different order); the tape then holds the S draws at once (memory O(S) instead of
 // O(1) in S). If a log weight is −Inf, or the target has no batched form (ok = false), that
 // Evaluate falls back to the per-draw path, which drops such draws from the gradient.
