@@ -207,6 +207,10 @@ func (m *MADE) Direct(params []float64) []float64 {
 	return params[m.mlp.NumParams():]
 }
 
+// DirectMask returns the strict d × K·d mask of the direct connections (entries 0 or 1), or
+// nil without them. Do not modify it.
+func (m *MADE) DirectMask() []float64 { return m.direct }
+
 // Layers returns the number of weight layers (len(Hidden) + 1).
 func (m *MADE) Layers() int { return m.mlp.Layers() }
 

@@ -18,7 +18,8 @@
 // and once per flow: Init is the identity (or the permutation Config.InitPerm, or within
 // Config.InitTol of the identity), deterministic for a nil or a seeded generator; the spec
 // counts the flow's parameters, survives JSON, and FromSpec rebuilds a flow with the same
-// spec and bit for bit the same map; Inverse does not allocate in steady state.
+// spec and bit for bit the same map; Inverse and ForwardPullback do not allocate in steady
+// state.
 //
 // Tolerances. Finite differences use the five-point rule with step 1e-4 (truncation
 // O(h⁴·f⁽⁵⁾), rounding about ε·|f|/h); a round trip is allowed 1e-9 relative plus the
@@ -439,5 +440,13 @@ func checkAllocs(t testing.TB, f flow.Flow, p, u []float64) {
 	f.Inverse(p, z, back)
 	if a := testing.AllocsPerRun(10, func() { f.Inverse(p, z, back) }); a != 0 {
 		t.Errorf("%v allocations per Inverse, want 0", a)
+	}
+	g, y, gy := make([]float64, len(u)), make([]float64, len(u)), make([]float64, len(u))
+	for i := range g {
+		g[i] = -u[i]
+	}
+	flow.ForwardPullback(f, p, u, g, y, gy)
+	if a := testing.AllocsPerRun(10, func() { flow.ForwardPullback(f, p, u, g, y, gy) }); a != 0 {
+		t.Errorf("%v allocations per ForwardPullback, want 0", a)
 	}
 }
