@@ -234,7 +234,7 @@ func (m *MAF) ForwardPullback(params, x, gx, y, gy []float64) (float64, error) {
 	h := mm.HiddenForward(params, x, hs)
 	L := mm.Layers()
 	W, b := mm.Layer(params, L-1)
-	M := mm.Mask(L-1)
+	M := mm.Mask(L - 1)
 	V, VM := mm.Direct(params), mm.DirectMask()
 	no := 2 * d
 	out := t.Scratch(no)
