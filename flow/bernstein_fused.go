@@ -506,11 +506,20 @@ func (b *BernsteinAR) scratch(t *ad.Tape, params ad.Var) []float64 {
 // hidden layers, then its output layer from the unmasked output weights packed once per
 // parameter value), the d polynomials and the log-determinant.
 func (b *BernsteinAR) forwardNode(t *ad.Tape, params, u ad.Var) (z, logdet ad.Var) {
-	d, P := b.d, b.p.m+1
+	d := b.d
 	nr, nh := b.p.recLen(d), b.made.HiddenLen()
 	c := t.CustomUninit((*bernARNode)(b), d+1, nr+nh, params, u) // evalAll and HiddenForward write all of aux
-	pv, uv := t.Value(params), t.Value(u)
-	aux := c.Aux()
+	b.eval(t, params, t.Value(u), c.Value(), c.Aux())
+	out := c.Var()
+	return t.Slice(out, 0, d), t.Index(out, d)
+}
+
+// eval is forwardNode's arithmetic: [z | log|det|] at uv into out (len d + 1), and into aux
+// (len recLen(d) + HiddenLen) evalAll's record, then the MADE's hidden activations.
+func (b *BernsteinAR) eval(t *ad.Tape, params ad.Var, uv, out, aux []float64) {
+	d, P := b.d, b.p.m+1
+	nr, nh := b.p.recLen(d), b.made.HiddenLen()
+	pv := t.Value(params)
 	hl := b.made.HiddenForward(pv[:b.nm], uv, aux[nr:nr+nh])
 	ws := b.scratch(t, params)
 	C := ws[:d*P]
@@ -526,7 +535,5 @@ func (b *BernsteinAR) forwardNode(t *ad.Tape, params, u ad.Var) (z, logdet ad.Va
 		b.p.prepAffine(a, d, L)
 	}
 	copy(pre[b.p.affOff(d):], a)
-	b.p.evalAll(pre, bs, d, L, uv, c.Value(), aux[:nr])
-	out := c.Var()
-	return t.Slice(out, 0, d), t.Index(out, d)
+	b.p.evalAll(pre, bs, d, L, uv, out, aux[:nr])
 }

@@ -332,12 +332,73 @@ func (m *MAF) ForwardPullback(params, x, gx, y, gy []float64) (float64, error) {
 	return ld, nil
 }
 
-// ForwardPullback implements Pullback through the triangular Jacobian in the MADE's order
-// (see pullbackTriangular): one Forward and d + 1 reverse passes of the fused node, no root
-// search.
+// ForwardPullback implements Pullback through the triangular Jacobian in the MADE's order, in
+// plain float64: the forward node's arithmetic once (its record of the polynomials and the
+// MADE's activations), two pullbacks through the polynomials (of Σ_j y_j, giving every
+// coordinate's ∂y_j/∂x_j and coefficient adjoints at once, since y_j reads only its own
+// coefficients; and of log|det|), the MADE's pullback of the log-determinant's coefficient
+// adjoints, and for each row j of ∂y/∂x the pullback of dimension j's coefficient adjoints
+// alone (nn.MADE.OutputsOfDimBack, then the hidden layers without weight gradients); then the
+// back substitution of pullbackTriangular. Cost: one forward node, d + 1 input-only MADE
+// pullbacks (the output layer once in all), O(d·M) for the polynomials; no root search.
 func (b *BernsteinAR) ForwardPullback(params, x, gx, y, gy []float64) (float64, error) {
 	checkLen("BernsteinAR.ForwardPullback", "params", len(params), b.NumParams())
-	return pullbackTriangular(b, b.made.Degrees(), "BernsteinAR", params, x, gx, y, gy)
+	d, P := b.d, b.p.m+1
+	mm := b.made
+	t := GetTape()
+	defer PutTape(t)
+	pv := t.ConstRef(params)
+	nr, nh := b.p.recLen(d), mm.HiddenLen()
+	aux, out := t.Scratch(nr+nh), t.Scratch(d+1)
+	b.eval(t, pv, x, out, aux)
+	copy(y, out[:d])
+	ld := out[d]
+	rec, hs := aux[:nr], aux[nr:]
+	packed := b.packed(t, pv)
+	mp := params[:b.nm]
+	hl := x
+	if nh > 0 {
+		hid := mm.Hidden()
+		hl = hs[nh-hid[len(hid)-1]:]
+	}
+	gh, ws := t.Scratch(len(hl)), t.Scratch(nh)
+	// pull back the output-layer input adjoint gh (nh > 0) to x, into row.
+	hidden := func(row []float64) {
+		if nh == 0 {
+			for i, v := range gh {
+				row[i] += v
+			}
+			return
+		}
+		mm.HiddenBack(mp, x, hs, gh, nil, row, ws)
+	}
+	ones, zeros := t.Scratch(d), t.Scratch(d)
+	for j := range ones {
+		ones[j] = 1
+	}
+	Gz, Gl := t.Scratch(d*P), t.Scratch(d*P)
+	J, v := t.Scratch(d*d), t.Scratch(d)
+	diag := t.Scratch(d)
+	b.p.backwardAll(rec, d, ones, 0, Gz, 0, P, true, nil, 0, 0, diag)
+	b.p.backwardAll(rec, d, zeros, 1, Gl, 0, P, true, nil, 0, 0, v)
+	clear(gh)
+	mm.OutputsByDimBack(packed, hl, x, Gl, nil, gh, v)
+	hidden(v) // v = ∇_x log|det|
+	for j := range d {
+		v[j] = gx[j] - v[j]
+	}
+	for j := range d {
+		row := J[j*d : (j+1)*d]
+		clear(gh)
+		mm.OutputsOfDimBack(packed, j, Gz[j*P:(j+1)*P], gh, row)
+		hidden(row)
+		row[j] += diag[j]
+	}
+	solveTriangularT(J, mm.Degrees(), v, gy)
+	if !finite(ld, gy) || !finite(0, y) {
+		return math.NaN(), fmt.Errorf("flow: BernsteinAR.ForwardPullback: singular Jacobian or non-finite result (log-det %g)", ld)
+	}
+	return ld, nil
 }
 
 // ForwardPullback implements Pullback: the map is elementwise, so the Jacobian is diagonal

@@ -528,6 +528,34 @@ func (m *MADE) OutputsByDimBack(packed, h, x, G, gparams, gh, gx []float64) {
 	}
 }
 
+// OutputsOfDimBack is OutputsByDimBack for the K outputs of dimension j alone and without the
+// parameter adjoints: for the adjoint g (length K) of C[j·K : (j+1)·K] it adds ∂/∂h into gh
+// and, with direct connections, ∂/∂x into gx (either may be nil to skip it). Cost:
+// K·(|units seen by j| + |direct inputs of j|) multiply-adds, so the d dimensions one at a time
+// cost one OutputsByDimBack without parameters. No allocation.
+func (m *MADE) OutputsOfDimBack(packed []float64, j int, g, gh, gx []float64) {
+	checkLen("MADE.OutputsOfDimBack", "packed", len(packed), m.PackedLen())
+	checkLen("MADE.OutputsOfDimBack", "g", len(g), m.k)
+	if j < 0 || j >= m.d {
+		panic(fmt.Sprintf("nn: MADE.OutputsOfDimBack: dimension %d, want 0..%d", j, m.d-1))
+	}
+	k := m.k
+	q := packed[m.poff[j]+k : m.poff[j+1]]
+	for _, r := range m.rows[j] {
+		if gh != nil {
+			gh[r] += kernel.Dot(q[:k], g)
+		}
+		q = q[k:]
+	}
+	if gx == nil {
+		return
+	}
+	for _, r := range m.drows[j] {
+		gx[r] += kernel.Dot(q[:k], g)
+		q = q[k:]
+	}
+}
+
 // Forward records the network on t for x (a vector of size d, or an n × d matrix of rows) and
 // returns the n × K·d output in the parameter-major layout.
 func (m *MADE) Forward(t *ad.Tape, params, x ad.Var) ad.Var {
