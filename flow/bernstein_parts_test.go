@@ -45,12 +45,12 @@ func BenchmarkBernsteinARBatchParts(b *testing.B) {
 		zb[i] = r.NormFloat64()
 	}
 	G := make([]float64, S*nw)
-	maxW, maxH := f.backLens()
-	ws := make([]float64, maxW+2*S*maxH)
+	ws := make([]float64, f.backLen(S))
+	as := make([]float64, S*f.maxKa())
 	gm := make([]float64, f.nm)
 	ga := make([]float64, 2*d)
 	f.formMasked(mp, wm)
-	f.madeForwardBatch(S, mp, wm, uv, hs, C)
+	f.madeForwardBatch(S, mp, wm, uv, hs, C, as)
 	f.polyForwardBatch(S, C, pre, bs, zl, cs, L, uv, out, recs)
 	coefBack := func() {
 		for s := range S {
@@ -65,7 +65,7 @@ func BenchmarkBernsteinARBatchParts(b *testing.B) {
 		run  func()
 	}{
 		{"masked_weights", func() { f.formMasked(mp, wm) }},
-		{"made_forward", func() { f.madeForwardBatch(S, mp, wm, uv, hs, C) }},
+		{"made_forward", func() { f.madeForwardBatch(S, mp, wm, uv, hs, C, as) }},
 		{"softplus_and_polynomials", func() { f.polyForwardBatch(S, C, pre, bs, zl, cs, L, uv, out, recs) }},
 		{"softplus_only", func() {
 			for s := range S {

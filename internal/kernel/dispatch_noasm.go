@@ -18,3 +18,9 @@ func scatterAxpyDot(a float64, g, dst []float64, s int, q []float64) float64 {
 func scatterAxpyDot4(a float64, g, dst []float64, s int, q []float64, o [4]int) float64 {
 	return scatterAxpyDot4Go(a, g, dst, s, q, o)
 }
+func gemmNN(add bool, n, k, m int, A []float64, lda int, B []float64, ldb int, C []float64, ldc int) {
+	gemmNNGo(add, n, k, m, A, lda, B, ldb, C, ldc)
+}
+func gemmNT(add bool, n, k, m int, A []float64, lda int, B []float64, ldb int, C []float64, ldc int) {
+	gemmNTGo(add, n, k, m, A, lda, B, ldb, C, ldc)
+}

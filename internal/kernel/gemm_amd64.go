@@ -1,0 +1,76 @@
+//go:build amd64 && !goexperiment.simd && !purego
+
+package kernel
+
+// gemmNN runs GemmNN's assembly (gemm4Asm) on panels of four rows of A and C when useAsm,
+// else the pure-Go loop. A last panel of r < 4 rows passes its last row's pointers for the
+// missing rows: the kernel loads every row of a block of C before it stores any, so the
+// repeated rows compute and store the same values.
+func gemmNN(add bool, n, k, m int, A []float64, lda int, B []float64, ldb int, C []float64, ldc int) {
+	if !useAsm {
+		gemmNNGo(add, n, k, m, A, lda, B, ldb, C, ldc)
+		return
+	}
+	fl := 0
+	if add {
+		fl = 1
+	}
+	for i := 0; i < n; i += 4 {
+		l := min(4, n-i) - 1
+		i1, i2, i3 := i+min(1, l), i+min(2, l), i+min(3, l)
+		gemm4Asm(k, m, fl, &A[i*lda], &A[i1*lda], &A[i2*lda], &A[i3*lda], &B[0], ldb,
+			&C[i*ldc], &C[i1*ldc], &C[i2*ldc], &C[i3*ldc])
+	}
+}
+
+// gemm4Asm (gemm_amd64.s) sets rows c0..c3 of C (m columns) to (add ≠ 0: adds to them) the
+// products of rows a0..a3 of A (k ≥ 1 entries) with B (k×m, row stride ldb). m ≥ 1.
+//
+//go:noescape
+func gemm4Asm(k, m, add int, a0, a1, a2, a3, b *float64, ldb int, c0, c1, c2, c3 *float64)
+
+// gemmNT runs GemmNT's assembly (gemmNT43Asm) on blocks of four rows of A and three rows of
+// B when useAsm, else the pure-Go loop. A block that is not full (the last rows of A or B)
+// repeats its last row and writes its 4 × 3 results into a local array, whose valid entries
+// are then stored or added into C.
+func gemmNT(add bool, n, k, m int, A []float64, lda int, B []float64, ldb int, C []float64, ldc int) {
+	if !useAsm {
+		gemmNTGo(add, n, k, m, A, lda, B, ldb, C, ldc)
+		return
+	}
+	fl := 0
+	if add {
+		fl = 1
+	}
+	var loc [4][3]float64
+	for i := 0; i < n; i += 4 {
+		li := min(4, n-i) - 1
+		i1, i2, i3 := i+min(1, li), i+min(2, li), i+min(3, li)
+		a0, a1, a2, a3 := &A[i*lda], &A[i1*lda], &A[i2*lda], &A[i3*lda]
+		for j := 0; j < m; j += 3 {
+			lj := min(3, m-j) - 1
+			b0, b1, b2 := &B[j*ldb], &B[(j+min(1, lj))*ldb], &B[(j+min(2, lj))*ldb]
+			if li == 3 && lj == 2 {
+				gemmNT43Asm(k, fl, a0, a1, a2, a3, b0, b1, b2, &C[i*ldc+j], &C[(i+1)*ldc+j], &C[(i+2)*ldc+j], &C[(i+3)*ldc+j])
+				continue
+			}
+			gemmNT43Asm(k, 0, a0, a1, a2, a3, b0, b1, b2, &loc[0][0], &loc[1][0], &loc[2][0], &loc[3][0])
+			for r := range li + 1 {
+				c := C[(i+r)*ldc+j : (i+r)*ldc+j+lj+1]
+				if add {
+					for q := range c {
+						c[q] += loc[r][q]
+					}
+				} else {
+					copy(c, loc[r][:])
+				}
+			}
+		}
+	}
+}
+
+// gemmNT43Asm (gemm_amd64.s) sets (add ≠ 0: adds to) c_i[j] the dot products of rows a_i
+// (i < 4) and b_j (j < 3), each of k ≥ 1 entries.
+//
+//go:noescape
+func gemmNT43Asm(k, add int, a0, a1, a2, a3, b0, b1, b2, c0, c1, c2, c3 *float64)

@@ -1,0 +1,377 @@
+//go:build amd64 && !goexperiment.simd && !purego
+
+#include "textflag.h"
+
+// func gemm4Asm(k, m, add int, a0, a1, a2, a3, b *float64, ldb int, c0, c1, c2, c3 *float64)
+// GemmNN on one panel of four rows (gemm_amd64.go). Columns in blocks of eight (two vectors
+// per row: eight accumulators Y0–Y7), then four (Y0, Y2, Y4, Y6), then a masked tail of one
+// to three (VMASKMOVPD with ·laneMask, which never touches the masked-out memory). Per block,
+// the four rows of C are loaded (or zeroed) first, then the inner loop runs p = 0..k−1:
+// row p of B (one or two vectors), a_i[p] broadcast for each row i, one fused multiply-add
+// per accumulator; then the four rows are stored. Registers: R8–R11 the rows of A, DI the
+// base of B, CX its row stride in bytes, R13 = k, AX = p, DX the block's column offset in
+// bytes, SI the columns left, BX the running pointer into B (and the rows of C).
+TEXT ·gemm4Asm(SB), NOSPLIT, $0-104
+	MOVQ k+0(FP), R13
+	MOVQ m+8(FP), SI
+	MOVQ a0+24(FP), R8
+	MOVQ a1+32(FP), R9
+	MOVQ a2+40(FP), R10
+	MOVQ a3+48(FP), R11
+	MOVQ b+56(FP), DI
+	MOVQ ldb+64(FP), CX
+	SHLQ $3, CX
+	XORQ DX, DX
+
+
+gm8:
+	CMPQ SI, $8
+	JB   gm4
+	MOVQ add+16(FP), BX
+	TESTQ BX, BX
+	JZ   gm8zero
+	MOVQ c0+72(FP), BX
+	VMOVUPD (BX)(DX*1), Y0
+	VMOVUPD 32(BX)(DX*1), Y1
+	MOVQ c1+80(FP), BX
+	VMOVUPD (BX)(DX*1), Y2
+	VMOVUPD 32(BX)(DX*1), Y3
+	MOVQ c2+88(FP), BX
+	VMOVUPD (BX)(DX*1), Y4
+	VMOVUPD 32(BX)(DX*1), Y5
+	MOVQ c3+96(FP), BX
+	VMOVUPD (BX)(DX*1), Y6
+	VMOVUPD 32(BX)(DX*1), Y7
+	JMP  gm8k
+
+gm8zero:
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+
+gm8k:
+	LEAQ (DI)(DX*1), BX
+	XORQ AX, AX
+
+gm8loop:
+	VMOVUPD (BX), Y8
+	VMOVUPD 32(BX), Y9
+	VBROADCASTSD (R8)(AX*8), Y10
+	VFMADD231PD Y8, Y10, Y0
+	VFMADD231PD Y9, Y10, Y1
+	VBROADCASTSD (R9)(AX*8), Y11
+	VFMADD231PD Y8, Y11, Y2
+	VFMADD231PD Y9, Y11, Y3
+	VBROADCASTSD (R10)(AX*8), Y12
+	VFMADD231PD Y8, Y12, Y4
+	VFMADD231PD Y9, Y12, Y5
+	VBROADCASTSD (R11)(AX*8), Y13
+	VFMADD231PD Y8, Y13, Y6
+	VFMADD231PD Y9, Y13, Y7
+	ADDQ CX, BX
+	INCQ AX
+	CMPQ AX, R13
+	JB   gm8loop
+	MOVQ c0+72(FP), BX
+	VMOVUPD Y0, (BX)(DX*1)
+	VMOVUPD Y1, 32(BX)(DX*1)
+	MOVQ c1+80(FP), BX
+	VMOVUPD Y2, (BX)(DX*1)
+	VMOVUPD Y3, 32(BX)(DX*1)
+	MOVQ c2+88(FP), BX
+	VMOVUPD Y4, (BX)(DX*1)
+	VMOVUPD Y5, 32(BX)(DX*1)
+	MOVQ c3+96(FP), BX
+	VMOVUPD Y6, (BX)(DX*1)
+	VMOVUPD Y7, 32(BX)(DX*1)
+	ADDQ $64, DX
+	SUBQ $8, SI
+	JMP  gm8
+
+gm4:
+	CMPQ SI, $4
+	JB   gmtail
+	MOVQ add+16(FP), BX
+	TESTQ BX, BX
+	JZ   gm4zero
+	MOVQ c0+72(FP), BX
+	VMOVUPD (BX)(DX*1), Y0
+	MOVQ c1+80(FP), BX
+	VMOVUPD (BX)(DX*1), Y2
+	MOVQ c2+88(FP), BX
+	VMOVUPD (BX)(DX*1), Y4
+	MOVQ c3+96(FP), BX
+	VMOVUPD (BX)(DX*1), Y6
+	JMP  gm4k
+
+gm4zero:
+	VXORPD Y0, Y0, Y0
+	VXORPD Y2, Y2, Y2
+	VXORPD Y4, Y4, Y4
+	VXORPD Y6, Y6, Y6
+
+gm4k:
+	LEAQ (DI)(DX*1), BX
+	XORQ AX, AX
+
+gm4loop:
+	VMOVUPD (BX), Y8
+	VBROADCASTSD (R8)(AX*8), Y10
+	VFMADD231PD Y8, Y10, Y0
+	VBROADCASTSD (R9)(AX*8), Y11
+	VFMADD231PD Y8, Y11, Y2
+	VBROADCASTSD (R10)(AX*8), Y12
+	VFMADD231PD Y8, Y12, Y4
+	VBROADCASTSD (R11)(AX*8), Y13
+	VFMADD231PD Y8, Y13, Y6
+	ADDQ CX, BX
+	INCQ AX
+	CMPQ AX, R13
+	JB   gm4loop
+	MOVQ c0+72(FP), BX
+	VMOVUPD Y0, (BX)(DX*1)
+	MOVQ c1+80(FP), BX
+	VMOVUPD Y2, (BX)(DX*1)
+	MOVQ c2+88(FP), BX
+	VMOVUPD Y4, (BX)(DX*1)
+	MOVQ c3+96(FP), BX
+	VMOVUPD Y6, (BX)(DX*1)
+	ADDQ $32, DX
+	SUBQ $4, SI
+
+gmtail:
+	TESTQ SI, SI
+	JZ   gmdone
+	SHLQ $5, SI
+	LEAQ ·laneMask(SB), R12
+	VMOVUPD (R12)(SI*1), Y15
+	MOVQ add+16(FP), BX
+	TESTQ BX, BX
+	JZ   gmtzero
+	MOVQ c0+72(FP), BX
+	VMASKMOVPD (BX)(DX*1), Y15, Y0
+	MOVQ c1+80(FP), BX
+	VMASKMOVPD (BX)(DX*1), Y15, Y2
+	MOVQ c2+88(FP), BX
+	VMASKMOVPD (BX)(DX*1), Y15, Y4
+	MOVQ c3+96(FP), BX
+	VMASKMOVPD (BX)(DX*1), Y15, Y6
+	JMP  gmtk
+
+gmtzero:
+	VXORPD Y0, Y0, Y0
+	VXORPD Y2, Y2, Y2
+	VXORPD Y4, Y4, Y4
+	VXORPD Y6, Y6, Y6
+
+gmtk:
+	LEAQ (DI)(DX*1), BX
+	XORQ AX, AX
+
+gmtloop:
+	VMASKMOVPD (BX), Y15, Y8
+	VBROADCASTSD (R8)(AX*8), Y10
+	VFMADD231PD Y8, Y10, Y0
+	VBROADCASTSD (R9)(AX*8), Y11
+	VFMADD231PD Y8, Y11, Y2
+	VBROADCASTSD (R10)(AX*8), Y12
+	VFMADD231PD Y8, Y12, Y4
+	VBROADCASTSD (R11)(AX*8), Y13
+	VFMADD231PD Y8, Y13, Y6
+	ADDQ CX, BX
+	INCQ AX
+	CMPQ AX, R13
+	JB   gmtloop
+	MOVQ c0+72(FP), BX
+	VMASKMOVPD Y0, Y15, (BX)(DX*1)
+	MOVQ c1+80(FP), BX
+	VMASKMOVPD Y2, Y15, (BX)(DX*1)
+	MOVQ c2+88(FP), BX
+	VMASKMOVPD Y4, Y15, (BX)(DX*1)
+	MOVQ c3+96(FP), BX
+	VMASKMOVPD Y6, Y15, (BX)(DX*1)
+
+gmdone:
+	VZEROUPPER
+	RET
+
+// func gemmNT43Asm(k, add int, a0, a1, a2, a3, b0, b1, b2, c0, c1, c2, c3 *float64)
+// GemmNT on one block of four rows of A and three rows of B (gemm_amd64.go): twelve vector
+// accumulators Y0–Y11 (Y(3i+j) for row i of A and row j of B) over the k entries, four per
+// step. The last k mod 4 entries come first, by masked loads (zeros in the other lanes) into
+// the accumulators themselves, so that the main loop needs no tail: Y12–Y14 hold the three
+// vectors of B, Y15 the vector of A (or the mask). Then each accumulator's four lanes are
+// summed (VEXTRACTF128, VADDPD, VHADDPD) and stored (add ≠ 0: added) at c_i[j].
+// Registers: R8–R11 the rows of A, R12, R13, DI those of B, AX the byte offset, CX the bytes
+// of the full vectors.
+TEXT ·gemmNT43Asm(SB), NOSPLIT, $0-104
+	MOVQ k+0(FP), CX
+	MOVQ a0+16(FP), R8
+	MOVQ a1+24(FP), R9
+	MOVQ a2+32(FP), R10
+	MOVQ a3+40(FP), R11
+	MOVQ b0+48(FP), R12
+	MOVQ b1+56(FP), R13
+	MOVQ b2+64(FP), DI
+	MOVQ CX, DX
+	ANDQ $3, DX
+	ANDQ $-4, CX
+	SHLQ $3, CX
+	TESTQ DX, DX
+	JNZ  ntmtail
+
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	VXORPD Y8, Y8, Y8
+	VXORPD Y9, Y9, Y9
+	VXORPD Y10, Y10, Y10
+	VXORPD Y11, Y11, Y11
+	JMP  ntmain
+
+ntmtail:
+	SHLQ $5, DX
+	LEAQ ·laneMask(SB), SI
+	VMOVUPD (SI)(DX*1), Y15
+	VMASKMOVPD (R12)(CX*1), Y15, Y12
+	VMASKMOVPD (R13)(CX*1), Y15, Y13
+	VMASKMOVPD (DI)(CX*1), Y15, Y14
+	VMASKMOVPD (R8)(CX*1), Y15, Y0
+	VMULPD Y13, Y0, Y1
+	VMULPD Y14, Y0, Y2
+	VMULPD Y12, Y0, Y0
+	VMASKMOVPD (R9)(CX*1), Y15, Y3
+	VMULPD Y13, Y3, Y4
+	VMULPD Y14, Y3, Y5
+	VMULPD Y12, Y3, Y3
+	VMASKMOVPD (R10)(CX*1), Y15, Y6
+	VMULPD Y13, Y6, Y7
+	VMULPD Y14, Y6, Y8
+	VMULPD Y12, Y6, Y6
+	VMASKMOVPD (R11)(CX*1), Y15, Y9
+	VMULPD Y13, Y9, Y10
+	VMULPD Y14, Y9, Y11
+	VMULPD Y12, Y9, Y9
+
+ntmain:
+	XORQ AX, AX
+
+ntloop:
+	CMPQ AX, CX
+	JAE  ntreduce
+	VMOVUPD (R12)(AX*1), Y12
+	VMOVUPD (R13)(AX*1), Y13
+	VMOVUPD (DI)(AX*1), Y14
+	VMOVUPD (R8)(AX*1), Y15
+	VFMADD231PD Y12, Y15, Y0
+	VFMADD231PD Y13, Y15, Y1
+	VFMADD231PD Y14, Y15, Y2
+	VMOVUPD (R9)(AX*1), Y15
+	VFMADD231PD Y12, Y15, Y3
+	VFMADD231PD Y13, Y15, Y4
+	VFMADD231PD Y14, Y15, Y5
+	VMOVUPD (R10)(AX*1), Y15
+	VFMADD231PD Y12, Y15, Y6
+	VFMADD231PD Y13, Y15, Y7
+	VFMADD231PD Y14, Y15, Y8
+	VMOVUPD (R11)(AX*1), Y15
+	VFMADD231PD Y12, Y15, Y9
+	VFMADD231PD Y13, Y15, Y10
+	VFMADD231PD Y14, Y15, Y11
+	ADDQ $32, AX
+	JMP  ntloop
+
+ntreduce:
+	VEXTRACTF128 $1, Y0, X12
+	VADDPD X12, X0, X0
+	VHADDPD X0, X0, X0
+	VEXTRACTF128 $1, Y1, X12
+	VADDPD X12, X1, X1
+	VHADDPD X1, X1, X1
+	VEXTRACTF128 $1, Y2, X12
+	VADDPD X12, X2, X2
+	VHADDPD X2, X2, X2
+	VEXTRACTF128 $1, Y3, X12
+	VADDPD X12, X3, X3
+	VHADDPD X3, X3, X3
+	VEXTRACTF128 $1, Y4, X12
+	VADDPD X12, X4, X4
+	VHADDPD X4, X4, X4
+	VEXTRACTF128 $1, Y5, X12
+	VADDPD X12, X5, X5
+	VHADDPD X5, X5, X5
+	VEXTRACTF128 $1, Y6, X12
+	VADDPD X12, X6, X6
+	VHADDPD X6, X6, X6
+	VEXTRACTF128 $1, Y7, X12
+	VADDPD X12, X7, X7
+	VHADDPD X7, X7, X7
+	VEXTRACTF128 $1, Y8, X12
+	VADDPD X12, X8, X8
+	VHADDPD X8, X8, X8
+	VEXTRACTF128 $1, Y9, X12
+	VADDPD X12, X9, X9
+	VHADDPD X9, X9, X9
+	VEXTRACTF128 $1, Y10, X12
+	VADDPD X12, X10, X10
+	VHADDPD X10, X10, X10
+	VEXTRACTF128 $1, Y11, X12
+	VADDPD X12, X11, X11
+	VHADDPD X11, X11, X11
+	MOVQ add+8(FP), SI
+	MOVQ c0+72(FP), BX
+	TESTQ SI, SI
+	JZ   ntst0
+	VADDSD 0(BX), X0, X0
+	VADDSD 8(BX), X1, X1
+	VADDSD 16(BX), X2, X2
+
+ntst0:
+	VMOVSD X0, 0(BX)
+	VMOVSD X1, 8(BX)
+	VMOVSD X2, 16(BX)
+	MOVQ c1+80(FP), BX
+	TESTQ SI, SI
+	JZ   ntst1
+	VADDSD 0(BX), X3, X3
+	VADDSD 8(BX), X4, X4
+	VADDSD 16(BX), X5, X5
+
+ntst1:
+	VMOVSD X3, 0(BX)
+	VMOVSD X4, 8(BX)
+	VMOVSD X5, 16(BX)
+	MOVQ c2+88(FP), BX
+	TESTQ SI, SI
+	JZ   ntst2
+	VADDSD 0(BX), X6, X6
+	VADDSD 8(BX), X7, X7
+	VADDSD 16(BX), X8, X8
+
+ntst2:
+	VMOVSD X6, 0(BX)
+	VMOVSD X7, 8(BX)
+	VMOVSD X8, 16(BX)
+	MOVQ c3+96(FP), BX
+	TESTQ SI, SI
+	JZ   ntst3
+	VADDSD 0(BX), X9, X9
+	VADDSD 8(BX), X10, X10
+	VADDSD 16(BX), X11, X11
+
+ntst3:
+	VMOVSD X9, 0(BX)
+	VMOVSD X10, 8(BX)
+	VMOVSD X11, 16(BX)
+	VZEROUPPER
+	RET

@@ -1,0 +1,195 @@
+package kernel
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// GemmNN (whichever implementation the build and the CPU select: the assembly on an AVX2
+// machine) and gemmNNGo against a plain triple loop, on every row count up to 9 (full panels
+// of four and the repeated-row tails), column counts covering the 8-, 4- and masked 1–3
+// column blocks, inner sizes from 1, row strides wider than the matrices, starts at every
+// offset mod 4 (unaligned vectors), with and without accumulation; the padding between and
+// around the rows of C must keep its sentinel (no stray or tail write beyond m). Tolerance:
+// closeTo with the sum of |a·b| as scale (fused multiply-adds round differently).
+func TestGemmNN(t *testing.T) {
+	rng := rand.New(rand.NewPCG(61, 62))
+	impls := []struct {
+		name string
+		f    func(add bool, n, k, m int, A []float64, lda int, B []float64, ldb int, C []float64, ldc int)
+	}{{"exported", GemmNN}, {"go", gemmNNGo}}
+	for _, im := range impls {
+		for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9} {
+			for _, m := range []int{1, 2, 3, 4, 5, 7, 8, 9, 11, 12, 13, 16, 17, 21, 42, 84} {
+				for _, k := range []int{1, 2, 3, 5, 10, 11} {
+					for _, add := range []bool{false, true} {
+						off := rng.IntN(4)
+						lda, ldb, ldc := k+rng.IntN(3), m+rng.IntN(3), m+1+rng.IntN(3)
+						A := randVec(rng, off+n*lda)[off:]
+						B := randVec(rng, off+k*ldb)[off:]
+						buf := make([]float64, off+n*ldc+3)
+						for i := range buf {
+							buf[i] = 777
+						}
+						C := buf[off : off+n*ldc]
+						for i := range n {
+							for j := range m {
+								C[i*ldc+j] = rng.NormFloat64()
+							}
+						}
+						want := append([]float64(nil), buf...)
+						scale := make([]float64, len(buf))
+						for i := range n {
+							for j := range m {
+								s, sc := 0.0, 0.0
+								if add {
+									s, sc = want[off+i*ldc+j], math.Abs(want[off+i*ldc+j])
+								}
+								for p := range k {
+									s += A[i*lda+p] * B[p*ldb+j]
+									sc += math.Abs(A[i*lda+p] * B[p*ldb+j])
+								}
+								want[off+i*ldc+j], scale[off+i*ldc+j] = s, sc
+							}
+						}
+						im.f(add, n, k, m, A, lda, B, ldb, C, ldc)
+						what := fmt.Sprintf("%s n=%d k=%d m=%d add=%v off=%d", im.name, n, k, m, add, off)
+						for i, v := range buf {
+							row, col := (i-off)/ldc, (i-off)%ldc
+							if i < off || i >= off+n*ldc || col >= m {
+								if v != 777 {
+									t.Fatalf("%s: padding at %d (row %d col %d) = %v", what, i, row, col, v)
+								}
+								continue
+							}
+							if !closeTo(v, want[i], 4*scale[i]) {
+								t.Fatalf("%s: C[%d,%d] = %v, want %v", what, row, col, v, want[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// GemmNN with k = 0 clears C (add false) or leaves it (add true); n = 0 or m = 0 touch
+// nothing.
+func TestGemmNNEmpty(t *testing.T) {
+	C := []float64{1, 2, 3, 4}
+	GemmNN(true, 2, 0, 2, nil, 0, nil, 0, C, 2)
+	if C[0] != 1 || C[3] != 4 {
+		t.Errorf("add with k=0 changed C: %v", C)
+	}
+	GemmNN(false, 2, 0, 2, nil, 0, nil, 0, C, 2)
+	for _, v := range C {
+		if v != 0 {
+			t.Fatalf("k=0 without add: C = %v, want zeros", C)
+		}
+	}
+	GemmNN(false, 0, 3, 2, nil, 3, nil, 2, nil, 2)
+}
+
+// BenchmarkGemmNN times the output layer's forward product of a batched Bernstein draw
+// block (S = 10 draws, 11 rows, a group of four coordinates at M = 20 and M = 49).
+func BenchmarkGemmNN(b *testing.B) {
+	rng := rand.New(rand.NewPCG(63, 64))
+	for _, q := range []int{84, 200} {
+		b.Run(fmt.Sprint("m=", q), func(b *testing.B) {
+			const n, k = 10, 11
+			A, B, C := randVec(rng, n*k), randVec(rng, k*q), make([]float64, n*q)
+			for b.Loop() {
+				GemmNN(false, n, k, q, A, k, B, q, C, q)
+			}
+		})
+	}
+}
+
+// GemmNT (the assembly on an AVX2 machine) and gemmNTGo against plain dot products, on row
+// counts of A up to 9 and of B up to 10 (full 4 × 3 blocks and every partial one), inner
+// sizes covering k mod 4 = 0..3 (the masked first step) from 1 to 86, wider row strides,
+// every start offset mod 4, with and without accumulation; the padding of C keeps its
+// sentinel. Tolerance as TestGemmNN.
+func TestGemmNT(t *testing.T) {
+	rng := rand.New(rand.NewPCG(65, 66))
+	impls := []struct {
+		name string
+		f    func(add bool, n, k, m int, A []float64, lda int, B []float64, ldb int, C []float64, ldc int)
+	}{{"exported", GemmNT}, {"go", gemmNTGo}}
+	for _, im := range impls {
+		for n := 1; n <= 9; n++ {
+			for m := 1; m <= 10; m++ {
+				for _, k := range []int{1, 2, 3, 4, 5, 6, 7, 8, 10, 21, 42, 84, 86} {
+					for _, add := range []bool{false, true} {
+						off := rng.IntN(4)
+						lda, ldb, ldc := k+rng.IntN(3), k+rng.IntN(3), m+1+rng.IntN(3)
+						A := randVec(rng, off+n*lda)[off:]
+						B := randVec(rng, off+m*ldb)[off:]
+						buf := make([]float64, off+n*ldc+3)
+						for i := range buf {
+							buf[i] = 777
+						}
+						C := buf[off : off+n*ldc]
+						for i := range n {
+							for j := range m {
+								C[i*ldc+j] = rng.NormFloat64()
+							}
+						}
+						want := append([]float64(nil), buf...)
+						scale := make([]float64, len(buf))
+						for i := range n {
+							for j := range m {
+								s, sc := 0.0, 0.0
+								if add {
+									s, sc = want[off+i*ldc+j], math.Abs(want[off+i*ldc+j])
+								}
+								for p := range k {
+									s += A[i*lda+p] * B[j*ldb+p]
+									sc += math.Abs(A[i*lda+p] * B[j*ldb+p])
+								}
+								want[off+i*ldc+j], scale[off+i*ldc+j] = s, sc
+							}
+						}
+						im.f(add, n, k, m, A, lda, B, ldb, C, ldc)
+						what := fmt.Sprintf("%s n=%d k=%d m=%d add=%v off=%d", im.name, n, k, m, add, off)
+						for i, v := range buf {
+							row, col := (i-off)/ldc, (i-off)%ldc
+							if i < off || i >= off+n*ldc || col >= m {
+								if v != 777 {
+									t.Fatalf("%s: padding at %d (row %d col %d) = %v", what, i, row, col, v)
+								}
+								continue
+							}
+							if !closeTo(v, want[i], 4*scale[i]) {
+								t.Fatalf("%s: C[%d,%d] = %v, want %v", what, row, col, v, want[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkGemmNT times the output layer's input adjoint of a batched Bernstein block
+// (S = 10 draws against 10 rows of 84 or 200 packed weights), as GemmNT and as GemmNN
+// against the transposed weights.
+func BenchmarkGemmNT(b *testing.B) {
+	rng := rand.New(rand.NewPCG(67, 68))
+	for _, q := range []int{84, 200} {
+		const n, m = 10, 10
+		A, B, C := randVec(rng, n*q), randVec(rng, m*q), make([]float64, n*m)
+		b.Run(fmt.Sprint("nt/k=", q), func(b *testing.B) {
+			for b.Loop() {
+				GemmNT(false, n, q, m, A, q, B, q, C, m)
+			}
+		})
+		b.Run(fmt.Sprint("nn/k=", q), func(b *testing.B) {
+			for b.Loop() {
+				GemmNN(false, n, q, m, A, q, B, m, C, m)
+			}
+		})
+	}
+}
