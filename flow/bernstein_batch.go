@@ -645,4 +645,3 @@ func colSumAdd(b, G []float64, n, m int) {
 		kernel.Axpy(1, G[s*m:(s+1)*m], b)
 	}
 }
-
