@@ -444,15 +444,7 @@ func (p *bernPoly) coefAdjoint(rec []float64, d int, zbar []float64, lbar float6
 		blk := rec[2*Q*g : 2*Q*(g+1)]
 		j0 := 4 * g
 		if j0+4 <= d {
-			o := G[S*j0*P+s*Q : S*j0*P+(s+1)*Q]
-			dz, dl := blk[:len(o)], blk[Q:Q+len(o)]
-			z0, z1, z2, z3 := zbar[j0], zbar[j0+1], zbar[j0+2], zbar[j0+3]
-			for i := 0; i+3 < len(o); i += 4 {
-				o[i] = z0*dz[i] + lbar*dl[i]
-				o[i+1] = z1*dz[i+1] + lbar*dl[i+1]
-				o[i+2] = z2*dz[i+2] + lbar*dl[i+2]
-				o[i+3] = z3*dz[i+3] + lbar*dl[i+3]
-			}
+			kernel.Comb4(G[S*j0*P+s*Q:S*j0*P+(s+1)*Q], zbar[j0:j0+4], lbar, blk[:Q], blk[Q:])
 			continue
 		}
 		nl := d - j0 // the compact runs of a last group that is not full

@@ -123,8 +123,9 @@ func (p *bernPoly) prepAffine(a []float64, d int, L bernRows) {
 // ∂z_j/∂r and ∂ld_j/∂r interleaved by group of four, then at rec[8(M+1)·groups(d) + 6j:]
 // ∂z_j/∂(a′, β, u), ∂ld_j/∂(a′, β, u). bs is scratch of evalLen(d). For BoundedTails the
 // points x_j = σ(v_j), 1 − x_j and their logarithms come from one kernel.Softplus pass over
-// ±v_j (LinearTails: a log and a log1p each); then, per group of four coordinates, the bases
-// of degree M−2 by the mode-centred recurrences (one exponential each; basisRun4, the four
+// ±v_j; then, per group of four coordinates, the bases of degree M−2 by the mode-centred
+// recurrences from b_{k,M−2} at the mode (one exponential each, BoundedTails; LinearTails
+// two integer powers and a table, basisModePow); basisRun4, the four
 // lanes in lockstep), then kernel.BernsteinElev4 for the elevations, z, h′, h″ and the
 // partials in r, and a logarithm per coordinate for log h′. Coordinates at a NaN point, in a linear tail, or of degree M = 1
 // take the one-coordinate path (atSplit) instead. Cost O(d·M).
@@ -156,8 +157,8 @@ func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []f
 		nl := min(4, d-4*g)
 		// The transcendental functions of the four lanes in separate passes, so that the
 		// processor overlaps the lanes' independent calls.
-		var v, e, lx, ly, lb [4]float64
-		var kk [4]int
+		var v, e, lx, ly [4]float64
+		var kk [4]int // basisMode's starts (M−2 > endMax only)
 		var slow [4]bool
 		for l := range 4 {
 			xy[l], xy[4+l] = 0, 0
@@ -177,19 +178,27 @@ func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []f
 				x, y, lx[l], ly[l] = sg[j], sg[d+j], -sp[d+j], -sp[j]
 			default:
 				x, y = vj, 1-vj
-				lx[l], ly[l] = math.Log(vj), math.Log1p(-vj)
 			}
 			xy[l], xy[4+l] = x, y
-			kk[l], lb[l] = p.basisMode(M-2, x, y, lx[l], ly[l])
-		}
-		for l := range 4 {
-			if !slow[l] {
-				e[l] = math.Exp(lb[l])
+			if n := M - 2; n > endMax { // the mode-centred start (basisEnd4's would underflow)
+				kk[l], e[l] = p.basisMode(n, x, y, lx[l], ly[l])
+			} else if p.tails == BoundedTails { // b_{n,n} = xⁿ or b_{0,n} = yⁿ, from the logarithms
+				e[l] = math.Exp(float64(n) * max(lx[l], ly[l]))
+			} else {
+				e[l] = powi(max(x, y), n)
 			}
 		}
 		clear(b2)
-		if M >= 2 {
-			p.basisRun4(b2, M-2, kk, e, xy, slow)
+		switch {
+		case M < 2:
+		case M-2 > endMax:
+			for l := range 4 {
+				if !slow[l] {
+					p.basisRun(b2[l:], 4, M-2, kk[l], e[l], xy[l], xy[4+l])
+				}
+			}
+		default:
+			p.basisEnd4(b2, M-2, e, xy, slow)
 		}
 		if M >= 2 {
 			kernel.BernsteinElev4(M, xy, b2, tds, b1, dzdl, res)
@@ -227,104 +236,70 @@ func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []f
 	out[d] = sum
 }
 
-// basisRun4 is basisRun for the four lanes of a group at once (b interleaved, entry i of
-// lane l at b[4i + l], zero on entry), with the same arithmetic on every lane: lane l (unless
-// slow) starts at kk[l] with bk[l] and runs the ratio recurrences for x = xy[l], y = xy[4+l].
-// The four lanes' recurrences are independent chains of multiplications; they advance in
-// lockstep for as many steps as every lane has, so that the processor overlaps them, and each
-// lane finishes alone.
-func (p *bernPoly) basisRun4(b []float64, n int, kk [4]int, bk [4]float64, xy []float64, slow [4]bool) {
+// endMax is the largest base degree n whose basis basisEnd4 computes: its start max(x, y)ⁿ
+// ≥ 2⁻ⁿ stays a normal float64 (above 2⁻¹⁰²²) with room to spare.
+const endMax = 1000
+
+// basisEnd4 writes b_{i,n}(x_l), i = 0..n, for the four lanes of a group into b (interleaved,
+// entry i of lane l at b[4i + l]; zero on entry; lanes marked slow are left zero), for
+// x = xy[l], y = xy[4+l] and start[l] = max(x, y)ⁿ (n ≤ endMax). Each lane starts at the end of
+// the larger point — b_{n,n} = xⁿ when x ≥ y, b_{0,n} = yⁿ else, ≥ 2⁻ⁿ either way, so never
+// underflowing — and runs the ratio recurrence across the whole range towards the other end:
+// b_{i−1} = b_i·i/(n−i+1)·(y/x) downwards, b_{i+1} = b_i·(n−i)/(i+1)·(x/y) upwards. Every step
+// multiplies nonnegative numbers, so b_i has a relative error of at most 2|i − start|
+// roundings, O(n·ε) (as basisRun's recurrences from the mode); terms that fall below 1e-300
+// are set to zero and stay zero (no subnormal arithmetic). Point masses need no special case:
+// x = 0 gives y = 1, ratio 0; y = 0 gives ratio 0 downwards. Every lane runs exactly n steps,
+// so the four lanes' independent chains advance in lockstep with no data-dependent trip count
+// (basisRun's two runs from the mode have lane-dependent lengths). Cost: n steps of two
+// multiplications per lane.
+func (p *bernPoly) basisEnd4(b []float64, n int, start [4]float64, xy []float64, slow [4]bool) {
 	const tiny = 1e-300 // as basisRun
 	b = b[:4*(n+1)]
-	// Per lane: the chains' ratios (0 for lanes without chains: slow lanes, padding, point
-	// masses), their start values and the threshold of the stopping test (−1: never stops).
-	var qu, qd, v0, thr [4]float64
-	var ku, kd [4]int
-	var chain [4]bool
-	upSteps, downSteps := n, n
+	var q, v [4]float64
+	var o, st [4]int
+	var r [4][]float64
 	for l := range 4 {
-		ku[l], kd[l], thr[l] = 0, n, -1
+		o[l], st[l], r[l] = l, 4, p.up[:n]
 		if slow[l] {
-			continue
+			continue // ratio 0, start 0: the lane writes zeros
 		}
-		b[4*kk[l]+l] = bk[l]
 		x, y := xy[l], xy[4+l]
-		if n == 0 || x <= 0 || y <= 0 {
-			continue
+		if x >= y {
+			q[l], o[l], st[l], r[l] = y/x, 4*n+l, -4, p.downRev[:n]
+		} else {
+			q[l] = x / y
 		}
-		chain[l] = true
-		qu[l], qd[l], v0[l], thr[l] = x/y, y/x, bk[l], tiny
-		ku[l], kd[l] = kk[l], kk[l]
-		upSteps, downSteps = min(upSteps, n-kk[l]), min(downSteps, kk[l])
+		v[l] = start[l]
+		b[o[l]] = start[l]
 	}
-	if chain == [4]bool{} {
+	if n == 0 {
 		return
 	}
-	up, down := p.up[:n], p.down[:n+1]
-	// Upwards: lane l writes b[4(i+1) + l] for i = ku[l], ku[l]+1, … The lockstep part reads
-	// each lane's run of ratios and writes its run of b through views of one common length,
-	// so that the loop carries no bounds checks and keeps its state in registers.
-	a0, a1, a2, a3 := v0[0], v0[1], v0[2], v0[3]
-	q0, q1, q2, q3 := qu[0], qu[1], qu[2], qu[3]
-	h0, h1, h2, h3 := thr[0], thr[1], thr[2], thr[3]
-	t := 0
-	if upSteps > 0 {
-		r0 := up[ku[0]:][:upSteps]
-		r1, r2, r3 := up[ku[1]:][:len(r0)], up[ku[2]:][:len(r0)], up[ku[3]:][:len(r0)]
-		w0 := b[4*(ku[0]+1):][:4*len(r0)-3]
-		w1, w2, w3 := b[4*(ku[1]+1)+1:][:len(w0)], b[4*(ku[2]+1)+2:][:len(w0)], b[4*(ku[3]+1)+3:][:len(w0)]
-		for ; t < len(r0) && a0 > h0 && a1 > h1 && a2 > h2 && a3 > h3; t++ {
-			a0 *= r0[t] * q0
-			a1 *= r1[t] * q1
-			a2 *= r2[t] * q2
-			a3 *= r3[t] * q3
-			w0[4*t], w1[4*t], w2[4*t], w3[4*t] = a0, a1, a2, a3
+	r0, r1, r2, r3 := r[0][:n], r[1][:n], r[2][:n], r[3][:n]
+	q0, q1, q2, q3 := q[0], q[1], q[2], q[3]
+	a0, a1, a2, a3 := v[0], v[1], v[2], v[3]
+	i0, i1, i2, i3 := o[0], o[1], o[2], o[3]
+	s0, s1, s2, s3 := st[0], st[1], st[2], st[3]
+	for t := range r0 {
+		a0 *= r0[t] * q0
+		a1 *= r1[t] * q1
+		a2 *= r2[t] * q2
+		a3 *= r3[t] * q3
+		if a0 < tiny {
+			a0 = 0
 		}
-	}
-	last := [4]float64{a0, a1, a2, a3}
-	for l := range 4 {
-		if !chain[l] {
-			continue
+		if a1 < tiny {
+			a1 = 0
 		}
-		v, q := last[l], qu[l]
-		for i := ku[l] + t; i < n && v > tiny; i++ {
-			v *= up[i] * q
-			b[4*(i+1)+l] = v
+		if a2 < tiny {
+			a2 = 0
 		}
-	}
-	// Downwards: lane l writes b[4(i−1) + l] for i = kd[l], kd[l]−1, …, through reversed
-	// index arithmetic on views as above: step t reads down[kd − t] and writes b[4(kd−t−1) + l].
-	a0, a1, a2, a3 = v0[0], v0[1], v0[2], v0[3]
-	q0, q1, q2, q3 = qd[0], qd[1], qd[2], qd[3]
-	t = 0
-	if downSteps > 0 {
-		m := downSteps
-		r0 := down[kd[0]+1-m:][:m]
-		r1, r2, r3 := down[kd[1]+1-m:][:len(r0)], down[kd[2]+1-m:][:len(r0)], down[kd[3]+1-m:][:len(r0)]
-		w0 := b[4*(kd[0]-m):][:4*len(r0)-3]
-		w1, w2, w3 := b[4*(kd[1]-m)+1:][:len(w0)], b[4*(kd[2]-m)+2:][:len(w0)], b[4*(kd[3]-m)+3:][:len(w0)]
-		for ; t < len(r0) && a0 > h0 && a1 > h1 && a2 > h2 && a3 > h3; t++ {
-			j := len(r0) - 1 - t
-			a0 *= r0[j] * q0
-			a1 *= r1[j] * q1
-			a2 *= r2[j] * q2
-			a3 *= r3[j] * q3
-			w0[4*j], w1[4*j], w2[4*j], w3[4*j] = a0, a1, a2, a3
+		if a3 < tiny {
+			a3 = 0
 		}
-	}
-	last = [4]float64{a0, a1, a2, a3}
-	for l := range 4 {
-		if !chain[l] {
-			if !slow[l] { // the lockstep wrote zeros over the lane: restore its point mass
-				b[4*kk[l]+l] = bk[l]
-			}
-			continue
-		}
-		v, q := last[l], qd[l]
-		for i := kd[l] - t; i > 0 && v > tiny; i-- {
-			v *= down[i] * q
-			b[4*(i-1)+l] = v
-		}
+		i0, i1, i2, i3 = i0+s0, i1+s1, i2+s2, i3+s3
+		b[i0], b[i1], b[i2], b[i3] = a0, a1, a2, a3
 	}
 }
 

@@ -64,8 +64,9 @@ var ErrOutsideSupport = errors.New("flow: point outside the support of the bound
 type bernPoly struct {
 	m     int
 	tails Tails
-	// Tables of the base degree n0 = M−2 (M ≥ 2): log C(n0, k), (n0−i)/(i+1), i/(n0−i+1).
-	logC, up, down []float64
+	// Tables of the base degree n0 = M−2 (M ≥ 2): log C(n0, k), (n0−i)/(i+1), i/(n0−i+1), and
+	// the last reversed, downRev[t] = down[n0−t] (basisEnd4).
+	logC, up, down, downRev []float64
 }
 
 func newBernPoly(m int, tails Tails) bernPoly {
@@ -84,6 +85,10 @@ func newBernPoly(m int, tails Tails) bernPoly {
 			p.logC[k] = mathx.LogBinomial(float64(n), float64(k))
 			p.up[k] = float64(n-k) / float64(k+1)
 			p.down[k] = float64(k) / float64(n-k+1)
+		}
+		p.downRev = make([]float64, n+1)
+		for t := range n + 1 {
+			p.downRev[t] = p.down[n-t]
 		}
 	}
 	return p
@@ -133,22 +138,41 @@ func (p *bernPoly) prep(ws, r []float64) {
 // and lx = log x, ly = log y. The entries b[i·s] must be zero on entry (only the terms above
 // the tiny cutoff are written). It uses the tables of degree n = M−2 (or n = 0).
 func (p *bernPoly) basis(b []float64, s, n int, x, y, lx, ly float64) {
-	k, lb := p.basisMode(n, x, y, lx, ly)
-	p.basisRun(b, s, n, k, math.Exp(lb), x, y)
+	k, bk := p.basisMode(n, x, y, lx, ly)
+	p.basisRun(b, s, n, k, bk, x, y)
 }
 
-// basisMode returns where the recurrences of basis start, k ≈ (n+1)x, and log b_{k,n}(x)
-// (from the table of log C(n, k); 0 for the point masses at n = 0, x = 0 or y = 0).
-func (p *bernPoly) basisMode(n int, x, y, lx, ly float64) (k int, lb float64) {
+// basisMode returns where the recurrences of basis start, k ≈ (n+1)x, and b_{k,n}(x) =
+// exp(log C(n, k) + k·lx + (n−k)·ly) (from the table of log C(n, k); 1 for the point masses
+// at n = 0, x = 0 or y = 0). b_{k,n} ≥ 1/(n+1) up to rounding.
+func (p *bernPoly) basisMode(n int, x, y, lx, ly float64) (k int, bk float64) {
 	switch {
 	case n == 0 || x <= 0:
-		return 0, 0
+		return 0, 1
 	case y <= 0:
-		return n, 0
+		return n, 1
 	}
 	k = min(int(float64(n+1)*x), n)
-	return k, p.logC[k] + float64(k)*lx + float64(n-k)*ly
+	return k, math.Exp(p.logC[k] + float64(k)*lx + float64(n-k)*ly)
 }
+
+// powi returns xᵏ for k ≥ 0 by repeated squaring (⌊log₂ k⌋ squarings and a product per set
+// bit, selected without branches on the bits of k). Each squaring doubles the relative
+// error it receives, so the result is within ≈ k·ε/2 of the exact power, as k − 1 sequential
+// products would be.
+func powi(x float64, k int) float64 {
+	r := 1.0
+	for ; k > 0; k >>= 1 {
+		// r *= x if bit 0 of k is set: the factor is x or 1, chosen by a mask.
+		m := -uint64(k & 1)
+		r *= math.Float64frombits(math.Float64bits(x)&m | oneBits&^m)
+		x *= x
+	}
+	return r
+}
+
+// oneBits is the bit pattern of 1.0.
+const oneBits = 0x3ff0000000000000
 
 // basisRun is basis from the start basisMode returns, with bk = exp(lb): it writes b[k·s] =
 // bk and runs the ratio recurrences up and down from k.

@@ -151,3 +151,34 @@ func deinterleave4Go(dst []float64, s int, a []float64, b float64, x, y []float6
 	}
 	return n
 }
+
+// Comb4 sets dst[i] = a[i mod 4]·x[i] + b·y[i]: two interleaved arrays of four lanes (the
+// layout of BernsteinElev4) combined with a per-lane weight on the first and a common one on
+// the second (the coefficient adjoints of four Bernstein coordinates in that layout,
+// z̄_l·∂z/∂r + l̄·∂ld/∂r). len(dst) must be a multiple of 4, len(x) = len(y) = len(dst),
+// len(a) = 4; dst may alias x or y. Each value is one product and one multiply-add (fused
+// in the assembly, so rounding may differ from the Go loop in the last bit). Cost: 2 flops
+// per element.
+func Comb4(dst, a []float64, b float64, x, y []float64) {
+	if len(dst)%4 != 0 || len(x) != len(dst) || len(y) != len(dst) || len(a) != 4 {
+		panic(fmt.Sprintf("kernel: Comb4: len(dst)=%d, len(a)=%d, len(x)=%d, len(y)=%d", len(dst), len(a), len(x), len(y)))
+	}
+	if len(dst) == 0 {
+		return
+	}
+	comb4(dst, a, b, x, y)
+	clearUpper()
+}
+
+// comb4Go is Comb4 in pure Go.
+func comb4Go(dst, a []float64, b float64, x, y []float64) {
+	a0, a1, a2, a3 := a[0], a[1], a[2], a[3]
+	x, y = x[:len(dst)], y[:len(dst)]
+	for i := 0; i+3 < len(dst); i += 4 {
+		d, xs, ys := dst[i:i+4], x[i:i+4], y[i:i+4]
+		d[0] = a0*xs[0] + b*ys[0]
+		d[1] = a1*xs[1] + b*ys[1]
+		d[2] = a2*xs[2] + b*ys[2]
+		d[3] = a3*xs[3] + b*ys[3]
+	}
+}

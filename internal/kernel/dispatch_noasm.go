@@ -24,3 +24,4 @@ func gemmNN(add bool, n, k, m int, A []float64, lda int, B []float64, ldb int, C
 func gemmNT(add bool, n, k, m int, A []float64, lda int, B []float64, ldb int, C []float64, ldc int) {
 	gemmNTGo(add, n, k, m, A, lda, B, ldb, C, ldc)
 }
+func comb4(dst, a []float64, b float64, x, y []float64) { comb4Go(dst, a, b, x, y) }

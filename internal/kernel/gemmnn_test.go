@@ -193,3 +193,35 @@ func BenchmarkGemmNT(b *testing.B) {
 		})
 	}
 }
+
+// Comb4 (the assembly on an AVX2 machine) and comb4Go against the plain formula on every
+// length up to 4·33 in steps of four (the two-vector loop and its one-vector tail) at
+// unaligned starts, with the memory after dst untouched, and aliased (dst = x).
+func TestComb4(t *testing.T) {
+	rng := rand.New(rand.NewPCG(69, 70))
+	a := []float64{0.7, -1.3, 2.1, 0.4}
+	for _, f := range []func(dst, a []float64, b float64, x, y []float64){Comb4, comb4Go} {
+		for n := 0; n <= 132; n += 4 {
+			for off := range 4 {
+				x, _ := guarded(rng, n, (off+1)%4)
+				y, _ := guarded(rng, n, (off+2)%4)
+				dst, intact := guarded(rng, n, off)
+				f(dst, a, -0.6, x, y)
+				for i := range n {
+					if want := a[i%4]*x[i] - 0.6*y[i]; !closeTo(dst[i], want, 4) {
+						t.Fatalf("n=%d off=%d: dst[%d] = %v, want %v", n, off, i, dst[i], want)
+					}
+				}
+				if !intact() {
+					t.Fatalf("n=%d off=%d: write outside dst", n, off)
+				}
+				want := make([]float64, n)
+				for i := range n {
+					want[i] = a[i%4]*x[i] + 2*y[i]
+				}
+				f(x, a, 2, x, y)
+				checkSlice(t, "aliased", x, want, 4)
+			}
+		}
+	}
+}

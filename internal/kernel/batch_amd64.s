@@ -375,3 +375,41 @@ ntst3:
 	VMOVSD X11, 16(BX)
 	VZEROUPPER
 	RET
+
+// func comb4Asm(dst, a []float64, b float64, x, y []float64)
+// dst[i] = a[i mod 4]·x[i] + b·y[i] for i < len(dst) (a multiple of 4): one product and one
+// fused multiply-add per vector, two vectors per step, then one.
+TEXT ·comb4Asm(SB), NOSPLIT, $0-104
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), AX
+	VMOVUPD 0(AX), Y8
+	VBROADCASTSD b+48(FP), Y9
+	MOVQ x_base+56(FP), SI
+	MOVQ y_base+80(FP), DX
+	SHLQ $3, CX
+	XORQ BX, BX
+
+cb8:
+	LEAQ 64(BX), AX
+	CMPQ AX, CX
+	JA   cb4
+	VMULPD (SI)(BX*1), Y8, Y0
+	VFMADD231PD (DX)(BX*1), Y9, Y0
+	VMULPD 32(SI)(BX*1), Y8, Y1
+	VFMADD231PD 32(DX)(BX*1), Y9, Y1
+	VMOVUPD Y0, (DI)(BX*1)
+	VMOVUPD Y1, 32(DI)(BX*1)
+	MOVQ AX, BX
+	JMP  cb8
+
+cb4:
+	CMPQ BX, CX
+	JAE  cbdone
+	VMULPD (SI)(BX*1), Y8, Y0
+	VFMADD231PD (DX)(BX*1), Y9, Y0
+	VMOVUPD Y0, (DI)(BX*1)
+
+cbdone:
+	VZEROUPPER
+	RET

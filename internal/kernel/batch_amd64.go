@@ -74,3 +74,16 @@ func gemmNT(add bool, n, k, m int, A []float64, lda int, B []float64, ldb int, C
 //
 //go:noescape
 func gemmNT43Asm(k, add int, a0, a1, a2, a3, b0, b1, b2, c0, c1, c2, c3 *float64)
+
+func comb4(dst, a []float64, b float64, x, y []float64) {
+	if useAsm {
+		comb4Asm(dst, a, b, x, y)
+		return
+	}
+	comb4Go(dst, a, b, x, y)
+}
+
+// comb4Asm (batch_amd64.s) is Comb4 for len(dst) a multiple of 4 (checked by Comb4).
+//
+//go:noescape
+func comb4Asm(dst, a []float64, b float64, x, y []float64)
