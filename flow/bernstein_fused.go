@@ -55,7 +55,7 @@ func (p *bernPoly) affOff(d int) int { return 8 * (p.m + 1) * groups(d) }
 func (p *bernPoly) prepLen(d int) int { return p.affOff(d) + 3*d + 8*groups(d)*(p.m+3) }
 
 // evalLen returns the length of the scratch evalAll needs for d coordinates.
-func (p *bernPoly) evalLen(d int) int { return 16*(p.m+1) + 20 + 6*d }
+func (p *bernPoly) evalLen(d int) int { return 20*(p.m+1) + 20 + 9*d }
 
 // wsLen returns the length of the scratch forwardAll needs for d coordinates.
 func (p *bernPoly) wsLen(d int) int { return p.prepLen(d) + p.evalLen(d) }
@@ -127,7 +127,7 @@ func (p *bernPoly) prepAffine(a []float64, d int, L bernRows) {
 // recurrences from b_{k,M−2} at the mode (one exponential each, BoundedTails; LinearTails
 // two integer powers and a table, basisModePow); basisRun4, the four
 // lanes in lockstep), then kernel.BernsteinElev4 for the elevations, z, h′, h″ and the
-// partials in r, and a logarithm per coordinate for log h′. Coordinates at a NaN point, in a linear tail, or of degree M = 1
+// partials in r, and log h′ of all coordinates in one kernel.Log pass. Coordinates at a NaN point, in a linear tail, or of degree M = 1
 // take the one-coordinate path (atSplit) instead. Cost O(d·M).
 func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []float64) {
 	M := p.m
@@ -142,6 +142,11 @@ func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []f
 	// pass: x = σ(v), y = σ(−v), log x = −softplus(−v), log y = −softplus(v).
 	vs := bs[16*P+20:][:6*d]
 	vv, sp, sg := vs[:2*d], vs[2*d:4*d], vs[4*d:]
+	tb := bs[16*P+20+6*d:][:4*P] // kernel.BernsteinBasis4's scratch
+	// Per coordinate: h′ (1 for the one-coordinate path), its logarithm, and what ld adds to
+	// log h′ (log x + log y for BoundedTails; the whole ld on the one-coordinate path).
+	lg := bs[20*P+20+6*d:][:3*d]
+	hps, lh, ldx := lg[:d], lg[d:2*d], lg[2*d:]
 	for j := range d {
 		vj := alpha[j]*u[j] + L.aff[L.affOff+j*L.affStride+1]
 		vv[j], vv[d+j] = vj, -vj
@@ -180,7 +185,7 @@ func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []f
 				x, y = vj, 1-vj
 			}
 			xy[l], xy[4+l] = x, y
-			if n := M - 2; n > endMax { // the mode-centred start (basisEnd4's would underflow)
+			if n := M - 2; n > endMax { // the mode-centred start (kernel.BernsteinBasis4's would underflow)
 				kk[l], e[l] = p.basisMode(n, x, y, lx[l], ly[l])
 			} else if p.tails == BoundedTails { // b_{n,n} = xⁿ or b_{0,n} = yⁿ, from the logarithms
 				e[l] = math.Exp(float64(n) * max(lx[l], ly[l]))
@@ -198,109 +203,88 @@ func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []f
 				}
 			}
 		default:
-			p.basisEnd4(b2, M-2, e, xy, slow)
+			kernel.BernsteinBasis4(M-2, p.up, xy, e[:], tb, b2)
 		}
 		if M >= 2 {
 			kernel.BernsteinElev4(M, xy, b2, tds, b1, dzdl, res)
 		}
-		for l := range 4 {
-			if !slow[l] {
-				e[l] = math.Log(res[4+l]) // log h′
-			}
-		}
 		for l := range nl {
 			j := 4*g + l
-			var zj, ld, dzdv, dldv float64
-			if slow[l] {
+			var zj, dzdv, dldv float64
+			switch {
+			case slow[l] && p.tails == LinearTails && (v[l] < 0 || v[l] > 1):
+				zj, dzdv = p.evalTail(tds, dzdl, l, v[l])
+				hps[j], ldx[j] = dzdv, 0 // ld = log of the tail's slope
+			case slow[l]:
+				var ld float64
 				zj, ld, dzdv, dldv = p.evalOne(fb, tds, dzdl, l, v[l])
-			} else {
+				hps[j], ldx[j] = 1, ld // log 1 = 0 exactly: ld goes in whole
+			default:
 				x, y := xy[l], xy[4+l]
 				hp, hpp := res[4+l], res[8+l]
-				zj, ld = res[l], e[l]
+				zj = res[l]
+				hps[j], ldx[j] = hp, 0
 				if p.tails == BoundedTails { // chain through x = σ(v): dx/dv = x·y
 					q := x * y
-					ld += lx[l] + ly[l]
+					ldx[j] = lx[l] + ly[l]
 					dzdv, dldv = hp*q, hpp/hp*q+(y-x)
 				} else {
 					dzdv, dldv = hp, hpp/hp
 				}
 			}
 			out[j] = zj
-			sum += ld + la[j]
 			uj, a, sj := u[j], alpha[j], sa[j]
 			s := srec[bernRec*j : bernRec*(j+1)]
 			s[0], s[1], s[2] = dzdv*uj*sj, dzdv, dzdv*a
 			s[3], s[4], s[5] = dldv*uj*sj+sj/a, dldv, dldv*a
 		}
 	}
+	// log h′ of all d coordinates in one pass; ld_j = log h′_j (+ log x_j + log y_j, bounded).
+	kernel.Log(lh, hps)
+	for j := range d {
+		sum += (lh[j] + ldx[j]) + la[j]
+	}
 	out[d] = sum
 }
 
-// endMax is the largest base degree n whose basis basisEnd4 computes: its start max(x, y)ⁿ
-// ≥ 2⁻ⁿ stays a normal float64 (above 2⁻¹⁰²²) with room to spare.
+// endMax is the largest base degree n whose basis evalAll computes from the ends
+// (kernel.BernsteinBasis4): its start max(x, y)ⁿ ≥ 2⁻ⁿ stays a normal float64 (above
+// 2⁻¹⁰²²) with room to spare.
 const endMax = 1000
 
-// basisEnd4 writes b_{i,n}(x_l), i = 0..n, for the four lanes of a group into b (interleaved,
-// entry i of lane l at b[4i + l]; zero on entry; lanes marked slow are left zero), for
-// x = xy[l], y = xy[4+l] and start[l] = max(x, y)ⁿ (n ≤ endMax). Each lane starts at the end of
-// the larger point — b_{n,n} = xⁿ when x ≥ y, b_{0,n} = yⁿ else, ≥ 2⁻ⁿ either way, so never
-// underflowing — and runs the ratio recurrence across the whole range towards the other end:
-// b_{i−1} = b_i·i/(n−i+1)·(y/x) downwards, b_{i+1} = b_i·(n−i)/(i+1)·(x/y) upwards. Every step
-// multiplies nonnegative numbers, so b_i has a relative error of at most 2|i − start|
-// roundings, O(n·ε) (as basisRun's recurrences from the mode); terms that fall below 1e-300
-// are set to zero and stay zero (no subnormal arithmetic). Point masses need no special case:
-// x = 0 gives y = 1, ratio 0; y = 0 gives ratio 0 downwards. Every lane runs exactly n steps,
-// so the four lanes' independent chains advance in lockstep with no data-dependent trip count
-// (basisRun's two runs from the mode have lane-dependent lengths). Cost: n steps of two
-// multiplications per lane.
-func (p *bernPoly) basisEnd4(b []float64, n int, start [4]float64, xy []float64, slow [4]bool) {
-	const tiny = 1e-300 // as basisRun
-	b = b[:4*(n+1)]
-	var q, v [4]float64
-	var o, st [4]int
-	var r [4][]float64
-	for l := range 4 {
-		o[l], st[l], r[l] = l, 4, p.up[:n]
-		if slow[l] {
-			continue // ratio 0, start 0: the lane writes zeros
-		}
-		x, y := xy[l], xy[4+l]
-		if x >= y {
-			q[l], o[l], st[l], r[l] = y/x, 4*n+l, -4, p.downRev[:n]
-		} else {
-			q[l] = x / y
-		}
-		v[l] = start[l]
-		b[o[l]] = start[l]
+// evalTail evaluates lane l of a group at v in a linear tail (v < 0 or v > 1, LinearTails) as
+// bernPoly.tail does, straight from the group's interleaved prepared coefficients into its
+// record dzdl: it returns z and the tail's slope s = ∂z/∂v (log s is ld; ∂ld/∂v = 0).
+func (p *bernPoly) evalTail(tds, dzdl []float64, l int, v float64) (z, s float64) {
+	M := p.m
+	P := M + 1
+	fm := float64(M)
+	dz, dl := dzdl[:4*P], dzdl[4*P:8*P]
+	sig := tds[4*P : 8*P]
+	for k := range P {
+		dz[4*k+l], dl[4*k+l] = 0, 0
 	}
-	if n == 0 {
-		return
+	dz[l] = 1
+	if v < 0 { // z = ϑ_0 + M·δ_1·v
+		d1, s1 := tds[4+l], sig[4+l]
+		dz[4+l] = fm * s1 * v
+		dl[4+l] = s1 / d1
+		s = fm * d1
+		return tds[l] + s*v, s
 	}
-	r0, r1, r2, r3 := r[0][:n], r[1][:n], r[2][:n], r[3][:n]
-	q0, q1, q2, q3 := q[0], q[1], q[2], q[3]
-	a0, a1, a2, a3 := v[0], v[1], v[2], v[3]
-	i0, i1, i2, i3 := o[0], o[1], o[2], o[3]
-	s0, s1, s2, s3 := st[0], st[1], st[2], st[3]
-	for t := range r0 {
-		a0 *= r0[t] * q0
-		a1 *= r1[t] * q1
-		a2 *= r2[t] * q2
-		a3 *= r3[t] * q3
-		if a0 < tiny {
-			a0 = 0
-		}
-		if a1 < tiny {
-			a1 = 0
-		}
-		if a2 < tiny {
-			a2 = 0
-		}
-		if a3 < tiny {
-			a3 = 0
-		}
-		i0, i1, i2, i3 = i0+s0, i1+s1, i2+s2, i3+s3
-		b[i0], b[i1], b[i2], b[i3] = a0, a1, a2, a3
+	// z = ϑ_M + M·δ_M·(v − 1), ϑ_M summed as evalOne forms it.
+	theta := 0.0
+	for k := range P {
+		theta += tds[4*k+l]
 	}
+	for k := 1; k <= M; k++ {
+		dz[4*k+l] = sig[4*k+l]
+	}
+	dM, sM := tds[4*M+l], sig[4*M+l]
+	dz[4*M+l] += fm * sM * (v - 1)
+	dl[4*M+l] = sM / dM
+	s = fm * dM
+	return theta + s*(v-1), s
 }
 
 // evalOne evaluates lane l of a group at v by atSplit (the one-coordinate path, for the

@@ -64,9 +64,8 @@ var ErrOutsideSupport = errors.New("flow: point outside the support of the bound
 type bernPoly struct {
 	m     int
 	tails Tails
-	// Tables of the base degree n0 = M−2 (M ≥ 2): log C(n0, k), (n0−i)/(i+1), i/(n0−i+1), and
-	// the last reversed, downRev[t] = down[n0−t] (basisEnd4).
-	logC, up, down, downRev []float64
+	// Tables of the base degree n0 = M−2 (M ≥ 2): log C(n0, k), (n0−i)/(i+1), i/(n0−i+1).
+	logC, up, down []float64
 }
 
 func newBernPoly(m int, tails Tails) bernPoly {
@@ -85,10 +84,6 @@ func newBernPoly(m int, tails Tails) bernPoly {
 			p.logC[k] = mathx.LogBinomial(float64(n), float64(k))
 			p.up[k] = float64(n-k) / float64(k+1)
 			p.down[k] = float64(k) / float64(n-k+1)
-		}
-		p.downRev = make([]float64, n+1)
-		for t := range n + 1 {
-			p.downRev[t] = p.down[n-t]
 		}
 	}
 	return p

@@ -5,9 +5,12 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/vigo-bayes/vigo/internal/kernel"
 )
 
-// TestBasisEnd4: the four-lane basis from the ends against C(n, i)·xⁱ·(1−x)^(n−i) in 256-bit
+// TestBasisEnd4: the four-lane basis from the ends (kernel.BernsteinBasis4 with the tables of
+// bernPoly, as evalAll calls it) against C(n, i)·xⁱ·(1−x)^(n−i) in 256-bit
 // arithmetic (exact C and exact 1 − x of the lane's x), for degrees 0 to 98 and 998, points
 // across (0, 1), within 1e-9 of 0 and 1, at 0, 1 and 1/2 (both directions meet), and slow lanes
 // (left zero). Terms above 1e-280 must agree to (3n + 8)·ε relative: the start's rounding
@@ -37,7 +40,7 @@ func TestBasisEnd4(t *testing.T) {
 				start[l] = powi(max(x, 1-x), n)
 			}
 			b := make([]float64, 4*(n+1))
-			p.basisEnd4(b, n, start, xy, slow)
+			kernel.BernsteinBasis4(n, p.up, xy, start[:], make([]float64, 4*(n+1)), b)
 			for l := range 4 {
 				x := xy[l]
 				ref := exactBasis(n, x)

@@ -87,3 +87,29 @@ func comb4(dst, a []float64, b float64, x, y []float64) {
 //
 //go:noescape
 func comb4Asm(dst, a []float64, b float64, x, y []float64)
+
+func bernBasis4(n int, up, xy, start, tmp, b []float64) {
+	if useAsm {
+		bernBasis4Asm(n, up, xy, start, tmp, b, basisTiny)
+		return
+	}
+	bernBasis4Go(n, up, xy, start, tmp, b)
+}
+
+// bernBasis4Asm (batch_amd64.s) is BernsteinBasis4 on the lengths it checks.
+//
+//go:noescape
+func bernBasis4Asm(n int, up, xy, start, tmp, b []float64, tiny float64)
+
+func logv(dst, x []float64) {
+	if useAsm {
+		logAsm(dst, x)
+		return
+	}
+	logGo(dst, x)
+}
+
+// logAsm (batch_amd64.s) is Log's core for positive normal finite x (len(dst) = len(x)).
+//
+//go:noescape
+func logAsm(dst, x []float64)

@@ -413,3 +413,163 @@ cb4:
 cbdone:
 	VZEROUPPER
 	RET
+
+// func bernBasis4Asm(n int, up, xy, start, tmp, b []float64, tiny float64)
+// BernsteinBasis4 (bernstein.go) with the four lanes in one vector: q = min(x, y)/max(x, y)
+// (0 where max(x, y) = 0), v = start; per step t < n, v = v·(up[t]·q), zeroed where below
+// tiny, into tmp[4(t+1):]; then b[4i:] = tmp[4(n−i):] in the lanes where x ≥ y and tmp[4i:]
+// in the others (VBLENDVPD).
+TEXT ·bernBasis4Asm(SB), NOSPLIT, $0-136
+	MOVQ n+0(FP), CX
+	MOVQ up_base+8(FP), SI
+	MOVQ xy_base+32(FP), AX
+	VMOVUPD 0(AX), Y0
+	VMOVUPD 32(AX), Y1
+	VCMPPD $13, Y1, Y0, Y2
+	VMAXPD Y1, Y0, Y3
+	VMINPD Y1, Y0, Y4
+	VDIVPD Y3, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VCMPPD $14, Y5, Y3, Y6
+	VANDPD Y6, Y4, Y4
+	MOVQ start_base+56(FP), AX
+	VMOVUPD 0(AX), Y7
+	VBROADCASTSD tiny+128(FP), Y8
+	MOVQ tmp_base+80(FP), DI
+	VMOVUPD Y7, 0(DI)
+	XORQ BX, BX
+
+bbloop:
+	CMPQ BX, CX
+	JAE  bbplace
+	VBROADCASTSD (SI)(BX*8), Y9
+	VMULPD Y4, Y9, Y9
+	VMULPD Y9, Y7, Y7
+	VCMPPD $13, Y8, Y7, Y10
+	VANDPD Y10, Y7, Y7
+	ADDQ $32, DI
+	VMOVUPD Y7, (DI)
+	INCQ BX
+	JMP  bbloop
+
+bbplace:
+	MOVQ tmp_base+80(FP), SI
+	MOVQ CX, DX
+	SHLQ $5, DX
+	ADDQ SI, DX
+	MOVQ b_base+104(FP), DI
+	XORQ BX, BX
+
+bbploop:
+	CMPQ BX, CX
+	JA   bbdone
+	VMOVUPD (SI), Y11
+	VBLENDVPD Y2, (DX), Y11, Y11
+	VMOVUPD Y11, (DI)
+	ADDQ $32, SI
+	SUBQ $32, DX
+	ADDQ $32, DI
+	INCQ BX
+	JMP  bbploop
+
+bbdone:
+	VZEROUPPER
+	RET
+
+// Constants of logAsm: ·spConst (asm_amd64.go), 32 bytes per entry, as in asm_amd64.s.
+#define LG_ONE ·spConst+32(SB)
+#define LG_HALF ·spConst+608(SB)
+#define LG_T52P1023 ·spConst+640(SB)
+#define LG_LOGOFF ·spConst+672(SB)
+#define LG_T52BITS ·spConst+704(SB)
+#define LG_MANT ·spConst+736(SB)
+#define LG_SQRTHALF ·spConst+768(SB)
+#define LG_TWO ·spConst+800(SB)
+#define LG_L1 ·spConst+832(SB)
+#define LG_L2 ·spConst+864(SB)
+#define LG_L3 ·spConst+896(SB)
+#define LG_L4 ·spConst+928(SB)
+#define LG_L5 ·spConst+960(SB)
+#define LG_L6 ·spConst+992(SB)
+#define LG_L7 ·spConst+1024(SB)
+#define LG_L8 ·spConst+1056(SB)
+#define LG_L9 ·spConst+1088(SB)
+#define LG_L10 ·spConst+1120(SB)
+#define LG_LN2LO ·spConst+1152(SB)
+#define LG_LN2HI ·spConst+1184(SB)
+
+// LOGCORE computes log(w) into Y7 for w in Y0 (positive, normal, finite; using Y1, Y2, Y6–Y15):
+// logCore (generic.go) with corr = 0: t = bits(w) + (bits(1) − bits(√½)); k = exponent of t;
+// f = mantissa of t scaled to [√½, √2) minus 1; s = f/(2 + f); z = s²; R = z·Estrin(z);
+// hfsq = f²/2; c = s·(hfsq + R) + k·ln2Lo; log = k·ln2Hi + (f − (hfsq − c)).
+#define LOGCORE \
+	VPADDQ LG_LOGOFF, Y0, Y7; \
+	VPSRLQ $52, Y7, Y8; \
+	VPOR LG_T52BITS, Y8, Y8; \
+	VSUBPD LG_T52P1023, Y8, Y8; \
+	VPAND LG_MANT, Y7, Y7; \
+	VPADDQ LG_SQRTHALF, Y7, Y7; \
+	VSUBPD LG_ONE, Y7, Y7; \
+	VADDPD LG_TWO, Y7, Y9; \
+	VDIVPD Y9, Y7, Y9; \
+	VMULPD Y9, Y9, Y10; \
+	VMULPD Y10, Y10, Y11; \
+	VMULPD Y11, Y11, Y12; \
+	VMULPD Y12, Y12, Y13; \
+	VMOVUPD LG_L2, Y14; \
+	VFMADD213PD LG_L1, Y10, Y14; \
+	VMOVUPD LG_L4, Y15; \
+	VFMADD213PD LG_L3, Y10, Y15; \
+	VFMADD231PD Y15, Y11, Y14; \
+	VMOVUPD LG_L6, Y15; \
+	VFMADD213PD LG_L5, Y10, Y15; \
+	VMOVUPD LG_L8, Y1; \
+	VFMADD213PD LG_L7, Y10, Y1; \
+	VFMADD231PD Y1, Y11, Y15; \
+	VMOVUPD LG_L10, Y1; \
+	VFMADD213PD LG_L9, Y10, Y1; \
+	VFMADD231PD Y15, Y12, Y14; \
+	VFMADD231PD Y1, Y13, Y14; \
+	VMULPD Y10, Y14, Y14; \
+	VMULPD Y7, Y7, Y1; \
+	VMULPD LG_HALF, Y1, Y1; \
+	VMULPD LG_LN2LO, Y8, Y6; \
+	VADDPD Y14, Y1, Y2; \
+	VFMADD231PD Y2, Y9, Y6; \
+	VSUBPD Y6, Y1, Y1; \
+	VSUBPD Y1, Y7, Y7; \
+	VFMADD231PD LG_LN2HI, Y8, Y7
+
+// func logAsm(dst, x []float64)
+// dst[i] = log(x[i]) by LOGCORE, four lanes per step, the last one to three through masked
+// loads and stores; lanes that are not positive normal finite numbers get meaningless values
+// (Log fixes them).
+TEXT ·logAsm(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ x_len+32(FP), CX
+	XORQ BX, BX
+
+lgloop:
+	CMPQ CX, $4
+	JB   lgtail
+	VMOVUPD (SI)(BX*1), Y0
+	LOGCORE
+	VMOVUPD Y7, (DI)(BX*1)
+	ADDQ $32, BX
+	SUBQ $4, CX
+	JMP  lgloop
+
+lgtail:
+	TESTQ CX, CX
+	JZ    lgdone
+	SHLQ  $5, CX
+	LEAQ  ·laneMask(SB), AX
+	VMOVUPD    (AX)(CX*1), Y3
+	VMASKMOVPD (SI)(BX*1), Y3, Y0
+	LOGCORE
+	VMASKMOVPD Y7, Y3, (DI)(BX*1)
+
+lgdone:
+	VZEROUPPER
+	RET

@@ -182,3 +182,57 @@ func comb4Go(dst, a []float64, b float64, x, y []float64) {
 		d[3] = a3*xs[3] + b*ys[3]
 	}
 }
+
+// basisTiny is BernsteinBasis4's cutoff: terms below it are set to zero (no subnormal
+// arithmetic; a term this small cannot matter in a sum of terms that add up to 1).
+const basisTiny = 1e-300
+
+// BernsteinBasis4 sets b[4i + l] = b_{i,n}(x_l) = C(n, i)·x_lⁱ·y_l^(n−i), i = 0..n, for four
+// points at once (lane l: x = xy[l], y = xy[4+l] = 1 − x, carried separately), from
+// start[l] = max(x_l, y_l)ⁿ and the table up[t] = (n−t)/(t+1), t < n. Each lane starts at
+// the end of its larger point — b_{n,n} = xⁿ when x ≥ y, b_{0,n} = yⁿ else, ≥ 2⁻ⁿ either way —
+// and runs the ratio recurrence across the whole range towards the other end: with q =
+// min(x, y)/max(x, y), v_{t+1} = v_t·(up[t]·q) is b_{t+1} (upwards, x < y) or b_{n−t−1}
+// (downwards, x ≥ y: i/(n−i+1) at i = n−t equals up[t]). The four lanes therefore do the same
+// arithmetic in lockstep for exactly n steps; the values go into tmp (≥ 4(n+1)) in step
+// order and then into b, reversed in the downward lanes. Every step multiplies nonnegative
+// numbers, so b_i has a relative error of at most 2|i − start| + 1 roundings beyond the
+// start's own, O(n·ε); terms below basisTiny (1e-300) are set to zero and stay zero. A lane
+// with max(x, y) = 0 (an unused lane, start 0) gives zeros; x = 0 or y = 0 give the point
+// mass start at the end and zeros elsewhere. The assembly and the pure-Go loop give the same
+// bits (the same products in the same order). len(xy) = 8, len(start) = 4, len(up) ≥ n,
+// len(tmp) ≥ 4(n+1), len(b) = 4(n+1). Cost: 2n multiplications per lane and two passes of
+// n+1 vectors.
+func BernsteinBasis4(n int, up, xy, start, tmp, b []float64) {
+	if n < 0 || len(up) < n || len(xy) != 8 || len(start) != 4 || len(tmp) < 4*(n+1) || len(b) != 4*(n+1) {
+		panic(fmt.Sprintf("kernel: BernsteinBasis4: n=%d, len(up)=%d, len(xy)=%d, len(start)=%d, len(tmp)=%d, len(b)=%d",
+			n, len(up), len(xy), len(start), len(tmp), len(b)))
+	}
+	bernBasis4(n, up, xy, start, tmp, b)
+	clearUpper()
+}
+
+// bernBasis4Go is BernsteinBasis4 in pure Go, lane by lane, writing b directly.
+func bernBasis4Go(n int, up, xy, start, tmp, b []float64) {
+	up, b = up[:n], b[:4*(n+1)]
+	for l := range 4 {
+		x, y := xy[l], xy[4+l]
+		q, o, s := 0.0, l, 4
+		if hi := max(x, y); hi > 0 {
+			q = min(x, y) / hi
+		}
+		if x >= y {
+			o, s = 4*n+l, -4
+		}
+		v := start[l]
+		b[o] = v
+		for _, r := range up {
+			v *= r * q
+			if !(v >= basisTiny) {
+				v = 0
+			}
+			o += s
+			b[o] = v
+		}
+	}
+}

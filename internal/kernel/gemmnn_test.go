@@ -225,3 +225,58 @@ func TestComb4(t *testing.T) {
 		}
 	}
 }
+
+// BernsteinBasis4 (the assembly on an AVX2 machine) against bernBasis4Go bit for bit, for
+// degrees 0 to 98 and 998, points across [0, 1] (both directions, the ends, an unused lane
+// with x = y = 0 and start 0), unaligned slices; and against the defining sum Σ_i b_i = 1 to
+// (2n+4)·ε (the relative error bound of the recurrence and the start).
+func TestBernsteinBasis4(t *testing.T) {
+	rng := rand.New(rand.NewPCG(73, 74))
+	xs := []float64{0.5, 0.3, 1e-3, 1e-9, 0.999999, 1 - 1e-9, 0, 1, 0.02, 0.97}
+	for _, n := range []int{0, 1, 2, 3, 5, 18, 47, 98, 998} {
+		up := make([]float64, n)
+		for i := range up {
+			up[i] = float64(n-i) / float64(i+1)
+		}
+		for trial := range 40 {
+			xy, start := make([]float64, 8), make([]float64, 4)
+			for l := range 4 {
+				x := xs[rng.IntN(len(xs))]
+				if trial%3 == 0 {
+					x = rng.Float64()
+				}
+				if rng.IntN(7) == 0 {
+					continue // unused lane: x = y = 0, start 0
+				}
+				xy[l], xy[4+l] = x, 1-x
+				start[l] = math.Pow(max(x, 1-x), float64(n))
+			}
+			off := rng.IntN(4)
+			got := randVec(rng, off+4*(n+1))[off:]
+			tmp := randVec(rng, off+4*(n+1)+1)[off:]
+			want := make([]float64, 4*(n+1))
+			BernsteinBasis4(n, up, xy, start, tmp, got)
+			bernBasis4Go(n, up, xy, start, nil, want)
+			for i := range want {
+				if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("n=%d lane %d (x=%g): b[%d] = %v, Go %v", n, i%4, xy[i%4], i/4, got[i], want[i])
+				}
+			}
+			for l := range 4 {
+				sum := 0.0
+				for i := 0; i <= n; i++ {
+					sum += got[4*i+l]
+				}
+				if xy[l] == 0 && xy[4+l] == 0 {
+					if sum != 0 {
+						t.Fatalf("n=%d: unused lane %d sums to %v", n, l, sum)
+					}
+					continue
+				}
+				if math.Abs(sum-1) > float64(2*n+4)*0x1p-52 {
+					t.Fatalf("n=%d x=%g: Σ b_i = %.17g", n, xy[l], sum)
+				}
+			}
+		}
+	}
+}
