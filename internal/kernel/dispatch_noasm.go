@@ -26,4 +26,4 @@ func gemmNT(add bool, n, k, m int, A []float64, lda int, B []float64, ldb int, C
 }
 func comb4(dst, a []float64, b float64, x, y []float64) { comb4Go(dst, a, b, x, y) }
 func bernBasis4(n int, up, xy, start, tmp, b []float64) { bernBasis4Go(n, up, xy, start, tmp, b) }
-func logv(dst, x []float64) { logGo(dst, x) }
+func logv(dst, x []float64)                             { logGo(dst, x) }
