@@ -195,14 +195,7 @@ func (p *bernPoly) gatherGroup(dst, src []float64, lane [4]float64, g, d int) {
 	P := p.m + 1
 	j0 := 4 * g
 	if j0+4 <= d {
-		dst = dst[:4*P]
-		l0, l1, l2, l3 := lane[0], lane[1], lane[2], lane[3]
-		src = src[j0:]
-		for k := range P {
-			s := src[k*d : k*d+4]
-			q := dst[4*k : 4*k+4]
-			q[0], q[1], q[2], q[3] = s[0]*l0, s[1]*l1, s[2]*l2, s[3]*l3
-		}
+		kernel.Gather4(dst[:4*P], src[j0:], d, lane[:])
 		return
 	}
 	nl := d - j0
@@ -218,17 +211,7 @@ func (p *bernPoly) scatterGroup(dst, src []float64, lane [4]float64, g, d int) {
 	P := p.m + 1
 	j0 := 4 * g
 	if j0+4 <= d {
-		src = src[:4*P]
-		l0, l1, l2, l3 := lane[0], lane[1], lane[2], lane[3]
-		dst = dst[j0:]
-		for k := range P {
-			s := src[4*k : 4*k+4]
-			q := dst[k*d : k*d+4]
-			q[0] += s[0] * l0
-			q[1] += s[1] * l1
-			q[2] += s[2] * l2
-			q[3] += s[3] * l3
-		}
+		kernel.Scatter4Add(dst[j0:], d, src[:4*P], lane[:])
 		return
 	}
 	nl := d - j0

@@ -113,3 +113,28 @@ func logv(dst, x []float64) {
 //
 //go:noescape
 func logAsm(dst, x []float64)
+
+func gather4(dst, src []float64, s int, lane []float64) {
+	if useAsm {
+		gather4Asm(dst, src, s, lane)
+		return
+	}
+	gather4Go(dst, src, s, lane)
+}
+
+func scatter4Add(dst []float64, s int, src, lane []float64) {
+	if useAsm {
+		scatter4AddAsm(dst, s, src, lane)
+		return
+	}
+	scatter4AddGo(dst, s, src, lane)
+}
+
+// gather4Asm and scatter4AddAsm (batch_amd64.s) are Gather4 and Scatter4Add on the lengths
+// they check.
+//
+//go:noescape
+func gather4Asm(dst, src []float64, s int, lane []float64)
+
+//go:noescape
+func scatter4AddAsm(dst []float64, s int, src, lane []float64)

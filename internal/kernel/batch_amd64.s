@@ -573,3 +573,58 @@ lgtail:
 lgdone:
 	VZEROUPPER
 	RET
+
+// func gather4Asm(dst, src []float64, s int, lane []float64)
+// dst[4k:4k+4] = src[k·s : k·s+4]·lane for k < len(dst)/4: one unaligned vector load, one
+// product and one store per k.
+TEXT ·gather4Asm(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	SHRQ $2, CX
+	MOVQ src_base+24(FP), SI
+	MOVQ s+48(FP), DX
+	SHLQ $3, DX
+	MOVQ lane_base+56(FP), AX
+	VMOVUPD 0(AX), Y8
+
+g4loop:
+	TESTQ CX, CX
+	JZ    g4done
+	VMULPD (SI), Y8, Y0
+	VMOVUPD Y0, (DI)
+	ADDQ DX, SI
+	ADDQ $32, DI
+	DECQ CX
+	JMP  g4loop
+
+g4done:
+	VZEROUPPER
+	RET
+
+// func scatter4AddAsm(dst []float64, s int, src, lane []float64)
+// dst[k·s : k·s+4] += src[4k:4k+4]·lane for k < len(src)/4 (the product rounded, then the sum:
+// as the Go loop).
+TEXT ·scatter4AddAsm(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), DI
+	MOVQ s+24(FP), DX
+	SHLQ $3, DX
+	MOVQ src_base+32(FP), SI
+	MOVQ src_len+40(FP), CX
+	SHRQ $2, CX
+	MOVQ lane_base+56(FP), AX
+	VMOVUPD 0(AX), Y8
+
+s4loop:
+	TESTQ CX, CX
+	JZ    s4done
+	VMULPD (SI), Y8, Y0
+	VADDPD (DI), Y0, Y0
+	VMOVUPD Y0, (DI)
+	ADDQ DX, DI
+	ADDQ $32, SI
+	DECQ CX
+	JMP  s4loop
+
+s4done:
+	VZEROUPPER
+	RET

@@ -236,3 +236,56 @@ func bernBasis4Go(n int, up, xy, start, tmp, b []float64) {
 		}
 	}
 }
+
+// Gather4 sets dst[4k + l] = src[k·s + l]·lane[l] for l < 4 and k < n = len(dst)/4: runs of
+// four consecutive values at stride s, weighted per lane, into the interleaved layout of
+// BernsteinElev4 (a MADE output layer's weights of four coordinates, masked, into the packed
+// layout of flow's batched Bernstein node). len(dst) must be a multiple of 4, len(lane) = 4,
+// s ≥ 4 and, for n > 0, len(src) ≥ (n−1)·s + 4. Cost: 4n products.
+func Gather4(dst, src []float64, s int, lane []float64) {
+	n := len(dst) / 4
+	if len(dst)%4 != 0 || len(lane) != 4 || s < 4 || (n > 0 && len(src) < (n-1)*s+4) {
+		panic(fmt.Sprintf("kernel: Gather4: len(dst)=%d, len(src)=%d, s=%d, len(lane)=%d", len(dst), len(src), s, len(lane)))
+	}
+	if n == 0 {
+		return
+	}
+	gather4(dst, src, s, lane)
+	clearUpper()
+}
+
+// Scatter4Add is the adjoint of Gather4: dst[k·s + l] += src[4k + l]·lane[l] for l < 4 and
+// k < n = len(src)/4 (each product rounded, then added). len(src) must be a multiple of 4,
+// len(lane) = 4, s ≥ 4 and, for n > 0, len(dst) ≥ (n−1)·s + 4. Cost: 4n multiply-adds.
+func Scatter4Add(dst []float64, s int, src, lane []float64) {
+	n := len(src) / 4
+	if len(src)%4 != 0 || len(lane) != 4 || s < 4 || (n > 0 && len(dst) < (n-1)*s+4) {
+		panic(fmt.Sprintf("kernel: Scatter4Add: len(dst)=%d, s=%d, len(src)=%d, len(lane)=%d", len(dst), s, len(src), len(lane)))
+	}
+	if n == 0 {
+		return
+	}
+	scatter4Add(dst, s, src, lane)
+	clearUpper()
+}
+
+// gather4Go is Gather4 in pure Go.
+func gather4Go(dst, src []float64, s int, lane []float64) {
+	l0, l1, l2, l3 := lane[0], lane[1], lane[2], lane[3]
+	for k := range len(dst) / 4 {
+		r, q := src[k*s:k*s+4], dst[4*k:4*k+4]
+		q[0], q[1], q[2], q[3] = r[0]*l0, r[1]*l1, r[2]*l2, r[3]*l3
+	}
+}
+
+// scatter4AddGo is Scatter4Add in pure Go.
+func scatter4AddGo(dst []float64, s int, src, lane []float64) {
+	l0, l1, l2, l3 := lane[0], lane[1], lane[2], lane[3]
+	for k := range len(src) / 4 {
+		r, q := src[4*k:4*k+4], dst[k*s:k*s+4]
+		q[0] += r[0] * l0
+		q[1] += r[1] * l1
+		q[2] += r[2] * l2
+		q[3] += r[3] * l3
+	}
+}
