@@ -364,9 +364,10 @@ func (b *BernsteinAR) prepDraw(S, s int, C, pre, cs []float64) {
 			kernel.Softplus(csp, csg, r[nl:])
 			clear(blk)
 			de, si := blk[4:Q], blk[Q+4:]
-			for i, v := range csp {
-				o := 4*(i/nl) + i%nl
-				de[o], si[o] = v, csg[i]
+			for k := range M {
+				for l := range nl {
+					de[4*k+l], si[4*k+l] = csp[nl*k+l], csg[nl*k+l]
+				}
 			}
 			copy(blk[:nl], r[:nl]) // ϑ_0 = r_0
 			continue

@@ -189,9 +189,10 @@ func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []f
 				kk[l], e[l] = p.basisMode(n, x, y, lx[l], ly[l])
 			} else if p.tails == BoundedTails { // b_{n,n} = xⁿ or b_{0,n} = yⁿ, from the logarithms
 				e[l] = math.Exp(float64(n) * max(lx[l], ly[l]))
-			} else {
-				e[l] = powi(max(x, y), n)
 			}
+		}
+		if p.tails == LinearTails && M >= 2 && M-2 <= endMax { // b_{n,n} = xⁿ or b_{0,n} = yⁿ
+			e = powi4(xy, M-2)
 		}
 		clear(b2)
 		switch {

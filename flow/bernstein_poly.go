@@ -151,23 +151,24 @@ func (p *bernPoly) basisMode(n int, x, y, lx, ly float64) (k int, bk float64) {
 	return k, math.Exp(p.logC[k] + float64(k)*lx + float64(n-k)*ly)
 }
 
-// powi returns xᵏ for k ≥ 0 by repeated squaring (⌊log₂ k⌋ squarings and a product per set
-// bit, selected without branches on the bits of k). Each squaring doubles the relative
-// error it receives, so the result is within ≈ k·ε/2 of the exact power, as k − 1 sequential
-// products would be.
-func powi(x float64, k int) float64 {
-	r := 1.0
+// powi4 returns max(x_l, y_l)ᵏ for the four lanes of xy (x_0..x_3, y_0..y_3), k ≥ 0, by
+// repeated squaring (⌊log₂ k⌋ squarings and a product per set bit; the same bits for every
+// lane, so the four chains run side by side). Each squaring doubles the relative error it
+// receives, so the result is within ≈ k·ε/2 of the exact power, as k − 1 sequential products
+// would be.
+func powi4(xy []float64, k int) [4]float64 {
+	b := [4]float64{max(xy[0], xy[4]), max(xy[1], xy[5]), max(xy[2], xy[6]), max(xy[3], xy[7])}
+	r := [4]float64{1, 1, 1, 1}
 	for ; k > 0; k >>= 1 {
-		// r *= x if bit 0 of k is set: the factor is x or 1, chosen by a mask.
-		m := -uint64(k & 1)
-		r *= math.Float64frombits(math.Float64bits(x)&m | oneBits&^m)
-		x *= x
+		if k&1 != 0 {
+			r[0], r[1], r[2], r[3] = r[0]*b[0], r[1]*b[1], r[2]*b[2], r[3]*b[3]
+		}
+		b[0], b[1], b[2], b[3] = b[0]*b[0], b[1]*b[1], b[2]*b[2], b[3]*b[3]
 	}
 	return r
 }
 
-// oneBits is the bit pattern of 1.0.
-const oneBits = 0x3ff0000000000000
+
 
 // basisRun is basis from the start basisMode returns, with bk = exp(lb): it writes b[k·s] =
 // bk and runs the ratio recurrences up and down from k.
