@@ -168,8 +168,6 @@ func powi4(xy []float64, k int) [4]float64 {
 	return r
 }
 
-
-
 // basisRun is basis from the start basisMode returns, with bk = exp(lb): it writes b[k·s] =
 // bk and runs the ratio recurrences up and down from k.
 func (p *bernPoly) basisRun(b []float64, s, n, k int, bk, x, y float64) {
