@@ -199,6 +199,15 @@ func (p *bernPoly) gatherGroup(dst, src []float64, lane [4]float64, g, d int) {
 		return
 	}
 	nl := d - j0
+	if nl == 2 { // the last group of d ≡ 2 (mod 4), two lanes per entry without an inner loop
+		l0, l1 := lane[0], lane[1]
+		src = src[j0:]
+		for k := range P {
+			r, q := src[k*d:k*d+2], dst[2*k:2*k+2]
+			q[0], q[1] = r[0]*l0, r[1]*l1
+		}
+		return
+	}
 	for k := range P {
 		for l := range nl {
 			dst[nl*k+l] = src[k*d+j0+l] * lane[l]
@@ -215,6 +224,16 @@ func (p *bernPoly) scatterGroup(dst, src []float64, lane [4]float64, g, d int) {
 		return
 	}
 	nl := d - j0
+	if nl == 2 { // as gatherGroup
+		l0, l1 := lane[0], lane[1]
+		dst = dst[j0:]
+		for k := range P {
+			r, q := src[2*k:2*k+2], dst[k*d:k*d+2]
+			q[0] += r[0] * l0
+			q[1] += r[1] * l1
+		}
+		return
+	}
 	for k := range P {
 		for l := range nl {
 			dst[k*d+j0+l] += src[nl*k+l] * lane[l]
@@ -364,9 +383,17 @@ func (b *BernsteinAR) prepDraw(S, s int, C, pre, cs []float64) {
 			kernel.Softplus(csp, csg, r[nl:])
 			clear(blk)
 			de, si := blk[4:Q], blk[Q+4:]
-			for k := range M {
-				for l := range nl {
-					de[4*k+l], si[4*k+l] = csp[nl*k+l], csg[nl*k+l]
+			if nl == 2 { // as gatherGroup
+				for k := range M {
+					a, c := csp[2*k:2*k+2], csg[2*k:2*k+2]
+					e, f := de[4*k:4*k+2], si[4*k:4*k+2]
+					e[0], e[1], f[0], f[1] = a[0], a[1], c[0], c[1]
+				}
+			} else {
+				for k := range M {
+					for l := range nl {
+						de[4*k+l], si[4*k+l] = csp[nl*k+l], csg[nl*k+l]
+					}
 				}
 			}
 			copy(blk[:nl], r[:nl]) // ϑ_0 = r_0
@@ -434,6 +461,15 @@ func (p *bernPoly) coefAdjoint(rec []float64, d int, zbar []float64, lbar float6
 		nl := d - j0 // the compact runs of a last group that is not full
 		o := G[S*j0*P+s*nl*P : S*j0*P+(s+1)*nl*P]
 		dz, dl := blk[:Q], blk[Q:]
+		if nl == 2 { // as gatherGroup
+			z0, z1 := zbar[j0], zbar[j0+1]
+			for k := range P {
+				q, a, c := o[2*k:2*k+2], dz[4*k:4*k+2], dl[4*k:4*k+2]
+				q[0] = z0*a[0] + lbar*c[0]
+				q[1] = z1*a[1] + lbar*c[1]
+			}
+			continue
+		}
 		for l := range nl {
 			zb := zbar[j0+l]
 			for k := range P {
