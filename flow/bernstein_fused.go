@@ -153,6 +153,14 @@ func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []f
 	}
 	if p.tails == BoundedTails {
 		kernel.Softplus(sp, sg, vv)
+		if n := M - 2; n >= 0 && n <= endMax {
+			// The basis starts b_{n,n} = xⁿ or b_{0,n} = yⁿ of every coordinate, from the
+			// logarithms, in one kernel.Exp pass (into lh, which holds log h′ only at the end).
+			for j := range d {
+				lh[j] = float64(n) * max(-sp[d+j], -sp[j])
+			}
+			kernel.Exp(lh, lh)
+		}
 	}
 	srec := rec[8*P*G:][:bernRec*d]
 	sum := 0.0
@@ -160,8 +168,6 @@ func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []f
 		tds := pre[8*P*g : 8*P*(g+1)]
 		dzdl := rec[8*P*g : 8*P*(g+1)]
 		nl := min(4, d-4*g)
-		// The transcendental functions of the four lanes in separate passes, so that the
-		// processor overlaps the lanes' independent calls.
 		var v, e, lx, ly [4]float64
 		var kk [4]int // basisMode's starts (M−2 > endMax only)
 		var slow [4]bool
@@ -187,8 +193,8 @@ func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []f
 			xy[l], xy[4+l] = x, y
 			if n := M - 2; n > endMax { // the mode-centred start (kernel.BernsteinBasis4's would underflow)
 				kk[l], e[l] = p.basisMode(n, x, y, lx[l], ly[l])
-			} else if p.tails == BoundedTails { // b_{n,n} = xⁿ or b_{0,n} = yⁿ, from the logarithms
-				e[l] = math.Exp(float64(n) * max(lx[l], ly[l]))
+			} else if p.tails == BoundedTails {
+				e[l] = lh[j] // the start formed above
 			}
 		}
 		if p.tails == LinearTails && M >= 2 && M-2 <= endMax { // b_{n,n} = xⁿ or b_{0,n} = yⁿ
@@ -249,9 +255,9 @@ func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []f
 }
 
 // endMax is the largest base degree n whose basis evalAll computes from the ends
-// (kernel.BernsteinBasis4): its start max(x, y)ⁿ ≥ 2⁻ⁿ stays a normal float64 (above
-// 2⁻¹⁰²²) with room to spare.
-const endMax = 1000
+// (kernel.BernsteinBasis4): its start max(x, y)ⁿ ≥ 2⁻ⁿ ≥ 2⁻⁹⁹⁰ ≈ 1e-298 stays above the
+// kernel's cutoff (1e-300). Beyond it, the recurrences start at the mode (basisMode, basisRun).
+const endMax = 990
 
 // evalTail evaluates lane l of a group at v in a linear tail (v < 0 or v > 1, LinearTails) as
 // bernPoly.tail does, straight from the group's interleaved prepared coefficients into its

@@ -237,6 +237,39 @@ spdone:
 	VZEROUPPER
 	RET
 
+// func expAsm(dst, x []float64)
+// dst[i] = e^x for x = x[i] ≤ 0 (Exp checks the signs first): EXPBODY computes e^−|x|, which
+// is e^x there; four lanes per step, the last one to three through masked loads and stores.
+TEXT ·expAsm(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ x_len+32(FP), CX
+	XORQ BX, BX
+
+exloop:
+	CMPQ CX, $4
+	JB   extail
+	VMOVUPD (SI)(BX*1), Y0
+	EXPBODY
+	VMOVUPD Y3, (DI)(BX*1)
+	ADDQ $32, BX
+	SUBQ $4, CX
+	JMP  exloop
+
+extail:
+	TESTQ CX, CX
+	JZ    exdone
+	SHLQ  $5, CX
+	LEAQ  ·laneMask(SB), AX
+	VMOVUPD    (AX)(CX*1), Y15
+	VMASKMOVPD (SI)(BX*1), Y15, Y0
+	EXPBODY
+	VMASKMOVPD Y3, Y15, (DI)(BX*1)
+
+exdone:
+	VZEROUPPER
+	RET
+
 // func axpyAsm(a float64, x, y []float64)
 // y[i] += a·x[i] (one fused multiply-add per element), eight then four lanes per step.
 TEXT ·axpyAsm(SB), NOSPLIT, $0-56

@@ -138,3 +138,25 @@ func gather4Asm(dst, src []float64, s int, lane []float64)
 
 //go:noescape
 func scatter4AddAsm(dst []float64, s int, src, lane []float64)
+
+// expv runs the assembly (expAsm) when every x is ≤ 0 (a NaN or a positive x sends the whole
+// call to the pure-Go loop, whose special cases the assembly lacks); checked before any
+// output is written, so dst may alias x.
+func expv(dst, x []float64) {
+	if useAsm {
+		neg := true
+		for _, v := range x {
+			neg = neg && v <= 0
+		}
+		if neg {
+			expAsm(dst, x)
+			return
+		}
+	}
+	expGo(dst, x)
+}
+
+// expAsm (asm_amd64.s) is Exp for x ≤ 0 (len(dst) = len(x)).
+//
+//go:noescape
+func expAsm(dst, x []float64)
