@@ -45,7 +45,7 @@ func TestBasisEnd4(t *testing.T) {
 				}
 			}
 			b := make([]float64, 4*(n+1))
-			kernel.BernsteinBasis4(n, p.up, xy, start[:], make([]float64, 4*(n+1)), b)
+			kernel.BernsteinBasis4(n, p.up, xy, start[:], make([]float64, 4*(n+2)), b)
 			for l := range 4 {
 				x := xy[l]
 				ref := exactBasis(n, x)

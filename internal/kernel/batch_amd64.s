@@ -416,9 +416,10 @@ cbdone:
 
 // func bernBasis4Asm(n int, up, xy, start, tmp, b []float64, tiny float64)
 // BernsteinBasis4 (bernstein.go) with the four lanes in one vector: q = min(x, y)/max(x, y)
-// (0 where max(x, y) = 0), v = start; per step t < n, v = v·(up[t]·q), zeroed where below
-// tiny, into tmp[4(t+1):]; then b[4i:] = tmp[4(n−i):] in the lanes where x ≥ y and tmp[4i:]
-// in the others (VBLENDVPD).
+// (0 where max(x, y) = 0), ρ_t = up[t]·q, v_0 = start, v_1 = v_0·ρ_0, then two chains side
+// by side, v_{t+2} = v_t·(ρ_t·ρ_{t+1}) for t = 0, 2, 4, … and t+1 (the last pair may write
+// v_{n+1}, which is never read), each zeroed where below tiny, into tmp[4t:]; then
+// b[4i:] = tmp[4(n−i):] in the lanes where x ≥ y and tmp[4i:] in the others (VBLENDVPD).
 TEXT ·bernBasis4Asm(SB), NOSPLIT, $0-136
 	MOVQ n+0(FP), CX
 	MOVQ up_base+8(FP), SI
@@ -437,19 +438,38 @@ TEXT ·bernBasis4Asm(SB), NOSPLIT, $0-136
 	VBROADCASTSD tiny+128(FP), Y8
 	MOVQ tmp_base+80(FP), DI
 	VMOVUPD Y7, 0(DI)
+	TESTQ CX, CX
+	JZ   bbplace
+	VBROADCASTSD 0(SI), Y9
+	VMULPD Y4, Y9, Y9
+	VMULPD Y9, Y7, Y12
+	VCMPPD $13, Y8, Y12, Y10
+	VANDPD Y10, Y12, Y12
+	VMOVUPD Y12, 32(DI)
 	XORQ BX, BX
 
 bbloop:
-	CMPQ BX, CX
-	JAE  bbplace
-	VBROADCASTSD (SI)(BX*8), Y9
-	VMULPD Y4, Y9, Y9
-	VMULPD Y9, Y7, Y7
-	VCMPPD $13, Y8, Y7, Y10
-	VANDPD Y10, Y7, Y7
-	ADDQ $32, DI
-	VMOVUPD Y7, (DI)
-	INCQ BX
+	LEAQ 2(BX), AX
+	CMPQ AX, CX
+	JA   bbplace
+	VBROADCASTSD 8(SI)(BX*8), Y10
+	VMULPD Y4, Y10, Y10
+	VBROADCASTSD 16(SI)(BX*8), Y11
+	VMULPD Y4, Y11, Y11
+	VMULPD Y10, Y9, Y13
+	VMULPD Y11, Y10, Y14
+	VMULPD Y13, Y7, Y7
+	VCMPPD $13, Y8, Y7, Y15
+	VANDPD Y15, Y7, Y7
+	VMULPD Y14, Y12, Y12
+	VCMPPD $13, Y8, Y12, Y15
+	VANDPD Y15, Y12, Y12
+	MOVQ BX, DX
+	SHLQ $5, DX
+	VMOVUPD Y7, 64(DI)(DX*1)
+	VMOVUPD Y12, 96(DI)(DX*1)
+	VMOVAPD Y11, Y9
+	ADDQ $2, BX
 	JMP  bbloop
 
 bbplace:

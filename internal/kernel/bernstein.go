@@ -189,22 +189,24 @@ const basisTiny = 1e-300
 
 // BernsteinBasis4 sets b[4i + l] = b_{i,n}(x_l) = C(n, i)·x_lⁱ·y_l^(n−i), i = 0..n, for four
 // points at once (lane l: x = xy[l], y = xy[4+l] = 1 − x, carried separately), from
-// start[l] = max(x_l, y_l)ⁿ and the table up[t] = (n−t)/(t+1), t < n. Each lane starts at
-// the end of its larger point — b_{n,n} = xⁿ when x ≥ y, b_{0,n} = yⁿ else, ≥ 2⁻ⁿ either way —
-// and runs the ratio recurrence across the whole range towards the other end: with q =
-// min(x, y)/max(x, y), v_{t+1} = v_t·(up[t]·q) is b_{t+1} (upwards, x < y) or b_{n−t−1}
-// (downwards, x ≥ y: i/(n−i+1) at i = n−t equals up[t]). The four lanes therefore do the same
-// arithmetic in lockstep for exactly n steps; the values go into tmp (≥ 4(n+1)) in step
-// order and then into b, reversed in the downward lanes. Every step multiplies nonnegative
-// numbers, so b_i has a relative error of at most 2|i − start| + 1 roundings beyond the
-// start's own, O(n·ε); terms below basisTiny (1e-300) are set to zero and stay zero. A lane
-// with max(x, y) = 0 (an unused lane, start 0) gives zeros; x = 0 or y = 0 give the point
-// mass start at the end and zeros elsewhere. The assembly and the pure-Go loop give the same
-// bits (the same products in the same order). len(xy) = 8, len(start) = 4, len(up) ≥ n,
-// len(tmp) ≥ 4(n+1), len(b) = 4(n+1). Cost: 2n multiplications per lane and two passes of
-// n+1 vectors.
+// start[l] = max(x_l, y_l)ⁿ and the table up[t] = (n−t)/(t+1), t ≤ n. Each lane starts at the
+// end of its larger point — b_{n,n} = xⁿ when x ≥ y, b_{0,n} = yⁿ else, ≥ 2⁻ⁿ either way — and
+// runs the ratio recurrence across the whole range towards the other end: with q =
+// min(x, y)/max(x, y) and ρ_t = up[t]·q, v_{t+1} = v_t·ρ_t is b_{t+1} (upwards, x < y) or
+// b_{n−t−1} (downwards, x ≥ y: i/(n−i+1) at i = n−t equals up[t]), computed as v_1 = v_0·ρ_0
+// and v_{t+2} = v_t·(ρ_t·ρ_{t+1}): two independent chains of multiplications, so that each
+// step waits on half as many products. The four lanes do the same arithmetic in lockstep for
+// exactly n steps; the values go into tmp in step order and then into b, reversed in the
+// downward lanes. Every step multiplies nonnegative numbers, so b_i has a relative error of
+// at most 2|i − start| + 2 roundings beyond the start's own, O(n·ε); terms below basisTiny
+// (1e-300) are set to zero. A lane with max(x, y) = 0 (an unused lane, start 0) gives zeros;
+// x = 0 or y = 0 give the point mass start at the end and zeros elsewhere. The assembly and
+// the pure-Go loop give the same bits (the same products in the same order). len(xy) = 8,
+// len(start) = 4, len(up) ≥ n+1, len(tmp) ≥ 4(n+2) (the assembly may write one value beyond
+// the last), len(b) = 4(n+1). Cost: ≈ 2n multiplications per lane and two passes of n+1
+// vectors.
 func BernsteinBasis4(n int, up, xy, start, tmp, b []float64) {
-	if n < 0 || len(up) < n || len(xy) != 8 || len(start) != 4 || len(tmp) < 4*(n+1) || len(b) != 4*(n+1) {
+	if n < 0 || len(up) < n+1 || len(xy) != 8 || len(start) != 4 || len(tmp) < 4*(n+2) || len(b) != 4*(n+1) {
 		panic(fmt.Sprintf("kernel: BernsteinBasis4: n=%d, len(up)=%d, len(xy)=%d, len(start)=%d, len(tmp)=%d, len(b)=%d",
 			n, len(up), len(xy), len(start), len(tmp), len(b)))
 	}
@@ -214,7 +216,7 @@ func BernsteinBasis4(n int, up, xy, start, tmp, b []float64) {
 
 // bernBasis4Go is BernsteinBasis4 in pure Go, lane by lane, writing b directly.
 func bernBasis4Go(n int, up, xy, start, tmp, b []float64) {
-	up, b = up[:n], b[:4*(n+1)]
+	up, b = up[:n+1], b[:4*(n+1)]
 	for l := range 4 {
 		x, y := xy[l], xy[4+l]
 		q, o, s := 0.0, l, 4
@@ -224,15 +226,25 @@ func bernBasis4Go(n int, up, xy, start, tmp, b []float64) {
 		if x >= y {
 			o, s = 4*n+l, -4
 		}
-		v := start[l]
-		b[o] = v
-		for _, r := range up {
-			v *= r * q
-			if !(v >= basisTiny) {
-				v = 0
+		v0 := start[l]
+		b[o] = v0
+		if n == 0 {
+			continue
+		}
+		r0 := up[0] * q
+		v1 := v0 * r0
+		if !(v1 >= basisTiny) {
+			v1 = 0
+		}
+		b[o+s] = v1
+		for t := 0; t+2 <= n; t++ {
+			r1 := up[t+1] * q
+			v2 := v0 * (r0 * r1)
+			if !(v2 >= basisTiny) {
+				v2 = 0
 			}
-			o += s
-			b[o] = v
+			b[o+(t+2)*s] = v2
+			v0, v1, r0 = v1, v2, r1
 		}
 	}
 }

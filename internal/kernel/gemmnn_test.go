@@ -234,7 +234,7 @@ func TestBernsteinBasis4(t *testing.T) {
 	rng := rand.New(rand.NewPCG(73, 74))
 	xs := []float64{0.5, 0.3, 1e-3, 1e-9, 0.999999, 1 - 1e-9, 0, 1, 0.02, 0.97}
 	for _, n := range []int{0, 1, 2, 3, 5, 18, 47, 98, 998} {
-		up := make([]float64, n)
+		up := make([]float64, n+1)
 		for i := range up {
 			up[i] = float64(n-i) / float64(i+1)
 		}
@@ -253,7 +253,7 @@ func TestBernsteinBasis4(t *testing.T) {
 			}
 			off := rng.IntN(4)
 			got := randVec(rng, off+4*(n+1))[off:]
-			tmp := randVec(rng, off+4*(n+1)+1)[off:]
+			tmp := randVec(rng, off+4*(n+2))[off:]
 			want := make([]float64, 4*(n+1))
 			BernsteinBasis4(n, up, xy, start, tmp, got)
 			bernBasis4Go(n, up, xy, start, nil, want)
