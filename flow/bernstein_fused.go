@@ -192,6 +192,9 @@ func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []f
 			}
 			xy[l], xy[4+l] = x, y
 			if n := M - 2; n > endMax { // the mode-centred start (kernel.BernsteinBasis4's would underflow)
+				if p.tails == LinearTails {
+					lx[l], ly[l] = math.Log(vj), math.Log1p(-vj)
+				}
 				kk[l], e[l] = p.basisMode(n, x, y, lx[l], ly[l])
 			} else if p.tails == BoundedTails {
 				e[l] = lh[j] // the start formed above

@@ -413,7 +413,8 @@ func BenchmarkBernsteinARParts(b *testing.B) {
 // TestBernsteinEvalAllMatchesOne: the grouped evaluation of d coordinates (evalAll, four
 // coordinates per kernel.BernsteinElev4 call, the special cases by the one-coordinate path)
 // and its pullback (backwardAll) give what atSplit gives coordinate by coordinate, for
-// degrees with and without the kernel, group sizes 1–4 and padded, strided parameter rows,
+// degrees with and without the kernel (and beyond endMax, where the basis starts at the mode),
+// group sizes 1–4 and padded, strided parameter rows,
 // and points at NaN, in the linear tails, and where the sigmoid is exactly 0 or 1. The two
 // differ in summation order and FMA rounding only (sums of ≤ 2M+2 products, and α by
 // kernel.Softplus against math.Exp/Log1p, ≤ 2 ulp): 1e-12 relative to the scale of each
@@ -422,7 +423,7 @@ func BenchmarkBernsteinARParts(b *testing.B) {
 func TestBernsteinEvalAllMatchesOne(t *testing.T) {
 	r := newRand(31)
 	for _, tails := range []Tails{BoundedTails, LinearTails} {
-		for _, M := range []int{1, 2, 3, 5, 50} {
+		for _, M := range []int{1, 2, 3, 5, 50, 993} { // 993: base degree beyond endMax
 			for _, d := range []int{1, 3, 4, 5, 10} {
 				for _, extra := range []int{0, 2} { // coefStride = M+1 or M+3
 					p := newBernPoly(M, tails)
