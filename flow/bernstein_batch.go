@@ -17,8 +17,8 @@ import (
 //     layout kernel.BernsteinElev4 reads; a last group of d mod 4 coordinates is compact),
 //     computed from the rows of the last hidden layer (and the inputs of the direct
 //     connections) that some coordinate of the group sees — the masked rows of the whole
-//     group are skipped — as four rank-1 updates per pass (kernel.Axpy4) over runs of
-//     nl·(M+1) values;
+//     group are skipped — as one product C_g = A_g·B_g per group (kernel.GemmNN: A_g the
+//     S draws' inputs of those rows with a 1 for the bias, B_g the group's packed rows);
 //  2. per draw and group, one kernel.Softplus pass over the nl·M raw increments, for a full
 //     group straight into the prepared-coefficient block (no copy, no gather);
 //  3. per draw, evalAll: the polynomials, log-derivatives and the partials the backward
@@ -27,10 +27,10 @@ import (
 // The backward pass is hand-written and batched the same way: the coefficient adjoints of
 // all draws in the output layout (z̄·∂z/∂r + l̄·∂ld/∂r, the softplus derivative already in
 // the record; contiguous per group and draw), then the output layer's pullback per group
-// (weight adjoints Σ_s h_sr·Ḡ_s summed over the draws before they are scattered into the
-// parameter layout with the mask, hidden adjoints as dot products), the hidden layers' as
-// matrix products over the batch (W̄ += (Xᵀ·Ḡ)⊙mask, b̄ += 1ᵀ·Ḡ, X̄ = Ḡ·W̃ᵀ) and the
-// activation's derivative. No per-scalar tape node is recorded and nothing is allocated in
+// (weight adjoints A_gᵀ·Ḡ_g summed over the draws in one product before they are scattered
+// into the parameter layout with the mask, kernel.Scatter4Add; the adjoints of its inputs
+// Ḡ_g·B_gᵀ in one kernel.GemmNT), the hidden layers' as matrix products over the batch
+// (W̄ += (Xᵀ·Ḡ)⊙mask, b̄ += 1ᵀ·Ḡ, X̄ = Ḡ·W̃ᵀ) and the activation's derivative. No per-scalar tape node is recorded and nothing is allocated in
 // steady state. Every draw's values equal those of Forward up to the rounding of the
 // reordered sums; the node runs on the calling goroutine and depends on S and its inputs
 // only, so results are the same for any number of workers.

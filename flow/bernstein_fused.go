@@ -123,12 +123,14 @@ func (p *bernPoly) prepAffine(a []float64, d int, L bernRows) {
 // ∂z_j/∂r and ∂ld_j/∂r interleaved by group of four, then at rec[8(M+1)·groups(d) + 6j:]
 // ∂z_j/∂(a′, β, u), ∂ld_j/∂(a′, β, u). bs is scratch of evalLen(d). For BoundedTails the
 // points x_j = σ(v_j), 1 − x_j and their logarithms come from one kernel.Softplus pass over
-// ±v_j; then, per group of four coordinates, the bases of degree M−2 by the mode-centred
-// recurrences from b_{k,M−2} at the mode (one exponential each, BoundedTails; LinearTails
-// two integer powers and a table, basisModePow); basisRun4, the four
-// lanes in lockstep), then kernel.BernsteinElev4 for the elevations, z, h′, h″ and the
-// partials in r, and log h′ of all coordinates in one kernel.Log pass. Coordinates at a NaN point, in a linear tail, or of degree M = 1
-// take the one-coordinate path (atSplit) instead. Cost O(d·M).
+// ±v_j, and the starts of the bases, max(x_j, y_j)^(M−2) = exp((M−2)·max(log x_j, log y_j)),
+// from one kernel.Exp pass (LinearTails: x_j = v_j, y_j = 1 − v_j, the starts by repeated
+// squaring, powi4). Then, per group of four coordinates, the bases of degree M−2 from the
+// ends (kernel.BernsteinBasis4, the four lanes in one vector; for M−2 > endMax the
+// recurrences from the mode, basisMode and basisRun), kernel.BernsteinElev4 for the
+// elevations, z, h′, h″ and the partials in r; and log h′ of all d coordinates in one
+// kernel.Log pass. Coordinates at a NaN point or of degree M = 1 take the one-coordinate path
+// (atSplit), coordinates in a linear tail evalTail. Cost O(d·M).
 func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []float64) {
 	M := p.m
 	P := M + 1

@@ -57,7 +57,10 @@ var ErrOutsideSupport = errors.New("flow: point outside the support of the bound
 // nonnegative numbers, terms only shrink away from the mode, and underflow to zero is harmless,
 // so the relative error of every b_i is O(n·ε) for all n ≤ 100s and all x ∈ [0, 1] — the
 // Beta-density form of the paper (eq. 1) overflows C(n,i) and xⁱ separately long before that.
-// The degree M−1 and M bases then follow by degree elevation
+// The tape nodes' evaluation of many coordinates (evalAll) starts instead at the end of the
+// larger of x and 1−x, b_{n,n} = xⁿ or b_{0,n} = (1−x)ⁿ ≥ 2⁻ⁿ, and runs the same ratios across
+// the whole range (kernel.BernsteinBasis4: every lane the same n steps, four lanes per
+// vector), with the same O(n·ε) bound. The degree M−1 and M bases then follow by degree elevation
 // b_{i,n+1} = (1−x)·b_{i,n} + x·b_{i−1,n} (convex combinations, no cancellation).
 // x and 1−x are carried separately (for the sigmoid, σ(v) and σ(−v)) so that points near 1
 // keep their relative precision.
@@ -168,7 +171,7 @@ func powi4(xy []float64, k int) [4]float64 {
 	return r
 }
 
-// basisRun is basis from the start basisMode returns, with bk = exp(lb): it writes b[k·s] =
+// basisRun is basis from the start basisMode returns (k, bk = b_{k,n}): it writes b[k·s] =
 // bk and runs the ratio recurrences up and down from k.
 func (p *bernPoly) basisRun(b []float64, s, n, k int, bk, x, y float64) {
 	b = b[:n*s+1]
