@@ -160,15 +160,16 @@ func (p *bernPoly) basisMode(n int, x, y, lx, ly float64) (k int, bk float64) {
 // receives, so the result is within ≈ k·ε/2 of the exact power, as k − 1 sequential products
 // would be.
 func powi4(xy []float64, k int) [4]float64 {
-	b := [4]float64{max(xy[0], xy[4]), max(xy[1], xy[5]), max(xy[2], xy[6]), max(xy[3], xy[7])}
-	r := [4]float64{1, 1, 1, 1}
+	xy = xy[:8]
+	b0, b1, b2, b3 := max(xy[0], xy[4]), max(xy[1], xy[5]), max(xy[2], xy[6]), max(xy[3], xy[7])
+	r0, r1, r2, r3 := 1.0, 1.0, 1.0, 1.0
 	for ; k > 0; k >>= 1 {
 		if k&1 != 0 {
-			r[0], r[1], r[2], r[3] = r[0]*b[0], r[1]*b[1], r[2]*b[2], r[3]*b[3]
+			r0, r1, r2, r3 = r0*b0, r1*b1, r2*b2, r3*b3
 		}
-		b[0], b[1], b[2], b[3] = b[0]*b[0], b[1]*b[1], b[2]*b[2], b[3]*b[3]
+		b0, b1, b2, b3 = b0*b0, b1*b1, b2*b2, b3*b3
 	}
-	return r
+	return [4]float64{r0, r1, r2, r3}
 }
 
 // basisRun is basis from the start basisMode returns (k, bk = b_{k,n}): it writes b[k·s] =

@@ -31,8 +31,7 @@ func gemm4Asm(k, m, add int, a0, a1, a2, a3, b *float64, ldb int, c0, c1, c2, c3
 
 // gemmNT runs GemmNT's assembly (gemmNT43Asm) on blocks of four rows of A and three rows of
 // B when useAsm, else the pure-Go loop. A block that is not full (the last rows of A or B)
-// repeats its last row and writes its 4 × 3 results into a local array, whose valid entries
-// are then stored or added into C.
+// repeats its last row's pointers and stores only its real rows and columns.
 func gemmNT(add bool, n, k, m int, A []float64, lda int, B []float64, ldb int, C []float64, ldc int) {
 	if !useAsm {
 		gemmNTGo(add, n, k, m, A, lda, B, ldb, C, ldc)
@@ -42,38 +41,23 @@ func gemmNT(add bool, n, k, m int, A []float64, lda int, B []float64, ldb int, C
 	if add {
 		fl = 1
 	}
-	var loc [4][3]float64
 	for i := 0; i < n; i += 4 {
-		li := min(4, n-i) - 1
-		i1, i2, i3 := i+min(1, li), i+min(2, li), i+min(3, li)
+		ni := min(4, n-i)
+		i1, i2, i3 := i+min(1, ni-1), i+min(2, ni-1), i+min(3, ni-1)
 		a0, a1, a2, a3 := &A[i*lda], &A[i1*lda], &A[i2*lda], &A[i3*lda]
 		for j := 0; j < m; j += 3 {
-			lj := min(3, m-j) - 1
-			b0, b1, b2 := &B[j*ldb], &B[(j+min(1, lj))*ldb], &B[(j+min(2, lj))*ldb]
-			if li == 3 && lj == 2 {
-				gemmNT43Asm(k, fl, a0, a1, a2, a3, b0, b1, b2, &C[i*ldc+j], &C[(i+1)*ldc+j], &C[(i+2)*ldc+j], &C[(i+3)*ldc+j])
-				continue
-			}
-			gemmNT43Asm(k, 0, a0, a1, a2, a3, b0, b1, b2, &loc[0][0], &loc[1][0], &loc[2][0], &loc[3][0])
-			for r := range li + 1 {
-				c := C[(i+r)*ldc+j : (i+r)*ldc+j+lj+1]
-				if add {
-					for q := range c {
-						c[q] += loc[r][q]
-					}
-				} else {
-					copy(c, loc[r][:])
-				}
-			}
+			nj := min(3, m-j)
+			b0, b1, b2 := &B[j*ldb], &B[(j+min(1, nj-1))*ldb], &B[(j+min(2, nj-1))*ldb]
+			gemmNT43Asm(k, fl, ni, nj, a0, a1, a2, a3, b0, b1, b2, &C[i*ldc+j], &C[i1*ldc+j], &C[i2*ldc+j], &C[i3*ldc+j])
 		}
 	}
 }
 
-// gemmNT43Asm (gemm_amd64.s) sets (add ≠ 0: adds to) c_i[j] the dot products of rows a_i
-// (i < 4) and b_j (j < 3), each of k ≥ 1 entries.
+// gemmNT43Asm (batch_amd64.s) sets (add ≠ 0: adds to) c_i[j] for i < ni ≤ 4 and j < nj ≤ 3
+// the dot products of rows a_i and b_j, each of k ≥ 1 entries.
 //
 //go:noescape
-func gemmNT43Asm(k, add int, a0, a1, a2, a3, b0, b1, b2, c0, c1, c2, c3 *float64)
+func gemmNT43Asm(k, add, ni, nj int, a0, a1, a2, a3, b0, b1, b2, c0, c1, c2, c3 *float64)
 
 func comb4(dst, a []float64, b float64, x, y []float64) {
 	if useAsm {

@@ -200,24 +200,25 @@ gmdone:
 	VZEROUPPER
 	RET
 
-// func gemmNT43Asm(k, add int, a0, a1, a2, a3, b0, b1, b2, c0, c1, c2, c3 *float64)
-// GemmNT on one block of four rows of A and three rows of B (gemm_amd64.go): twelve vector
+// func gemmNT43Asm(k, add, ni, nj int, a0, a1, a2, a3, b0, b1, b2, c0, c1, c2, c3 *float64)
+// GemmNT on one block of four rows of A and three rows of B (batch_amd64.go): twelve vector
 // accumulators Y0–Y11 (Y(3i+j) for row i of A and row j of B) over the k entries, four per
 // step. The last k mod 4 entries come first, by masked loads (zeros in the other lanes) into
 // the accumulators themselves, so that the main loop needs no tail: Y12–Y14 hold the three
 // vectors of B, Y15 the vector of A (or the mask). Then each accumulator's four lanes are
-// summed (VEXTRACTF128, VADDPD, VHADDPD) and stored (add ≠ 0: added) at c_i[j].
-// Registers: R8–R11 the rows of A, R12, R13, DI those of B, AX the byte offset, CX the bytes
-// of the full vectors.
-TEXT ·gemmNT43Asm(SB), NOSPLIT, $0-104
+// summed (VEXTRACTF128, VADDPD, VHADDPD) and, for i < ni and j < nj only, stored (add ≠ 0:
+// added) at c_i[j]; rows and columns beyond them (a partial block, whose pointers repeat the
+// last real row) are computed and dropped. Registers: R8–R11 the rows of A, R12, R13, DI
+// those of B, AX the byte offset, CX the bytes of the full vectors.
+TEXT ·gemmNT43Asm(SB), NOSPLIT, $0-120
 	MOVQ k+0(FP), CX
-	MOVQ a0+16(FP), R8
-	MOVQ a1+24(FP), R9
-	MOVQ a2+32(FP), R10
-	MOVQ a3+40(FP), R11
-	MOVQ b0+48(FP), R12
-	MOVQ b1+56(FP), R13
-	MOVQ b2+64(FP), DI
+	MOVQ a0+32(FP), R8
+	MOVQ a1+40(FP), R9
+	MOVQ a2+48(FP), R10
+	MOVQ a3+56(FP), R11
+	MOVQ b0+64(FP), R12
+	MOVQ b1+72(FP), R13
+	MOVQ b2+80(FP), DI
 	MOVQ CX, DX
 	ANDQ $3, DX
 	ANDQ $-4, CX
@@ -329,50 +330,116 @@ ntreduce:
 	VADDPD X12, X11, X11
 	VHADDPD X11, X11, X11
 	MOVQ add+8(FP), SI
-	MOVQ c0+72(FP), BX
+	MOVQ ni+16(FP), R8
+	MOVQ nj+24(FP), R9
+	MOVQ c0+88(FP), BX
 	TESTQ SI, SI
-	JZ   ntst0
+	JZ   ntst00
 	VADDSD 0(BX), X0, X0
+
+ntst00:
+	VMOVSD X0, 0(BX)
+	CMPQ R9, $2
+	JB   ntrow0
+	TESTQ SI, SI
+	JZ   ntst01
 	VADDSD 8(BX), X1, X1
+
+ntst01:
+	VMOVSD X1, 8(BX)
+	CMPQ R9, $3
+	JB   ntrow0
+	TESTQ SI, SI
+	JZ   ntst02
 	VADDSD 16(BX), X2, X2
 
-ntst0:
-	VMOVSD X0, 0(BX)
-	VMOVSD X1, 8(BX)
+ntst02:
 	VMOVSD X2, 16(BX)
-	MOVQ c1+80(FP), BX
+
+ntrow0:
+	CMPQ R8, $2
+	JB   ntdone
+	MOVQ c1+96(FP), BX
 	TESTQ SI, SI
-	JZ   ntst1
+	JZ   ntst10
 	VADDSD 0(BX), X3, X3
+
+ntst10:
+	VMOVSD X3, 0(BX)
+	CMPQ R9, $2
+	JB   ntrow1
+	TESTQ SI, SI
+	JZ   ntst11
 	VADDSD 8(BX), X4, X4
+
+ntst11:
+	VMOVSD X4, 8(BX)
+	CMPQ R9, $3
+	JB   ntrow1
+	TESTQ SI, SI
+	JZ   ntst12
 	VADDSD 16(BX), X5, X5
 
-ntst1:
-	VMOVSD X3, 0(BX)
-	VMOVSD X4, 8(BX)
+ntst12:
 	VMOVSD X5, 16(BX)
-	MOVQ c2+88(FP), BX
+
+ntrow1:
+	CMPQ R8, $3
+	JB   ntdone
+	MOVQ c2+104(FP), BX
 	TESTQ SI, SI
-	JZ   ntst2
+	JZ   ntst20
 	VADDSD 0(BX), X6, X6
+
+ntst20:
+	VMOVSD X6, 0(BX)
+	CMPQ R9, $2
+	JB   ntrow2
+	TESTQ SI, SI
+	JZ   ntst21
 	VADDSD 8(BX), X7, X7
+
+ntst21:
+	VMOVSD X7, 8(BX)
+	CMPQ R9, $3
+	JB   ntrow2
+	TESTQ SI, SI
+	JZ   ntst22
 	VADDSD 16(BX), X8, X8
 
-ntst2:
-	VMOVSD X6, 0(BX)
-	VMOVSD X7, 8(BX)
+ntst22:
 	VMOVSD X8, 16(BX)
-	MOVQ c3+96(FP), BX
+
+ntrow2:
+	CMPQ R8, $4
+	JB   ntdone
+	MOVQ c3+112(FP), BX
 	TESTQ SI, SI
-	JZ   ntst3
+	JZ   ntst30
 	VADDSD 0(BX), X9, X9
+
+ntst30:
+	VMOVSD X9, 0(BX)
+	CMPQ R9, $2
+	JB   ntrow3
+	TESTQ SI, SI
+	JZ   ntst31
 	VADDSD 8(BX), X10, X10
+
+ntst31:
+	VMOVSD X10, 8(BX)
+	CMPQ R9, $3
+	JB   ntrow3
+	TESTQ SI, SI
+	JZ   ntst32
 	VADDSD 16(BX), X11, X11
 
-ntst3:
-	VMOVSD X9, 0(BX)
-	VMOVSD X10, 8(BX)
+ntst32:
 	VMOVSD X11, 16(BX)
+
+ntrow3:
+
+ntdone:
 	VZEROUPPER
 	RET
 
