@@ -382,20 +382,8 @@ func (b *BernsteinAR) prepDraw(S, s int, C, pre, cs []float64) {
 			csp, csg := cs[:nl*M], cs[nl*M:2*nl*M]
 			kernel.Softplus(csp, csg, r[nl:])
 			clear(blk)
-			de, si := blk[4:Q], blk[Q+4:]
-			if nl == 2 { // as gatherGroup
-				for k := range M {
-					a, c := csp[2*k:2*k+2], csg[2*k:2*k+2]
-					e, f := de[4*k:4*k+2], si[4*k:4*k+2]
-					e[0], e[1], f[0], f[1] = a[0], a[1], c[0], c[1]
-				}
-			} else {
-				for k := range M {
-					for l := range nl {
-						de[4*k+l], si[4*k+l] = csp[nl*k+l], csg[nl*k+l]
-					}
-				}
-			}
+			kernel.Spread(blk[4:Q], csp, nl)
+			kernel.Spread(blk[Q+4:], csg, nl)
 			copy(blk[:nl], r[:nl]) // ϑ_0 = r_0
 			continue
 		}
@@ -460,22 +448,7 @@ func (p *bernPoly) coefAdjoint(rec []float64, d int, zbar []float64, lbar float6
 		}
 		nl := d - j0 // the compact runs of a last group that is not full
 		o := G[S*j0*P+s*nl*P : S*j0*P+(s+1)*nl*P]
-		dz, dl := blk[:Q], blk[Q:]
-		if nl == 2 { // as gatherGroup
-			z0, z1 := zbar[j0], zbar[j0+1]
-			for k := range P {
-				q, a, c := o[2*k:2*k+2], dz[4*k:4*k+2], dl[4*k:4*k+2]
-				q[0] = z0*a[0] + lbar*c[0]
-				q[1] = z1*a[1] + lbar*c[1]
-			}
-			continue
-		}
-		for l := range nl {
-			zb := zbar[j0+l]
-			for k := range P {
-				o[nl*k+l] = zb*dz[4*k+l] + lbar*dl[4*k+l]
-			}
-		}
+		kernel.CombCompact(o, nl, zbar[j0:d], lbar, blk[:Q], blk[Q:])
 	}
 }
 

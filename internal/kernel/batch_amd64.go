@@ -144,3 +144,28 @@ func expv(dst, x []float64) {
 //
 //go:noescape
 func expAsm(dst, x []float64)
+
+func spread(dst, src []float64, nl int) {
+	if useAsm && nl == 2 {
+		spread2Asm(dst, src)
+		return
+	}
+	spreadGo(dst, src, nl)
+}
+
+func combCompact(dst []float64, nl int, a []float64, b float64, x, y []float64) {
+	if useAsm && nl == 2 {
+		comb2Asm(dst, a, b, x, y)
+		return
+	}
+	combCompactGo(dst, nl, a, b, x, y)
+}
+
+// spread2Asm and comb2Asm (batch_amd64.s) are Spread and CombCompact for nl = 2 on the
+// lengths they check (SSE-width vectors: no upper halves are touched).
+//
+//go:noescape
+func spread2Asm(dst, src []float64)
+
+//go:noescape
+func comb2Asm(dst, a []float64, b float64, x, y []float64)

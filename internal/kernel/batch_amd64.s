@@ -715,3 +715,54 @@ s4loop:
 s4done:
 	VZEROUPPER
 	RET
+
+// func spread2Asm(dst, src []float64)
+// dst[4k:4k+2] = src[2k:2k+2] for k < len(src)/2: one 16-byte load and store per k.
+TEXT ·spread2Asm(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+	MOVQ src_len+32(FP), CX
+	SHRQ $1, CX
+
+sp2loop:
+	TESTQ CX, CX
+	JZ    sp2done
+	VMOVUPD (SI), X0
+	VMOVUPD X0, (DI)
+	ADDQ $16, SI
+	ADDQ $32, DI
+	DECQ CX
+	JMP  sp2loop
+
+sp2done:
+	VZEROUPPER
+	RET
+
+// func comb2Asm(dst, a []float64, b float64, x, y []float64)
+// dst[2k+l] = a[l]·x[4k+l] + b·y[4k+l] for l < 2 and k < len(dst)/2: one product and one
+// fused multiply-add on two lanes per k.
+TEXT ·comb2Asm(SB), NOSPLIT, $0-104
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	SHRQ $1, CX
+	MOVQ a_base+24(FP), AX
+	VMOVUPD 0(AX), X8
+	VMOVDDUP b+48(FP), X9
+	MOVQ x_base+56(FP), SI
+	MOVQ y_base+80(FP), DX
+
+cb2loop:
+	TESTQ CX, CX
+	JZ    cb2done
+	VMULPD (SI), X8, X0
+	VFMADD231PD (DX), X9, X0
+	VMOVUPD X0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $16, DI
+	DECQ CX
+	JMP  cb2loop
+
+cb2done:
+	VZEROUPPER
+	RET

@@ -301,3 +301,54 @@ func scatter4AddGo(dst []float64, s int, src, lane []float64) {
 		q[3] += r[3] * l3
 	}
 }
+
+// Spread sets dst[4k + l] = src[nl·k + l] for l < nl and k < n = len(src)/nl: a compact run of
+// nl < 4 interleaved lanes into the four-lane layout of BernsteinElev4, the other lanes of dst
+// left alone (the last group of d mod 4 coordinates of a Bernstein flow). 1 ≤ nl ≤ 3,
+// len(src) a multiple of nl, len(dst) ≥ 4n − (4 − nl). The assembly covers nl = 2 (one
+// 16-byte move per entry), the Go loop the others. Cost: n·nl copies.
+func Spread(dst, src []float64, nl int) {
+	if nl < 1 || nl > 3 || len(src)%nl != 0 || (len(src) > 0 && len(dst) < 4*(len(src)/nl)-(4-nl)) {
+		panic(fmt.Sprintf("kernel: Spread: len(dst)=%d, len(src)=%d, nl=%d", len(dst), len(src), nl))
+	}
+	if len(src) == 0 {
+		return
+	}
+	spread(dst, src, nl)
+}
+
+// CombCompact sets dst[nl·k + l] = a[l]·x[4k + l] + b·y[4k + l] for l < nl and k < n =
+// len(dst)/nl: Comb4 for the first nl < 4 lanes, written compact (the coefficient adjoints of
+// the last group of d mod 4 Bernstein coordinates). 1 ≤ nl ≤ 3, len(dst) a multiple of nl,
+// len(a) ≥ nl, len(x) = len(y) ≥ 4n − (4 − nl). The assembly covers nl = 2 (fused, so rounding
+// may differ from the Go loop in the last bit), the Go loop the others. Cost: 2 flops per
+// element.
+func CombCompact(dst []float64, nl int, a []float64, b float64, x, y []float64) {
+	n := 0
+	if nl >= 1 {
+		n = len(dst) / nl
+	}
+	if nl < 1 || nl > 3 || len(dst)%nl != 0 || len(a) < nl || len(x) != len(y) || (n > 0 && len(x) < 4*n-(4-nl)) {
+		panic(fmt.Sprintf("kernel: CombCompact: len(dst)=%d, nl=%d, len(a)=%d, len(x)=%d, len(y)=%d", len(dst), nl, len(a), len(x), len(y)))
+	}
+	if n == 0 {
+		return
+	}
+	combCompact(dst, nl, a[:nl:nl], b, x, y)
+}
+
+// spreadGo is Spread in pure Go.
+func spreadGo(dst, src []float64, nl int) {
+	for k := range len(src) / nl {
+		copy(dst[4*k:4*k+nl], src[nl*k:nl*k+nl])
+	}
+}
+
+// combCompactGo is CombCompact in pure Go.
+func combCompactGo(dst []float64, nl int, a []float64, b float64, x, y []float64) {
+	for k := range len(dst) / nl {
+		for l := range nl {
+			dst[nl*k+l] = a[l]*x[4*k+l] + b*y[4*k+l]
+		}
+	}
+}

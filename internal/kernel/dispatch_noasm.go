@@ -29,3 +29,7 @@ func bernBasis4(n int, up, xy, start, tmp, b []float64)     { bernBasis4Go(n, up
 func logv(dst, x []float64)                                 { logGo(dst, x) }
 func gather4(dst, src []float64, s int, lane []float64)     { gather4Go(dst, src, s, lane) }
 func scatter4Add(dst []float64, s int, src, lane []float64) { scatter4AddGo(dst, s, src, lane) }
+func spread(dst, src []float64, nl int)                     { spreadGo(dst, src, nl) }
+func combCompact(dst []float64, nl int, a []float64, b float64, x, y []float64) {
+	combCompactGo(dst, nl, a, b, x, y)
+}

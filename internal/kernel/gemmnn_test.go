@@ -334,3 +334,53 @@ func TestGather4Scatter4Add(t *testing.T) {
 		}
 	}
 }
+
+// Spread and CombCompact (the assembly for nl = 2 on an AVX2 machine) and their Go loops
+// against the plain formulas for nl = 1, 2, 3, every run count up to 25, unaligned starts,
+// with the lanes of dst beyond nl and the memory around the outputs untouched.
+func TestSpreadCombCompact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(81, 82))
+	a := []float64{0.7, -1.3, 2.1}
+	for _, im := range []struct {
+		spread func(dst, src []float64, nl int)
+		comb   func(dst []float64, nl int, a []float64, b float64, x, y []float64)
+	}{{Spread, CombCompact}, {spreadGo, combCompactGo}} {
+		for nl := 1; nl <= 3; nl++ {
+			for n := 0; n <= 25; n++ {
+				off := rng.IntN(4)
+				src, _ := guarded(rng, nl*n, (off+1)%4)
+				m := max(0, 4*n-(4-nl))
+				dst, intact := guarded(rng, m, off)
+				old := append([]float64(nil), dst...)
+				im.spread(dst, src, nl)
+				for i := range m {
+					k, l := i/4, i%4
+					want := old[i]
+					if l < nl {
+						want = src[nl*k+l]
+					}
+					if dst[i] != want {
+						t.Fatalf("Spread nl=%d n=%d: dst[%d] = %v, want %v", nl, n, i, dst[i], want)
+					}
+				}
+				if !intact() {
+					t.Fatalf("Spread nl=%d n=%d: write outside dst", nl, n)
+				}
+				x, _ := guarded(rng, m, (off+2)%4)
+				y, _ := guarded(rng, m, (off+3)%4)
+				out, intact2 := guarded(rng, nl*n, off)
+				im.comb(out, nl, a[:nl], 0.4, x, y)
+				for k := range n {
+					for l := range nl {
+						if want := a[l]*x[4*k+l] + 0.4*y[4*k+l]; !closeTo(out[nl*k+l], want, 4) {
+							t.Fatalf("CombCompact nl=%d n=%d: [%d] = %v, want %v", nl, n, nl*k+l, out[nl*k+l], want)
+						}
+					}
+				}
+				if !intact2() {
+					t.Fatalf("CombCompact nl=%d n=%d: write outside dst", nl, n)
+				}
+			}
+		}
+	}
+}
