@@ -21,8 +21,9 @@ import (
 //     S draws' inputs of those rows with a 1 for the bias, B_g the group's packed rows);
 //  2. per draw and group, one kernel.Softplus pass over the nl·M raw increments, for a full
 //     group straight into the prepared-coefficient block (no copy, no gather);
-//  3. per draw, evalAll: the polynomials, log-derivatives and the partials the backward
-//     needs, exactly as Forward.
+//  3. per draw, evalAllBatch: the polynomials, log-derivatives and the partials the backward
+//     needs, as Forward's evalAll gives them up to rounding (vector kernels for the bases, the
+//     starts and the logarithms; evalAll keeps the arithmetic that saved fits reproduce).
 //
 // The backward pass is hand-written and batched the same way: the coefficient adjoints of
 // all draws in the output layout (z̄·∂z/∂r + l̄·∂ld/∂r, the softplus derivative already in
@@ -108,7 +109,7 @@ func newBernGroups(m *nn.MADE, P int) []bernGroup {
 }
 
 // bernARBatch is the Backwarder of BernsteinAR's batch node (arguments: params, U). Its aux
-// holds the S records of evalAll (recLen(d) each), then the hidden activations of the S
+// holds the S records of evalAllBatch (recLen(d) each), then the hidden activations of the S
 // draws layer by layer (layer l an S×n_l block).
 type bernARBatch BernsteinAR
 
@@ -354,14 +355,14 @@ func (b *BernsteinAR) maxKa() int {
 }
 
 // polyForwardBatch evaluates the polynomials of the S draws from the MADE output C (packed
-// layout): per draw, prepDraw, then evalAll with scratch bs and zl (d+1), the values into out
+// layout): per draw, prepDraw, then evalAllBatch with scratch bs and zl (d+1), the values into out
 // ([Z | logdet]) and the records into recs; cs is prepDraw's scratch.
 func (b *BernsteinAR) polyForwardBatch(S int, C, pre, bs, zl, cs []float64, L bernRows, uv, out, recs []float64) {
 	d := b.d
 	nr := b.p.recLen(d)
 	for s := range S {
 		b.prepDraw(S, s, C, pre, cs)
-		b.p.evalAll(pre, bs, d, L, uv[s*d:(s+1)*d], zl, recs[s*nr:(s+1)*nr])
+		b.p.evalAllBatch(pre, bs, d, L, uv[s*d:(s+1)*d], zl, recs[s*nr:(s+1)*nr])
 		copy(out[s*d:(s+1)*d], zl[:d])
 		out[S*d+s] = zl[d]
 	}
@@ -433,7 +434,7 @@ func (n *bernARBatch) Backward(c ad.Custom) {
 }
 
 // coefAdjoint writes the coefficient adjoints of draw s of S, z̄_j·∂z_j/∂r_kj + l̄·∂ld_j/∂r_kj
-// for coordinate j = 4g + l, from its record of evalAll (the interleaved ∂z/∂r and ∂ld/∂r of
+// for coordinate j = 4g + l, from its record of evalAllBatch (the interleaved ∂z/∂r and ∂ld/∂r of
 // each group) into G in C's layout (group g's runs at S·col + s·q, entry nl·k + l; col = 4g·P
 // since every earlier group is full).
 func (p *bernPoly) coefAdjoint(rec []float64, d int, zbar []float64, lbar float64, G []float64, s, S int) {

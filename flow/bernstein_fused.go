@@ -123,6 +123,215 @@ func (p *bernPoly) prepAffine(a []float64, d int, L bernRows) {
 // ∂z_j/∂r and ∂ld_j/∂r interleaved by group of four, then at rec[8(M+1)·groups(d) + 6j:]
 // ∂z_j/∂(a′, β, u), ∂ld_j/∂(a′, β, u). bs is scratch of evalLen(d). For BoundedTails the
 // points x_j = σ(v_j), 1 − x_j and their logarithms come from one kernel.Softplus pass over
+// ±v_j (LinearTails: a log and a log1p each); then, per group of four coordinates, the bases
+// of degree M−2 by the mode-centred recurrences (one exponential each; basisRun4, the four
+// lanes in lockstep), then kernel.BernsteinElev4 for the elevations, z, h′, h″ and the
+// partials in r, and a logarithm per coordinate for log h′. Coordinates at a NaN point, in a linear tail, or of degree M = 1
+// take the one-coordinate path (atSplit) instead. Cost O(d·M).
+func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []float64) {
+	M := p.m
+	P := M + 1
+	G := groups(d)
+	aff := pre[p.affOff(d):][:3*d]
+	alpha, sa, la := aff[:d], aff[d:2*d], aff[2*d:]
+	b2, b1 := bs[:4*max(M-1, 0)], bs[4*P:4*P+4*M]
+	xy, res := bs[8*P:8*P+8], bs[8*P+8:8*P+20]
+	fb := bs[8*P+20:][:8*P] // one-coordinate path: ϑ, δ, σ; its basis scratch; ∂z, ∂ld
+	// The points v_j, and for BoundedTails softplus(±v_j) and σ(±v_j) in one kernel.Softplus
+	// pass: x = σ(v), y = σ(−v), log x = −softplus(−v), log y = −softplus(v).
+	vs := bs[16*P+20:][:6*d]
+	vv, sp, sg := vs[:2*d], vs[2*d:4*d], vs[4*d:]
+	for j := range d {
+		vj := alpha[j]*u[j] + L.aff[L.affOff+j*L.affStride+1]
+		vv[j], vv[d+j] = vj, -vj
+	}
+	if p.tails == BoundedTails {
+		kernel.Softplus(sp, sg, vv)
+	}
+	srec := rec[8*P*G:][:bernRec*d]
+	sum := 0.0
+	for g := range G {
+		tds := pre[8*P*g : 8*P*(g+1)]
+		dzdl := rec[8*P*g : 8*P*(g+1)]
+		nl := min(4, d-4*g)
+		// The transcendental functions of the four lanes in separate passes, so that the
+		// processor overlaps the lanes' independent calls.
+		var v, e, lx, ly [4]float64
+		var kk [4]int
+		var slow [4]bool
+		for l := range 4 {
+			xy[l], xy[4+l] = 0, 0
+			if l >= nl {
+				slow[l] = true
+				continue
+			}
+			j := 4*g + l
+			vj := vv[j]
+			v[l] = vj
+			var x, y float64
+			switch {
+			case M < 2 || math.IsNaN(vj) || (p.tails == LinearTails && (vj < 0 || vj > 1)):
+				slow[l] = true
+				continue
+			case p.tails == BoundedTails:
+				x, y, lx[l], ly[l] = sg[j], sg[d+j], -sp[d+j], -sp[j]
+			default:
+				x, y = vj, 1-vj
+				lx[l], ly[l] = math.Log(vj), math.Log1p(-vj)
+			}
+			xy[l], xy[4+l] = x, y
+			kk[l], e[l] = p.basisMode(M-2, x, y, lx[l], ly[l]) // b_{k,M−2} = exp(lb), as before
+		}
+		clear(b2)
+		if M >= 2 {
+			p.basisRun4(b2, M-2, kk, e, xy, slow)
+		}
+		if M >= 2 {
+			kernel.BernsteinElev4(M, xy, b2, tds, b1, dzdl, res)
+		}
+		for l := range 4 {
+			if !slow[l] {
+				e[l] = math.Log(res[4+l]) // log h′
+			}
+		}
+		for l := range nl {
+			j := 4*g + l
+			var zj, ld, dzdv, dldv float64
+			if slow[l] {
+				zj, ld, dzdv, dldv = p.evalOne(fb, tds, dzdl, l, v[l])
+			} else {
+				x, y := xy[l], xy[4+l]
+				hp, hpp := res[4+l], res[8+l]
+				zj, ld = res[l], e[l]
+				if p.tails == BoundedTails { // chain through x = σ(v): dx/dv = x·y
+					q := x * y
+					ld += lx[l] + ly[l]
+					dzdv, dldv = hp*q, hpp/hp*q+(y-x)
+				} else {
+					dzdv, dldv = hp, hpp/hp
+				}
+			}
+			out[j] = zj
+			sum += ld + la[j]
+			uj, a, sj := u[j], alpha[j], sa[j]
+			s := srec[bernRec*j : bernRec*(j+1)]
+			s[0], s[1], s[2] = dzdv*uj*sj, dzdv, dzdv*a
+			s[3], s[4], s[5] = dldv*uj*sj+sj/a, dldv, dldv*a
+		}
+	}
+	out[d] = sum
+}
+
+// basisRun4 is basisRun for the four lanes of a group at once (b interleaved, entry i of
+// lane l at b[4i + l], zero on entry), with the same arithmetic on every lane: lane l (unless
+// slow) starts at kk[l] with bk[l] and runs the ratio recurrences for x = xy[l], y = xy[4+l].
+// The four lanes' recurrences are independent chains of multiplications; they advance in
+// lockstep for as many steps as every lane has, so that the processor overlaps them, and each
+// lane finishes alone.
+func (p *bernPoly) basisRun4(b []float64, n int, kk [4]int, bk [4]float64, xy []float64, slow [4]bool) {
+	const tiny = 1e-300 // as basisRun
+	b = b[:4*(n+1)]
+	// Per lane: the chains' ratios (0 for lanes without chains: slow lanes, padding, point
+	// masses), their start values and the threshold of the stopping test (−1: never stops).
+	var qu, qd, v0, thr [4]float64
+	var ku, kd [4]int
+	var chain [4]bool
+	upSteps, downSteps := n, n
+	for l := range 4 {
+		ku[l], kd[l], thr[l] = 0, n, -1
+		if slow[l] {
+			continue
+		}
+		b[4*kk[l]+l] = bk[l]
+		x, y := xy[l], xy[4+l]
+		if n == 0 || x <= 0 || y <= 0 {
+			continue
+		}
+		chain[l] = true
+		qu[l], qd[l], v0[l], thr[l] = x/y, y/x, bk[l], tiny
+		ku[l], kd[l] = kk[l], kk[l]
+		upSteps, downSteps = min(upSteps, n-kk[l]), min(downSteps, kk[l])
+	}
+	if chain == [4]bool{} {
+		return
+	}
+	up, down := p.up[:n], p.down[:n+1]
+	// Upwards: lane l writes b[4(i+1) + l] for i = ku[l], ku[l]+1, … The lockstep part reads
+	// each lane's run of ratios and writes its run of b through views of one common length,
+	// so that the loop carries no bounds checks and keeps its state in registers.
+	a0, a1, a2, a3 := v0[0], v0[1], v0[2], v0[3]
+	q0, q1, q2, q3 := qu[0], qu[1], qu[2], qu[3]
+	h0, h1, h2, h3 := thr[0], thr[1], thr[2], thr[3]
+	t := 0
+	if upSteps > 0 {
+		r0 := up[ku[0]:][:upSteps]
+		r1, r2, r3 := up[ku[1]:][:len(r0)], up[ku[2]:][:len(r0)], up[ku[3]:][:len(r0)]
+		w0 := b[4*(ku[0]+1):][:4*len(r0)-3]
+		w1, w2, w3 := b[4*(ku[1]+1)+1:][:len(w0)], b[4*(ku[2]+1)+2:][:len(w0)], b[4*(ku[3]+1)+3:][:len(w0)]
+		for ; t < len(r0) && a0 > h0 && a1 > h1 && a2 > h2 && a3 > h3; t++ {
+			a0 *= r0[t] * q0
+			a1 *= r1[t] * q1
+			a2 *= r2[t] * q2
+			a3 *= r3[t] * q3
+			w0[4*t], w1[4*t], w2[4*t], w3[4*t] = a0, a1, a2, a3
+		}
+	}
+	last := [4]float64{a0, a1, a2, a3}
+	for l := range 4 {
+		if !chain[l] {
+			continue
+		}
+		v, q := last[l], qu[l]
+		for i := ku[l] + t; i < n && v > tiny; i++ {
+			v *= up[i] * q
+			b[4*(i+1)+l] = v
+		}
+	}
+	// Downwards: lane l writes b[4(i−1) + l] for i = kd[l], kd[l]−1, …, through reversed
+	// index arithmetic on views as above: step t reads down[kd − t] and writes b[4(kd−t−1) + l].
+	a0, a1, a2, a3 = v0[0], v0[1], v0[2], v0[3]
+	q0, q1, q2, q3 = qd[0], qd[1], qd[2], qd[3]
+	t = 0
+	if downSteps > 0 {
+		m := downSteps
+		r0 := down[kd[0]+1-m:][:m]
+		r1, r2, r3 := down[kd[1]+1-m:][:len(r0)], down[kd[2]+1-m:][:len(r0)], down[kd[3]+1-m:][:len(r0)]
+		w0 := b[4*(kd[0]-m):][:4*len(r0)-3]
+		w1, w2, w3 := b[4*(kd[1]-m)+1:][:len(w0)], b[4*(kd[2]-m)+2:][:len(w0)], b[4*(kd[3]-m)+3:][:len(w0)]
+		for ; t < len(r0) && a0 > h0 && a1 > h1 && a2 > h2 && a3 > h3; t++ {
+			j := len(r0) - 1 - t
+			a0 *= r0[j] * q0
+			a1 *= r1[j] * q1
+			a2 *= r2[j] * q2
+			a3 *= r3[j] * q3
+			w0[4*j], w1[4*j], w2[4*j], w3[4*j] = a0, a1, a2, a3
+		}
+	}
+	last = [4]float64{a0, a1, a2, a3}
+	for l := range 4 {
+		if !chain[l] {
+			if !slow[l] { // the lockstep wrote zeros over the lane: restore its point mass
+				b[4*kk[l]+l] = bk[l]
+			}
+			continue
+		}
+		v, q := last[l], qd[l]
+		for i := kd[l] - t; i > 0 && v > tiny; i-- {
+			v *= down[i] * q
+			b[4*(i-1)+l] = v
+		}
+	}
+}
+
+// evalAllBatch is evalAll for the batched node (BernsteinAR.ForwardBatch): the same values
+// to rounding (≤ a few ulp per coordinate; TestBernsteinEvalAllMatchesOne checks both against
+// atSplit), computed with vector kernels where evalAll keeps the arithmetic of the release
+// before it (the per-draw Forward, whose draws saved fits reproduce bit for bit). It writes
+// z_j = T_j(u_j) into out[j] and Σ_j log T_j′(u_j) into out[d] from the
+// prepared coefficients pre (prepAll) and the β_j of L, and the partials into rec (recLen):
+// ∂z_j/∂r and ∂ld_j/∂r interleaved by group of four, then at rec[8(M+1)·groups(d) + 6j:]
+// ∂z_j/∂(a′, β, u), ∂ld_j/∂(a′, β, u). bs is scratch of evalLen(d). For BoundedTails the
+// points x_j = σ(v_j), 1 − x_j and their logarithms come from one kernel.Softplus pass over
 // ±v_j, and the starts of the bases, max(x_j, y_j)^(M−2) = exp((M−2)·max(log x_j, log y_j)),
 // from one kernel.Exp pass (LinearTails: x_j = v_j, y_j = 1 − v_j, the starts by repeated
 // squaring, powi4). Then, per group of four coordinates, the bases of degree M−2 from the
@@ -131,7 +340,7 @@ func (p *bernPoly) prepAffine(a []float64, d int, L bernRows) {
 // elevations, z, h′, h″ and the partials in r; and log h′ of all d coordinates in one
 // kernel.Log pass. Coordinates at a NaN point or of degree M = 1 take the one-coordinate path
 // (atSplit), coordinates in a linear tail evalTail. Cost O(d·M).
-func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []float64) {
+func (p *bernPoly) evalAllBatch(pre, bs []float64, d int, L bernRows, u, out, rec []float64) {
 	M := p.m
 	P := M + 1
 	G := groups(d)

@@ -84,7 +84,7 @@ func benchParts(b *testing.B, f *BernsteinAR, S int) {
 		}},
 		{"polynomials_only", func() {
 			for s := range S {
-				f.p.evalAll(pre, bs, d, L, uv[s*d:(s+1)*d], zl, recs[s*nr:(s+1)*nr])
+				f.p.evalAllBatch(pre, bs, d, L, uv[s*d:(s+1)*d], zl, recs[s*nr:(s+1)*nr])
 			}
 		}},
 		{"polynomial_adjoints", coefBack},
