@@ -169,3 +169,17 @@ func spread2Asm(dst, src []float64)
 
 //go:noescape
 func comb2Asm(dst, a []float64, b float64, x, y []float64)
+
+func tanhv(dst, x []float64) {
+	if useAsm {
+		tanhAsm(dst, x, -40)
+		return
+	}
+	tanhGo(dst, x)
+}
+
+// tanhAsm (asm_amd64.s) is Tanh (len(dst) = len(x)); lo = −40 clamps −2|x| (tanh(20) rounds
+// to 1).
+//
+//go:noescape
+func tanhAsm(dst, x []float64, lo float64)

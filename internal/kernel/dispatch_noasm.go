@@ -33,3 +33,4 @@ func spread(dst, src []float64, nl int)                     { spreadGo(dst, src,
 func combCompact(dst []float64, nl int, a []float64, b float64, x, y []float64) {
 	combCompactGo(dst, nl, a, b, x, y)
 }
+func tanhv(dst, x []float64) { tanhGo(dst, x) }
