@@ -244,14 +244,13 @@ func (p *bernPoly) scatterGroup(dst, src []float64, lane [4]float64, g, d int) {
 
 // batchScratch returns the forward's working memory for S draws: the MADE's output C
 // (S·nl·(M+1) per group, group by group, draw by draw), the prepared coefficients (prepLen),
-// evalAllBatch's scratch (evalLen), one draw's d+1 outputs, 6M for prepDraw, S·maxKa for the
-// output layer's inputs (madeForwardBatch) and 3·S·d for the log-determinants'
-// (finishLogDet). The backward
+// evalAll's scratch (evalLen), one draw's d+1 outputs, 6M for prepDraw and S·maxKa for the
+// output layer's inputs (madeForwardBatch). The backward
 // pass reuses C's part for the coefficient adjoints. Nothing in it outlives one call; kept by
 // the tape for the parameter value and never cleared: every call writes what it reads.
 func (b *BernsteinAR) batchScratch(t *ad.Tape, params ad.Var, S int) []float64 {
 	d := b.d
-	s, _ := t.Memo((*bernARBatchScratch)(b), params, S*b.outLen()+b.p.prepLen(d)+b.p.evalLen(d)+d+1+6*b.p.m+S*b.maxKa()+3*S*d)
+	s, _ := t.Memo((*bernARBatchScratch)(b), params, S*b.outLen()+b.p.prepLen(d)+b.p.evalLen(d)+d+1+6*b.p.m+S*b.maxKa())
 	return s
 }
 
@@ -280,10 +279,8 @@ func (b *BernsteinAR) ForwardBatch(t *ad.Tape, params, U ad.Var) (Z, logdet ad.V
 	npre, nev := b.p.prepLen(d), b.p.evalLen(d)
 	pre := ws[S*nw : S*nw+npre]
 	bs := ws[S*nw+npre : S*nw+npre+nev]
-	o := S*nw + npre + nev
-	zl := ws[o : o+d+1+6*b.p.m]
-	o += d + 1 + 6*b.p.m
-	as, lg := ws[o:o+S*b.maxKa()], ws[o+S*b.maxKa():o+S*b.maxKa()+3*S*d]
+	zl := ws[S*nw+npre+nev : S*nw+npre+nev+d+1+6*b.p.m]
+	as := ws[S*nw+npre+nev+d+1+6*b.p.m:]
 
 	b.madeForwardBatch(S, pv[:b.nm], wm, uv, hs, C, as)
 	L := bernRows{aff: b.affine(pv), affStride: 2}
@@ -292,7 +289,7 @@ func (b *BernsteinAR) ForwardBatch(t *ad.Tape, params, U ad.Var) (Z, logdet ad.V
 		b.p.prepAffine(a, d, L)
 	}
 	copy(pre[b.p.affOff(d):], a)
-	b.polyForwardBatch(S, C, pre, bs, zl[:d+1], zl[d+1:], lg, L, uv, out, recs)
+	b.polyForwardBatch(S, C, pre, bs, zl[:d+1], zl[d+1:], L, uv, out, recs)
 	v := c.Var()
 	return t.AsMatrix(t.Slice(v, 0, S*d), S, d), t.Slice(v, S*d, S*(d+1))
 }
@@ -364,20 +361,17 @@ func (b *BernsteinAR) maxKa() int {
 }
 
 // polyForwardBatch evaluates the polynomials of the S draws from the MADE output C (packed
-// layout): per draw, prepDraw, then evalAllBatch with scratch bs and zl (d+1), z into out
-// ([Z | logdet]) and the records into recs; then the log-determinants of all S draws at once
-// (finishLogDet, scratch lg of 3·S·d); cs is prepDraw's scratch.
-func (b *BernsteinAR) polyForwardBatch(S int, C, pre, bs, zl, cs, lg []float64, L bernRows, uv, out, recs []float64) {
+// layout): per draw, prepDraw, then evalAllBatch with scratch bs and zl (d+1), the values into out
+// ([Z | logdet]) and the records into recs; cs is prepDraw's scratch.
+func (b *BernsteinAR) polyForwardBatch(S int, C, pre, bs, zl, cs []float64, L bernRows, uv, out, recs []float64) {
 	d := b.d
 	nr := b.p.recLen(d)
-	hps, ldx, lh := lg[:S*d], lg[S*d:2*S*d], lg[2*S*d:3*S*d]
 	for s := range S {
 		b.prepDraw(S, s, C, pre, cs)
-		b.p.evalAllBatch(pre, bs, d, L, uv[s*d:(s+1)*d], zl, recs[s*nr:(s+1)*nr], hps[s*d:(s+1)*d], ldx[s*d:(s+1)*d])
+		b.p.evalAllBatch(pre, bs, d, L, uv[s*d:(s+1)*d], zl, recs[s*nr:(s+1)*nr])
 		copy(out[s*d:(s+1)*d], zl[:d])
+		out[S*d+s] = zl[d]
 	}
-	// The log-determinants of all S draws: log h′ of the S·d coordinates in one pass.
-	b.p.finishLogDet(out[S*d:S*(d+1)], lh, hps, ldx, pre[b.p.affOff(d)+2*d:][:d], d)
 }
 
 // prepDraw writes the prepared coefficients of draw s of S (the group blocks of pre, as

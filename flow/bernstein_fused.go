@@ -338,12 +338,9 @@ func (p *bernPoly) basisRun4(b []float64, n int, kk [4]int, bk [4]float64, xy []
 // ends (kernel.BernsteinBasis4, the four lanes in one vector; for M−2 > endMax the
 // recurrences from the mode, basisMode and basisRun), kernel.BernsteinElev4 for the
 // elevations, z, h′, h″ and the partials in r; and log h′ of all d coordinates in one
-// kernel.Log pass (finishLogDet). With dhp and dldx not nil (d each) it leaves that pass to the
-// caller: it writes h′_j and what ld_j adds to log h′_j there and not out[d] (the batch node
-// takes the logarithms of all its draws at once). Coordinates at a NaN point or of degree
-// M = 1 take the one-coordinate path (atSplit), coordinates in a linear tail evalTail. Cost
-// O(d·M).
-func (p *bernPoly) evalAllBatch(pre, bs []float64, d int, L bernRows, u, out, rec, dhp, dldx []float64) {
+// kernel.Log pass. Coordinates at a NaN point or of degree M = 1 take the one-coordinate path
+// (atSplit), coordinates in a linear tail evalTail. Cost O(d·M).
+func (p *bernPoly) evalAllBatch(pre, bs []float64, d int, L bernRows, u, out, rec []float64) {
 	M := p.m
 	P := M + 1
 	G := groups(d)
@@ -361,9 +358,6 @@ func (p *bernPoly) evalAllBatch(pre, bs []float64, d int, L bernRows, u, out, re
 	// log h′ (log x + log y for BoundedTails; the whole ld on the one-coordinate path).
 	lg := bs[20*P+20+6*d:][:3*d]
 	hps, lh, ldx := lg[:d], lg[d:2*d], lg[2*d:]
-	if dhp != nil {
-		hps, ldx = dhp[:d], dldx[:d]
-	}
 	for j := range d {
 		vj := alpha[j]*u[j] + L.aff[L.affOff+j*L.affStride+1]
 		vv[j], vv[d+j] = vj, -vj
@@ -380,6 +374,7 @@ func (p *bernPoly) evalAllBatch(pre, bs []float64, d int, L bernRows, u, out, re
 		}
 	}
 	srec := rec[8*P*G:][:bernRec*d]
+	sum := 0.0
 	for g := range G {
 		tds := pre[8*P*g : 8*P*(g+1)]
 		dzdl := rec[8*P*g : 8*P*(g+1)]
@@ -465,25 +460,12 @@ func (p *bernPoly) evalAllBatch(pre, bs []float64, d int, L bernRows, u, out, re
 			s[3], s[4], s[5] = dldv*uj*sj+sj/a, dldv, dldv*a
 		}
 	}
-	if dhp != nil {
-		return // the caller takes the logarithms (finishLogDet)
-	}
-	p.finishLogDet(out[d:d+1], lh, hps, ldx, la, d)
-}
-
-// finishLogDet writes the log-determinants of n = len(ld) draws of d coordinates from h′
-// (hps, n·d) and what each coordinate's ld adds to log h′ (ldx): log h′ of all n·d values in one
-// kernel.Log pass into lh, then ld_s = Σ_j ((log h′_sj + ldx_sj) + log α_j) in the order of j
-// (la = log α).
-func (p *bernPoly) finishLogDet(ld, lh, hps, ldx, la []float64, d int) {
+	// log h′ of all d coordinates in one pass; ld_j = log h′_j (+ log x_j + log y_j, bounded).
 	kernel.Log(lh, hps)
-	for s := range ld {
-		sum := 0.0
-		for j := range d {
-			sum += (lh[s*d+j] + ldx[s*d+j]) + la[j]
-		}
-		ld[s] = sum
+	for j := range d {
+		sum += (lh[j] + ldx[j]) + la[j]
 	}
+	out[d] = sum
 }
 
 // endMax is the largest base degree n whose basis evalAll computes from the ends

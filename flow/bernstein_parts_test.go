@@ -46,7 +46,6 @@ func benchParts(b *testing.B, f *BernsteinAR, S int) {
 	pre := make([]float64, f.p.prepLen(d))
 	bs := make([]float64, f.p.evalLen(d))
 	zl, cs := make([]float64, d+1), make([]float64, 6*M)
-	lg := make([]float64, 3*S*d)
 	out := make([]float64, S*(d+1))
 	recs := make([]float64, S*nr)
 	L := bernRows{aff: f.affine(pv), affStride: 2}
@@ -62,7 +61,7 @@ func benchParts(b *testing.B, f *BernsteinAR, S int) {
 	ga := make([]float64, 2*d)
 	f.formMasked(mp, wm)
 	f.madeForwardBatch(S, mp, wm, uv, hs, C, as)
-	f.polyForwardBatch(S, C, pre, bs, zl, cs, lg, L, uv, out, recs)
+	f.polyForwardBatch(S, C, pre, bs, zl, cs, L, uv, out, recs)
 	coefBack := func() {
 		for s := range S {
 			rec := recs[s*nr : (s+1)*nr]
@@ -77,7 +76,7 @@ func benchParts(b *testing.B, f *BernsteinAR, S int) {
 	}{
 		{"masked_weights", func() { f.formMasked(mp, wm) }},
 		{"made_forward", func() { f.madeForwardBatch(S, mp, wm, uv, hs, C, as) }},
-		{"softplus_and_polynomials", func() { f.polyForwardBatch(S, C, pre, bs, zl, cs, lg, L, uv, out, recs) }},
+		{"softplus_and_polynomials", func() { f.polyForwardBatch(S, C, pre, bs, zl, cs, L, uv, out, recs) }},
 		{"softplus_only", func() {
 			for s := range S {
 				f.prepDraw(S, s, C, pre, cs)
@@ -85,7 +84,7 @@ func benchParts(b *testing.B, f *BernsteinAR, S int) {
 		}},
 		{"polynomials_only", func() {
 			for s := range S {
-				f.p.evalAllBatch(pre, bs, d, L, uv[s*d:(s+1)*d], zl, recs[s*nr:(s+1)*nr], nil, nil)
+				f.p.evalAllBatch(pre, bs, d, L, uv[s*d:(s+1)*d], zl, recs[s*nr:(s+1)*nr])
 			}
 		}},
 		{"polynomial_adjoints", coefBack},

@@ -450,7 +450,7 @@ func TestBernsteinEvalAllMatchesOne(t *testing.T) {
 					if batch {
 						n := p.prepLen(d)
 						p.prepAll(ws[:n], d, L)
-						p.evalAllBatch(ws[:n], ws[n:n+p.evalLen(d)], d, L, u, out, rec, nil, nil)
+						p.evalAllBatch(ws[:n], ws[n:n+p.evalLen(d)], d, L, u, out, rec)
 					} else {
 						p.forwardAll(ws, d, L, u, out, rec)
 					}
