@@ -17,20 +17,21 @@ import (
 //     layout kernel.BernsteinElev4 reads; a last group of d mod 4 coordinates is compact),
 //     computed from the rows of the last hidden layer (and the inputs of the direct
 //     connections) that some coordinate of the group sees — the masked rows of the whole
-//     group are skipped — as four rank-1 updates per pass (kernel.Axpy4) over runs of
-//     nl·(M+1) values;
+//     group are skipped — as one product C_g = A_g·B_g per group (kernel.GemmNN: A_g the
+//     S draws' inputs of those rows with a 1 for the bias, B_g the group's packed rows);
 //  2. per draw and group, one kernel.Softplus pass over the nl·M raw increments, for a full
 //     group straight into the prepared-coefficient block (no copy, no gather);
-//  3. per draw, evalAll: the polynomials, log-derivatives and the partials the backward
-//     needs, exactly as Forward.
+//  3. per draw, evalAllBatch: the polynomials, log-derivatives and the partials the backward
+//     needs, as Forward's evalAll gives them up to rounding (vector kernels for the bases, the
+//     starts and the logarithms; evalAll keeps the arithmetic that saved fits reproduce).
 //
 // The backward pass is hand-written and batched the same way: the coefficient adjoints of
 // all draws in the output layout (z̄·∂z/∂r + l̄·∂ld/∂r, the softplus derivative already in
 // the record; contiguous per group and draw), then the output layer's pullback per group
-// (weight adjoints Σ_s h_sr·Ḡ_s summed over the draws before they are scattered into the
-// parameter layout with the mask, hidden adjoints as dot products), the hidden layers' as
-// matrix products over the batch (W̄ += (Xᵀ·Ḡ)⊙mask, b̄ += 1ᵀ·Ḡ, X̄ = Ḡ·W̃ᵀ) and the
-// activation's derivative. No per-scalar tape node is recorded and nothing is allocated in
+// (weight adjoints A_gᵀ·Ḡ_g summed over the draws in one product before they are scattered
+// into the parameter layout with the mask, kernel.Scatter4Add; the adjoints of its inputs
+// Ḡ_g·B_gᵀ in one kernel.GemmNT), the hidden layers' as matrix products over the batch
+// (W̄ += (Xᵀ·Ḡ)⊙mask, b̄ += 1ᵀ·Ḡ, X̄ = Ḡ·W̃ᵀ) and the activation's derivative. No per-scalar tape node is recorded and nothing is allocated in
 // steady state. Every draw's values equal those of Forward up to the rounding of the
 // reordered sums; the node runs on the calling goroutine and depends on S and its inputs
 // only, so results are the same for any number of workers.
@@ -55,6 +56,10 @@ type bernGroup struct {
 	// runs in one draw's output (Σ of the earlier groups' q).
 	nl, q, col int
 }
+
+// ka returns the inner size of the group's forward product: the bias, the rows and the
+// direct rows.
+func (gr *bernGroup) ka() int { return 1 + len(gr.rows) + len(gr.drows) }
 
 // newBernGroups returns the groups of the batch node's output layer for the MADE m with P
 // outputs per dimension. The output layer's mask does not depend on the output's parameter
@@ -98,13 +103,13 @@ func newBernGroups(m *nn.MADE, P int) []bernGroup {
 		gr.nl, gr.q, gr.col = nl, nl*P, col
 		col += gr.q
 		gr.off = off
-		off += (1 + len(gr.rows) + len(gr.drows)) * gr.q
+		off += gr.ka() * gr.q
 	}
 	return gs
 }
 
 // bernARBatch is the Backwarder of BernsteinAR's batch node (arguments: params, U). Its aux
-// holds the S records of evalAll (recLen(d) each), then the hidden activations of the S
+// holds the S records of evalAllBatch (recLen(d) each), then the hidden activations of the S
 // draws layer by layer (layer l an S×n_l block).
 type bernARBatch BernsteinAR
 
@@ -128,7 +133,7 @@ func (b *BernsteinAR) hiddenMaskedLen() int {
 // packed output layer.
 func (b *BernsteinAR) maskedLen() int {
 	last := b.grp[len(b.grp)-1]
-	return b.hiddenMaskedLen() + last.off + (1+len(last.rows)+len(last.drows))*last.q
+	return b.hiddenMaskedLen() + last.off + last.ka()*last.q
 }
 
 // masked returns, for the value of params, W⊙mask of every hidden layer of the MADE one after
@@ -174,6 +179,16 @@ func (b *BernsteinAR) formMasked(mp, w []float64) {
 	}
 }
 
+// transpose sets dst (c×r) to the transpose of src (r×c), both row-major and contiguous.
+func transpose(dst, src []float64, r, c int) {
+	dst, src = dst[:r*c], src[:r*c]
+	for i := range r {
+		for j, v := range src[i*c : (i+1)*c] {
+			dst[j*r+i] = v
+		}
+	}
+}
+
 // gatherGroup sets dst[nl·k + l] = src[k·d + 4g + l]·lane[l] for the coefficients k of group
 // g and its nl = min(4, d − 4g) lanes: one row of the output layer in the MADE's
 // parameter-major layout into the group's interleaved layout.
@@ -181,17 +196,19 @@ func (p *bernPoly) gatherGroup(dst, src []float64, lane [4]float64, g, d int) {
 	P := p.m + 1
 	j0 := 4 * g
 	if j0+4 <= d {
-		dst = dst[:4*P]
-		l0, l1, l2, l3 := lane[0], lane[1], lane[2], lane[3]
-		src = src[j0:]
-		for k := range P {
-			s := src[k*d : k*d+4]
-			q := dst[4*k : 4*k+4]
-			q[0], q[1], q[2], q[3] = s[0]*l0, s[1]*l1, s[2]*l2, s[3]*l3
-		}
+		kernel.Gather4(dst[:4*P], src[j0:], d, lane[:])
 		return
 	}
 	nl := d - j0
+	if nl == 2 { // the last group of d ≡ 2 (mod 4), two lanes per entry without an inner loop
+		l0, l1 := lane[0], lane[1]
+		src = src[j0:]
+		for k := range P {
+			r, q := src[k*d:k*d+2], dst[2*k:2*k+2]
+			q[0], q[1] = r[0]*l0, r[1]*l1
+		}
+		return
+	}
 	for k := range P {
 		for l := range nl {
 			dst[nl*k+l] = src[k*d+j0+l] * lane[l]
@@ -204,20 +221,20 @@ func (p *bernPoly) scatterGroup(dst, src []float64, lane [4]float64, g, d int) {
 	P := p.m + 1
 	j0 := 4 * g
 	if j0+4 <= d {
-		src = src[:4*P]
-		l0, l1, l2, l3 := lane[0], lane[1], lane[2], lane[3]
-		dst = dst[j0:]
-		for k := range P {
-			s := src[4*k : 4*k+4]
-			q := dst[k*d : k*d+4]
-			q[0] += s[0] * l0
-			q[1] += s[1] * l1
-			q[2] += s[2] * l2
-			q[3] += s[3] * l3
-		}
+		kernel.Scatter4Add(dst[j0:], d, src[:4*P], lane[:])
 		return
 	}
 	nl := d - j0
+	if nl == 2 { // as gatherGroup
+		l0, l1 := lane[0], lane[1]
+		dst = dst[j0:]
+		for k := range P {
+			r, q := src[2*k:2*k+2], dst[k*d:k*d+2]
+			q[0] += r[0] * l0
+			q[1] += r[1] * l1
+		}
+		return
+	}
 	for k := range P {
 		for l := range nl {
 			dst[k*d+j0+l] += src[nl*k+l] * lane[l]
@@ -227,12 +244,13 @@ func (p *bernPoly) scatterGroup(dst, src []float64, lane [4]float64, g, d int) {
 
 // batchScratch returns the forward's working memory for S draws: the MADE's output C
 // (S·nl·(M+1) per group, group by group, draw by draw), the prepared coefficients (prepLen),
-// evalAll's scratch (evalLen), one draw's d+1 outputs and 6M for prepDraw. The backward
+// evalAll's scratch (evalLen), one draw's d+1 outputs, 6M for prepDraw and S·maxKa for the
+// output layer's inputs (madeForwardBatch). The backward
 // pass reuses C's part for the coefficient adjoints. Nothing in it outlives one call; kept by
 // the tape for the parameter value and never cleared: every call writes what it reads.
 func (b *BernsteinAR) batchScratch(t *ad.Tape, params ad.Var, S int) []float64 {
 	d := b.d
-	s, _ := t.Memo((*bernARBatchScratch)(b), params, S*b.outLen()+b.p.prepLen(d)+b.p.evalLen(d)+d+1+6*b.p.m)
+	s, _ := t.Memo((*bernARBatchScratch)(b), params, S*b.outLen()+b.p.prepLen(d)+b.p.evalLen(d)+d+1+6*b.p.m+S*b.maxKa())
 	return s
 }
 
@@ -261,9 +279,10 @@ func (b *BernsteinAR) ForwardBatch(t *ad.Tape, params, U ad.Var) (Z, logdet ad.V
 	npre, nev := b.p.prepLen(d), b.p.evalLen(d)
 	pre := ws[S*nw : S*nw+npre]
 	bs := ws[S*nw+npre : S*nw+npre+nev]
-	zl := ws[S*nw+npre+nev:]
+	zl := ws[S*nw+npre+nev : S*nw+npre+nev+d+1+6*b.p.m]
+	as := ws[S*nw+npre+nev+d+1+6*b.p.m:]
 
-	b.madeForwardBatch(S, pv[:b.nm], wm, uv, hs, C)
+	b.madeForwardBatch(S, pv[:b.nm], wm, uv, hs, C, as)
 	L := bernRows{aff: b.affine(pv), affStride: 2}
 	a, ok := t.Memo((*bernARNode)(b), params, 3*d) // the affine values: parameters only
 	if !ok {
@@ -277,8 +296,12 @@ func (b *BernsteinAR) ForwardBatch(t *ad.Tape, params, U ad.Var) (Z, logdet ad.V
 
 // madeForwardBatch writes the MADE's hidden activations of the S rows of uv into hs (layer
 // by layer, S×n_l each) and its output into C (the packed layout, group by group, draw by
-// draw), from the parameters mp and their masked weights wm.
-func (b *BernsteinAR) madeForwardBatch(S int, mp, wm, uv, hs, C []float64) {
+// draw), from the parameters mp and their masked weights wm; as is scratch of S·maxKa. Every
+// layer is one product over the batch (kernel.GemmNN): a hidden layer's from its bias rows,
+// a group's of the output layer as C_g = A_g·B_g with A_g (S × ka) the ones of the bias and
+// the entries of the rows and direct rows the group sees, gathered per draw, and B_g the
+// group's packed block.
+func (b *BernsteinAR) madeForwardBatch(S int, mp, wm, uv, hs, C, as []float64) {
 	m := b.made
 	d := b.d
 	act := m.Activation()
@@ -291,49 +314,61 @@ func (b *BernsteinAR) madeForwardBatch(S int, mp, wm, uv, hs, C []float64) {
 		for s := range S {
 			copy(Y[s*H:(s+1)*H], bias)
 		}
-		mulAdd(Y, in, wm[wo:wo+nin*H], S, nin, H)
-		nn.Activate(act, Y)
+		kernel.GemmNN(true, S, nin, H, in, nin, wm[wo:wo+nin*H], H, Y, H)
+		if act == ad.Tanh {
+			// Vectorised (within 4 ulp of math.Tanh); Forward keeps nn.Activate's math.Tanh, so
+			// that saved fits draw bit for bit as before.
+			kernel.Tanh(Y, Y)
+		} else {
+			nn.Activate(act, Y)
+		}
 		wo += nin * H
 		in, nin = Y, H
 	}
 	for _, gr := range b.grp {
-		blk, Q := wm[wo+gr.off:], gr.q
-		nr := len(gr.rows)
-		W, V := blk[Q:(1+nr)*Q], blk[(1+nr)*Q:(1+nr+len(gr.drows))*Q]
-		Cg := C[S*gr.col : S*(gr.col+Q)]
-		for s := range S {
-			o := Cg[s*Q : (s+1)*Q]
-			copy(o, blk[:Q])
-			axpyRows(o, in[s*nin:(s+1)*nin], gr.rows, W)
-			axpyRows(o, uv[s*d:(s+1)*d], gr.drows, V)
+		ka, Q := gr.ka(), gr.q
+		A := as[:S*ka]
+		gatherInputs(A, gr, S, in, nin, uv, d)
+		kernel.GemmNN(false, S, ka, Q, A, ka, wm[wo+gr.off:wo+gr.off+ka*Q], Q, C[S*gr.col:S*(gr.col+Q)], Q)
+	}
+}
+
+// gatherInputs writes, for each of the S draws, row s of a group's inputs into A (S × ka):
+// 1 (the bias), the entries rows of x (S×nx), the entries drows of u (S×d).
+func gatherInputs(A []float64, gr bernGroup, S int, x []float64, nx int, u []float64, d int) {
+	ka := gr.ka()
+	for s := range S {
+		a := A[s*ka : (s+1)*ka]
+		a[0] = 1
+		xs := x[s*nx : (s+1)*nx]
+		for i, r := range gr.rows {
+			a[1+i] = xs[r]
+		}
+		us := u[s*d : (s+1)*d]
+		for i, r := range gr.drows {
+			a[1+len(gr.rows)+i] = us[r]
 		}
 	}
 }
 
-// axpyRows adds Σ_i x[rows[i]]·W[i·n : (i+1)·n] to o (n = len(o)), four rows per pass.
-func axpyRows(o, x []float64, rows []int, W []float64) {
-	n := len(o)
-	i := 0
-	for ; i+4 <= len(rows); i += 4 {
-		kernel.Axpy4(x[rows[i]], x[rows[i+1]], x[rows[i+2]], x[rows[i+3]], W[i*n:(i+4)*n], o)
+// maxKa returns the largest inner size of the groups' forward products (bernGroup.ka).
+func (b *BernsteinAR) maxKa() int {
+	n := 0
+	for _, gr := range b.grp {
+		n = max(n, gr.ka())
 	}
-	for ; i+2 <= len(rows); i += 2 {
-		kernel.Axpy2(x[rows[i]], x[rows[i+1]], W[i*n:(i+2)*n], o)
-	}
-	if i < len(rows) {
-		kernel.Axpy(x[rows[i]], W[i*n:(i+1)*n], o)
-	}
+	return n
 }
 
 // polyForwardBatch evaluates the polynomials of the S draws from the MADE output C (packed
-// layout): per draw, prepDraw, then evalAll with scratch bs and zl (d+1), the values into out
+// layout): per draw, prepDraw, then evalAllBatch with scratch bs and zl (d+1), the values into out
 // ([Z | logdet]) and the records into recs; cs is prepDraw's scratch.
 func (b *BernsteinAR) polyForwardBatch(S int, C, pre, bs, zl, cs []float64, L bernRows, uv, out, recs []float64) {
 	d := b.d
 	nr := b.p.recLen(d)
 	for s := range S {
 		b.prepDraw(S, s, C, pre, cs)
-		b.p.evalAll(pre, bs, d, L, uv[s*d:(s+1)*d], zl, recs[s*nr:(s+1)*nr])
+		b.p.evalAllBatch(pre, bs, d, L, uv[s*d:(s+1)*d], zl, recs[s*nr:(s+1)*nr])
 		copy(out[s*d:(s+1)*d], zl[:d])
 		out[S*d+s] = zl[d]
 	}
@@ -354,11 +389,8 @@ func (b *BernsteinAR) prepDraw(S, s int, C, pre, cs []float64) {
 			csp, csg := cs[:nl*M], cs[nl*M:2*nl*M]
 			kernel.Softplus(csp, csg, r[nl:])
 			clear(blk)
-			de, si := blk[4:Q], blk[Q+4:]
-			for i, v := range csp {
-				o := 4*(i/nl) + i%nl
-				de[o], si[o] = v, csg[i]
-			}
+			kernel.Spread(blk[4:Q], csp, nl)
+			kernel.Spread(blk[Q+4:], csg, nl)
 			copy(blk[:nl], r[:nl]) // ϑ_0 = r_0
 			continue
 		}
@@ -408,7 +440,7 @@ func (n *bernARBatch) Backward(c ad.Custom) {
 }
 
 // coefAdjoint writes the coefficient adjoints of draw s of S, z̄_j·∂z_j/∂r_kj + l̄·∂ld_j/∂r_kj
-// for coordinate j = 4g + l, from its record of evalAll (the interleaved ∂z/∂r and ∂ld/∂r of
+// for coordinate j = 4g + l, from its record of evalAllBatch (the interleaved ∂z/∂r and ∂ld/∂r of
 // each group) into G in C's layout (group g's runs at S·col + s·q, entry nl·k + l; col = 4g·P
 // since every earlier group is full).
 func (p *bernPoly) coefAdjoint(rec []float64, d int, zbar []float64, lbar float64, G []float64, s, S int) {
@@ -418,46 +450,38 @@ func (p *bernPoly) coefAdjoint(rec []float64, d int, zbar []float64, lbar float6
 		blk := rec[2*Q*g : 2*Q*(g+1)]
 		j0 := 4 * g
 		if j0+4 <= d {
-			o := G[S*j0*P+s*Q : S*j0*P+(s+1)*Q]
-			dz, dl := blk[:len(o)], blk[Q:Q+len(o)]
-			z0, z1, z2, z3 := zbar[j0], zbar[j0+1], zbar[j0+2], zbar[j0+3]
-			for i := 0; i+3 < len(o); i += 4 {
-				o[i] = z0*dz[i] + lbar*dl[i]
-				o[i+1] = z1*dz[i+1] + lbar*dl[i+1]
-				o[i+2] = z2*dz[i+2] + lbar*dl[i+2]
-				o[i+3] = z3*dz[i+3] + lbar*dl[i+3]
-			}
+			kernel.Comb4(G[S*j0*P+s*Q:S*j0*P+(s+1)*Q], zbar[j0:j0+4], lbar, blk[:Q], blk[Q:])
 			continue
 		}
 		nl := d - j0 // the compact runs of a last group that is not full
 		o := G[S*j0*P+s*nl*P : S*j0*P+(s+1)*nl*P]
-		dz, dl := blk[:Q], blk[Q:]
-		for l := range nl {
-			zb := zbar[j0+l]
-			for k := range P {
-				o[nl*k+l] = zb*dz[4*k+l] + lbar*dl[4*k+l]
-			}
-		}
+		kernel.CombCompact(o, nl, zbar[j0:d], lbar, blk[:Q], blk[Q:])
 	}
 }
 
 // madeBackBatch is the MADE's pullback over the batch: for the adjoint G of its output (C's
 // layout) it adds ∂/∂params into gm (nil to skip) and ∂/∂U into gu (nil to skip), from the
 // inputs uv (S×d), the hidden activations hs (layer by layer, S×n_l each) and the masked
-// weights wm. The output layer group by group: the weight adjoints Σ_s h_sr·Ḡ_gs of every row
-// the group sees, summed over the draws in the packed layout and then scattered into the
-// parameter layout with the lane masks (scatterGroup), the bias adjoint likewise, and the
-// hidden (or input) adjoints as dot products with the packed weights; then the hidden layers,
-// last first: W̄ += (Xᵀ·Ḡ)⊙mask, b̄ += 1ᵀ·Ḡ, X̄ = Ḡ·W̃ᵀ and the activation's derivative.
+// weights wm, with scratch ws (backLen). The output layer group by group: its weight
+// adjoints Aᵀ·Ḡ_g (ka × q: A_g the forward's inputs, transposed, Ḡ_g the group's S×q
+// adjoint) in one product, summed over the draws in the packed layout and then scattered
+// into the parameter layout with the lane masks (scatterGroup); the adjoints of its inputs
+// Ḡ_g·B̃_gᵀ (S × (ka−1), B̃_g the group's packed rows) in one product, added into the hidden
+// (or input) adjoints; then the hidden layers, last first: W̄ += (Xᵀ·Ḡ)⊙mask, b̄ += 1ᵀ·Ḡ,
+// X̄ = Ḡ·W̃ᵀ and the activation's derivative, each product one kernel.GemmNN (with the
+// inputs transposed first) or kernel.GemmNT (against the weights as they are).
 func (b *BernsteinAR) madeBackBatch(S int, wm, ws, uv, hs, G, gm, gu []float64) {
 	m := b.made
 	d := b.d
 	act := m.Activation()
 	hid := m.Hidden()
 	L := len(hid)
-	maxW, maxH := b.backLens()
+	maxW, maxH, maxT, maxY := b.backLens(S)
 	tmp := ws[:maxW]
-	ga, gb := ws[maxW:maxW+S*maxH], ws[maxW+S*maxH:]
+	ws = ws[maxW:]
+	ga, gb := ws[:S*maxH], ws[S*maxH:2*S*maxH]
+	ws = ws[2*S*maxH:]
+	T, Y := ws[:maxT], ws[maxT:maxT+maxY]
 
 	// Output layer: X is the last hidden layer (or U), nx wide, its adjoint gx.
 	nx, X := d, uv
@@ -477,38 +501,52 @@ func (b *BernsteinAR) madeBackBatch(S int, wm, ws, uv, hs, G, gm, gu []float64) 
 	kd := m.K() * d
 	one := [4]float64{1, 1, 1, 1}
 	for g, gr := range b.grp {
-		blk, Q := wm[wo+gr.off:], gr.q
+		ka, Q := gr.ka(), gr.q
 		nr := len(gr.rows)
 		Gg := G[S*gr.col : S*(gr.col+Q)]
 		if gm != nil {
-			w := tmp[:Q]
-			clear(w)
-			colSumAdd(w, Gg, S, Q)
-			b.p.scatterGroup(gbias, w, one, g, d)
-			for i, r := range gr.rows {
-				clear(w)
-				axpyCol(w, X, nx, r, Gg, S)
-				b.p.scatterGroup(gW[r*kd:(r+1)*kd], w, gr.lanes[i], g, d)
+			// T = A_gᵀ (ka × S), then W̄_g = T·Ḡ_g (ka × q).
+			At := T[:ka*S]
+			for s := range S {
+				At[s] = 1
 			}
-			for i, r := range gr.drows {
-				clear(w)
-				axpyCol(w, uv, d, r, Gg, S)
-				b.p.scatterGroup(gV[r*kd:(r+1)*kd], w, gr.lanes[nr+i], g, d)
-			}
-		}
-		if gx != nil {
 			for i, r := range gr.rows {
-				wr := blk[(1+i)*Q : (2+i)*Q]
 				for s := range S {
-					gx[s*nx+r] += kernel.Dot(Gg[s*Q:(s+1)*Q], wr)
+					At[(1+i)*S+s] = X[s*nx+r]
 				}
 			}
-		}
-		if gu != nil {
 			for i, r := range gr.drows {
-				wr := blk[(1+nr+i)*Q : (2+nr+i)*Q]
 				for s := range S {
-					gu[s*d+r] += kernel.Dot(Gg[s*Q:(s+1)*Q], wr)
+					At[(1+nr+i)*S+s] = uv[s*d+r]
+				}
+			}
+			w := tmp[:ka*Q]
+			kernel.GemmNN(false, ka, S, Q, At, S, Gg, Q, w, Q)
+			b.p.scatterGroup(gbias, w[:Q], one, g, d)
+			for i, r := range gr.rows {
+				b.p.scatterGroup(gW[r*kd:(r+1)*kd], w[(1+i)*Q:(2+i)*Q], gr.lanes[i], g, d)
+			}
+			for i, r := range gr.drows {
+				b.p.scatterGroup(gV[r*kd:(r+1)*kd], w[(1+nr+i)*Q:(2+nr+i)*Q], gr.lanes[nr+i], g, d)
+			}
+		}
+		if (gx != nil && nr > 0) || (gu != nil && len(gr.drows) > 0) {
+			n := ka - 1
+			y := Y[:S*n]
+			kernel.GemmNT(false, S, Q, n, Gg, Q, wm[wo+gr.off+Q:wo+gr.off+ka*Q], Q, y, n)
+			for s := range S {
+				ys := y[s*n : (s+1)*n]
+				if gx != nil {
+					gxs := gx[s*nx : (s+1)*nx]
+					for i, r := range gr.rows {
+						gxs[r] += ys[i]
+					}
+				}
+				if gu != nil {
+					gus := gu[s*d : (s+1)*d]
+					for i, r := range gr.drows {
+						gus[r] += ys[nr+i]
+					}
 				}
 			}
 		}
@@ -530,13 +568,14 @@ func (b *BernsteinAR) madeBackBatch(S int, wm, ws, uv, hs, G, gm, gu []float64) 
 			X = hs[hEnd-S*nx : hEnd]
 			hEnd -= S * nx
 		}
-		W := wm[wEnd-nx*nout : wEnd]
 		wEnd -= nx * nout
+		W := wm[wEnd : wEnd+nx*nout]
 		if gm != nil {
 			gW, gbias := m.Layer(gm, l)
 			w := tmp[:nx*nout]
-			clear(w)
-			mulTAdd(w, X, g, S, nx, nout)
+			Xt := T[:nx*S]
+			transpose(Xt, X, S, nx)
+			kernel.GemmNN(false, nx, S, nout, Xt, S, g, nout, w, nout)
 			colSumAdd(gbias, g, S, nout)
 			mk := m.Mask(l)
 			for i, v := range w {
@@ -545,92 +584,44 @@ func (b *BernsteinAR) madeBackBatch(S int, wm, ws, uv, hs, G, gm, gu []float64) 
 		}
 		if l == 0 {
 			if gu != nil {
-				mulNTAdd(gu, g, W, S, d, nout)
+				kernel.GemmNT(true, S, nout, d, g, nout, W, nout, gu, d)
 			}
 			return
 		}
 		ga, gb = gb, ga
 		gx := ga[:S*nx]
-		clear(gx)
-		mulNTAdd(gx, g, W, S, nx, nout)
+		kernel.GemmNT(false, S, nout, nx, g, nout, W, nout, gx, nx)
 		nn.ActivateBack(act, gx, X)
 		g, nout = gx, nx
 	}
 }
 
-// axpyCol sets w += Σ_s X[s·nx + r]·G[s·n : (s+1)·n] (n = len(w)): column r of X (S×nx)
-// against the S rows of G, four draws per pass.
-func axpyCol(w, X []float64, nx, r int, G []float64, S int) {
-	n := len(w)
-	s := 0
-	for ; s+4 <= S; s += 4 {
-		kernel.Axpy4(X[s*nx+r], X[(s+1)*nx+r], X[(s+2)*nx+r], X[(s+3)*nx+r], G[s*n:(s+4)*n], w)
+// backLens returns the sizes of madeBackBatch's scratch for S draws: the largest weight
+// adjoint of a hidden layer or of a group of the output layer, the widest hidden layer, the
+// largest transposed input (ka·S or n_{l−1}·S) and the largest input adjoint of a group
+// (S·(ka−1)).
+func (b *BernsteinAR) backLens(S int) (maxW, maxH, maxT, maxY int) {
+	for _, gr := range b.grp {
+		maxW, maxT, maxY = max(maxW, gr.ka()*gr.q), max(maxT, gr.ka()*S), max(maxY, (gr.ka()-1)*S)
 	}
-	for ; s+2 <= S; s += 2 {
-		kernel.Axpy2(X[s*nx+r], X[(s+1)*nx+r], G[s*n:(s+2)*n], w)
-	}
-	if s < S {
-		kernel.Axpy(X[s*nx+r], G[s*n:(s+1)*n], w)
-	}
-}
-
-// backLens returns the sizes of madeBackBatch's scratch: the largest weight adjoint of a
-// hidden layer or one group row of the output layer, and the widest hidden layer.
-func (b *BernsteinAR) backLens() (maxW, maxH int) {
-	maxW, in := 4*(b.p.m+1), b.d
+	in := b.d
 	for _, H := range b.made.Hidden() {
-		maxW, maxH, in = max(maxW, in*H), max(maxH, H), H
+		maxW, maxH, maxT, in = max(maxW, in*H), max(maxH, H), max(maxT, in*S), H
 	}
-	return maxW, maxH
+	return maxW, maxH, maxT, maxY
 }
 
-// backScratch returns the working memory of madeBackBatch for S draws (a weight adjoint
-// before masking and two hidden-layer adjoints), kept by the tape for the parameter value
-// (ad.Tape.Memo) and never cleared.
+// backLen returns the length of madeBackBatch's scratch for S draws.
+func (b *BernsteinAR) backLen(S int) int {
+	maxW, maxH, maxT, maxY := b.backLens(S)
+	return maxW + 2*S*maxH + maxT + maxY
+}
+
+// backScratch returns the working memory of madeBackBatch for S draws (backLen), kept by the
+// tape for the parameter value (ad.Tape.Memo) and never cleared.
 func (b *BernsteinAR) backScratch(t *ad.Tape, params ad.Var, S int) []float64 {
-	maxW, maxH := b.backLens()
-	s, _ := t.Memo((*bernARBackScratch)(b), params, maxW+2*S*maxH)
+	s, _ := t.Memo((*bernARBackScratch)(b), params, b.backLen(S))
 	return s
-}
-
-// The matrix products of the batch node, on row-major contiguous matrices with a small inner
-// dimension (the MADE's widths) and long rows (its outputs), as runs of kernel.Axpy4 and
-// kernel.Dot (AVX2+FMA assembly in the default amd64 build): four rank-1 updates per pass
-// over an output row.
-
-// mulAdd sets C += A·B for A n×k, B k×m, C n×m. Cost n·k·m multiply-adds.
-func mulAdd(C, A, B []float64, n, k, m int) {
-	for i := range n {
-		a, c := A[i*k:(i+1)*k], C[i*m:(i+1)*m]
-		p := 0
-		for ; p+4 <= k; p += 4 {
-			kernel.Axpy4(a[p], a[p+1], a[p+2], a[p+3], B[p*m:(p+4)*m], c)
-		}
-		for ; p+2 <= k; p += 2 {
-			kernel.Axpy2(a[p], a[p+1], B[p*m:(p+2)*m], c)
-		}
-		if p < k {
-			kernel.Axpy(a[p], B[p*m:(p+1)*m], c)
-		}
-	}
-}
-
-// mulTAdd sets W += Xᵀ·G for X n×k, G n×m, W k×m (a layer's weight adjoint summed over the
-// n rows of a batch). Cost n·k·m multiply-adds.
-func mulTAdd(W, X, G []float64, n, k, m int) {
-	for r := range k {
-		w := W[r*m : (r+1)*m]
-		s := 0
-		for ; s+4 <= n; s += 4 {
-			kernel.Axpy4(X[s*k+r], X[(s+1)*k+r], X[(s+2)*k+r], X[(s+3)*k+r], G[s*m:(s+4)*m], w)
-		}
-		for ; s+2 <= n; s += 2 {
-			kernel.Axpy2(X[s*k+r], X[(s+1)*k+r], G[s*m:(s+2)*m], w)
-		}
-		if s < n {
-			kernel.Axpy(X[s*k+r], G[s*m:(s+1)*m], w)
-		}
-	}
 }
 
 // colSumAdd sets b += 1ᵀ·G for G n×m (a layer's bias adjoint).
@@ -644,16 +635,5 @@ func colSumAdd(b, G []float64, n, m int) {
 	}
 	if s < n {
 		kernel.Axpy(1, G[s*m:(s+1)*m], b)
-	}
-}
-
-// mulNTAdd sets X += G·Wᵀ for G n×m, W k×m, X n×k (a layer's input adjoint). Cost n·k·m
-// multiply-adds, one dot product of length m per entry of X.
-func mulNTAdd(X, G, W []float64, n, k, m int) {
-	for s := range n {
-		g, x := G[s*m:(s+1)*m], X[s*k:(s+1)*k]
-		for r := range k {
-			x[r] += kernel.Dot(g, W[r*m:(r+1)*m])
-		}
 	}
 }

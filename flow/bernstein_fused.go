@@ -55,7 +55,7 @@ func (p *bernPoly) affOff(d int) int { return 8 * (p.m + 1) * groups(d) }
 func (p *bernPoly) prepLen(d int) int { return p.affOff(d) + 3*d + 8*groups(d)*(p.m+3) }
 
 // evalLen returns the length of the scratch evalAll needs for d coordinates.
-func (p *bernPoly) evalLen(d int) int { return 16*(p.m+1) + 20 + 6*d }
+func (p *bernPoly) evalLen(d int) int { return 20*(p.m+1) + 20 + 9*d }
 
 // wsLen returns the length of the scratch forwardAll needs for d coordinates.
 func (p *bernPoly) wsLen(d int) int { return p.prepLen(d) + p.evalLen(d) }
@@ -156,7 +156,7 @@ func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []f
 		nl := min(4, d-4*g)
 		// The transcendental functions of the four lanes in separate passes, so that the
 		// processor overlaps the lanes' independent calls.
-		var v, e, lx, ly, lb [4]float64
+		var v, e, lx, ly [4]float64
 		var kk [4]int
 		var slow [4]bool
 		for l := range 4 {
@@ -180,12 +180,7 @@ func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []f
 				lx[l], ly[l] = math.Log(vj), math.Log1p(-vj)
 			}
 			xy[l], xy[4+l] = x, y
-			kk[l], lb[l] = p.basisMode(M-2, x, y, lx[l], ly[l])
-		}
-		for l := range 4 {
-			if !slow[l] {
-				e[l] = math.Exp(lb[l])
-			}
+			kk[l], e[l] = p.basisMode(M-2, x, y, lx[l], ly[l]) // b_{k,M−2} = exp(lb), as before
 		}
 		clear(b2)
 		if M >= 2 {
@@ -326,6 +321,191 @@ func (p *bernPoly) basisRun4(b []float64, n int, kk [4]int, bk [4]float64, xy []
 			b[4*(i-1)+l] = v
 		}
 	}
+}
+
+// evalAllBatch is evalAll for the batched node (BernsteinAR.ForwardBatch): the same values
+// to rounding (≤ a few ulp per coordinate; TestBernsteinEvalAllMatchesOne checks both against
+// atSplit), computed with vector kernels where evalAll keeps the arithmetic of the release
+// before it (the per-draw Forward, whose draws saved fits reproduce bit for bit). It writes
+// z_j = T_j(u_j) into out[j] and Σ_j log T_j′(u_j) into out[d] from the
+// prepared coefficients pre (prepAll) and the β_j of L, and the partials into rec (recLen):
+// ∂z_j/∂r and ∂ld_j/∂r interleaved by group of four, then at rec[8(M+1)·groups(d) + 6j:]
+// ∂z_j/∂(a′, β, u), ∂ld_j/∂(a′, β, u). bs is scratch of evalLen(d). For BoundedTails the
+// points x_j = σ(v_j), 1 − x_j and their logarithms come from one kernel.Softplus pass over
+// ±v_j, and the starts of the bases, max(x_j, y_j)^(M−2) = exp((M−2)·max(log x_j, log y_j)),
+// from one kernel.Exp pass (LinearTails: x_j = v_j, y_j = 1 − v_j, the starts by repeated
+// squaring, powi4). Then, per group of four coordinates, the bases of degree M−2 from the
+// ends (kernel.BernsteinBasis4, the four lanes in one vector; for M−2 > endMax the
+// recurrences from the mode, basisMode and basisRun), kernel.BernsteinElev4 for the
+// elevations, z, h′, h″ and the partials in r; and log h′ of all d coordinates in one
+// kernel.Log pass. Coordinates at a NaN point or of degree M = 1 take the one-coordinate path
+// (atSplit), coordinates in a linear tail evalTail. Cost O(d·M).
+func (p *bernPoly) evalAllBatch(pre, bs []float64, d int, L bernRows, u, out, rec []float64) {
+	M := p.m
+	P := M + 1
+	G := groups(d)
+	aff := pre[p.affOff(d):][:3*d]
+	alpha, sa, la := aff[:d], aff[d:2*d], aff[2*d:]
+	b2, b1 := bs[:4*max(M-1, 0)], bs[4*P:4*P+4*M]
+	xy, res := bs[8*P:8*P+8], bs[8*P+8:8*P+20]
+	fb := bs[8*P+20:][:8*P] // one-coordinate path: ϑ, δ, σ; its basis scratch; ∂z, ∂ld
+	// The points v_j, and for BoundedTails softplus(±v_j) and σ(±v_j) in one kernel.Softplus
+	// pass: x = σ(v), y = σ(−v), log x = −softplus(−v), log y = −softplus(v).
+	vs := bs[16*P+20:][:6*d]
+	vv, sp, sg := vs[:2*d], vs[2*d:4*d], vs[4*d:]
+	tb := bs[16*P+20+6*d:][:4*P] // kernel.BernsteinBasis4's scratch
+	// Per coordinate: h′ (1 for the one-coordinate path), its logarithm, and what ld adds to
+	// log h′ (log x + log y for BoundedTails; the whole ld on the one-coordinate path).
+	lg := bs[20*P+20+6*d:][:3*d]
+	hps, lh, ldx := lg[:d], lg[d:2*d], lg[2*d:]
+	for j := range d {
+		vj := alpha[j]*u[j] + L.aff[L.affOff+j*L.affStride+1]
+		vv[j], vv[d+j] = vj, -vj
+	}
+	if p.tails == BoundedTails {
+		kernel.Softplus(sp, sg, vv)
+		if n := M - 2; n >= 0 && n <= endMax {
+			// The basis starts b_{n,n} = xⁿ or b_{0,n} = yⁿ of every coordinate, from the
+			// logarithms, in one kernel.Exp pass (into lh, which holds log h′ only at the end).
+			for j := range d {
+				lh[j] = float64(n) * max(-sp[d+j], -sp[j])
+			}
+			kernel.Exp(lh, lh)
+		}
+	}
+	srec := rec[8*P*G:][:bernRec*d]
+	sum := 0.0
+	for g := range G {
+		tds := pre[8*P*g : 8*P*(g+1)]
+		dzdl := rec[8*P*g : 8*P*(g+1)]
+		nl := min(4, d-4*g)
+		var v, e, lx, ly [4]float64
+		var kk [4]int // basisMode's starts (M−2 > endMax only)
+		var slow [4]bool
+		for l := range 4 {
+			xy[l], xy[4+l] = 0, 0
+			if l >= nl {
+				slow[l] = true
+				continue
+			}
+			j := 4*g + l
+			vj := vv[j]
+			v[l] = vj
+			var x, y float64
+			switch {
+			case M < 2 || math.IsNaN(vj) || (p.tails == LinearTails && (vj < 0 || vj > 1)):
+				slow[l] = true
+				continue
+			case p.tails == BoundedTails:
+				x, y, lx[l], ly[l] = sg[j], sg[d+j], -sp[d+j], -sp[j]
+			default:
+				x, y = vj, 1-vj
+			}
+			xy[l], xy[4+l] = x, y
+			if n := M - 2; n > endMax { // the mode-centred start (kernel.BernsteinBasis4's would underflow)
+				if p.tails == LinearTails {
+					lx[l], ly[l] = math.Log(vj), math.Log1p(-vj)
+				}
+				kk[l], e[l] = p.basisMode(n, x, y, lx[l], ly[l])
+			} else if p.tails == BoundedTails {
+				e[l] = lh[j] // the start formed above
+			}
+		}
+		if p.tails == LinearTails && M >= 2 && M-2 <= endMax { // b_{n,n} = xⁿ or b_{0,n} = yⁿ
+			e = powi4(xy, M-2)
+		}
+		clear(b2)
+		switch {
+		case M < 2:
+		case M-2 > endMax:
+			for l := range 4 {
+				if !slow[l] {
+					p.basisRun(b2[l:], 4, M-2, kk[l], e[l], xy[l], xy[4+l])
+				}
+			}
+		default:
+			kernel.BernsteinBasis4(M-2, p.up, xy, e[:], tb, b2)
+		}
+		if M >= 2 {
+			kernel.BernsteinElev4(M, xy, b2, tds, b1, dzdl, res)
+		}
+		for l := range nl {
+			j := 4*g + l
+			var zj, dzdv, dldv float64
+			switch {
+			case slow[l] && p.tails == LinearTails && (v[l] < 0 || v[l] > 1):
+				zj, dzdv = p.evalTail(tds, dzdl, l, v[l])
+				hps[j], ldx[j] = dzdv, 0 // ld = log of the tail's slope
+			case slow[l]:
+				var ld float64
+				zj, ld, dzdv, dldv = p.evalOne(fb, tds, dzdl, l, v[l])
+				hps[j], ldx[j] = 1, ld // log 1 = 0 exactly: ld goes in whole
+			default:
+				x, y := xy[l], xy[4+l]
+				hp, hpp := res[4+l], res[8+l]
+				zj = res[l]
+				hps[j], ldx[j] = hp, 0
+				if p.tails == BoundedTails { // chain through x = σ(v): dx/dv = x·y
+					q := x * y
+					ldx[j] = lx[l] + ly[l]
+					dzdv, dldv = hp*q, hpp/hp*q+(y-x)
+				} else {
+					dzdv, dldv = hp, hpp/hp
+				}
+			}
+			out[j] = zj
+			uj, a, sj := u[j], alpha[j], sa[j]
+			s := srec[bernRec*j : bernRec*(j+1)]
+			s[0], s[1], s[2] = dzdv*uj*sj, dzdv, dzdv*a
+			s[3], s[4], s[5] = dldv*uj*sj+sj/a, dldv, dldv*a
+		}
+	}
+	// log h′ of all d coordinates in one pass; ld_j = log h′_j (+ log x_j + log y_j, bounded).
+	kernel.Log(lh, hps)
+	for j := range d {
+		sum += (lh[j] + ldx[j]) + la[j]
+	}
+	out[d] = sum
+}
+
+// endMax is the largest base degree n whose basis evalAll computes from the ends
+// (kernel.BernsteinBasis4): its start max(x, y)ⁿ ≥ 2⁻ⁿ ≥ 2⁻⁹⁹⁰ ≈ 1e-298 stays above the
+// kernel's cutoff (1e-300). Beyond it, the recurrences start at the mode (basisMode, basisRun).
+const endMax = 990
+
+// evalTail evaluates lane l of a group at v in a linear tail (v < 0 or v > 1, LinearTails) as
+// bernPoly.tail does, straight from the group's interleaved prepared coefficients into its
+// record dzdl: it returns z and the tail's slope s = ∂z/∂v (log s is ld; ∂ld/∂v = 0).
+func (p *bernPoly) evalTail(tds, dzdl []float64, l int, v float64) (z, s float64) {
+	M := p.m
+	P := M + 1
+	fm := float64(M)
+	dz, dl := dzdl[:4*P], dzdl[4*P:8*P]
+	sig := tds[4*P : 8*P]
+	for k := range P {
+		dz[4*k+l], dl[4*k+l] = 0, 0
+	}
+	dz[l] = 1
+	if v < 0 { // z = ϑ_0 + M·δ_1·v
+		d1, s1 := tds[4+l], sig[4+l]
+		dz[4+l] = fm * s1 * v
+		dl[4+l] = s1 / d1
+		s = fm * d1
+		return tds[l] + s*v, s
+	}
+	// z = ϑ_M + M·δ_M·(v − 1), ϑ_M summed as evalOne forms it.
+	theta := 0.0
+	for k := range P {
+		theta += tds[4*k+l]
+	}
+	for k := 1; k <= M; k++ {
+		dz[4*k+l] = sig[4*k+l]
+	}
+	dM, sM := tds[4*M+l], sig[4*M+l]
+	dz[4*M+l] += fm * sM * (v - 1)
+	dl[4*M+l] = sM / dM
+	s = fm * dM
+	return theta + s*(v-1), s
 }
 
 // evalOne evaluates lane l of a group at v by atSplit (the one-coordinate path, for the

@@ -10,14 +10,24 @@ import (
 )
 
 // BenchmarkBernsteinARBatchParts times the passes of BernsteinAR's batch node one by one at
-// the paper's shape (D = 10, M = 49, MADE 2 × 10 linear, S = 10), for the breakdown of the
+// the paper's shape (D = 10, M = 49, MADE 2 × 10 linear, S = 10) and at fit's default
+// bernstein shape (M = 20, MADE 2 × 10 tanh, linear tails, S = 10), for the breakdown of the
 // BF-VI step's family cost (bench/results/bfvi_step.md); cpu-ns/op is per pass over all S
 // draws:
 //
 //	go test ./flow -run XXX -bench BernsteinARBatchParts
 func BenchmarkBernsteinARBatchParts(b *testing.B) {
-	const d, M, S = 10, 49, 10
-	f := NewBernsteinAR(nn.NewMADE(d, []int{10, 10}, M+1, nn.WithActivation(ad.Linear)))
+	const d, S = 10, 10
+	b.Run("paper", func(b *testing.B) {
+		benchParts(b, NewBernsteinAR(nn.NewMADE(d, []int{10, 10}, 50, nn.WithActivation(ad.Linear))), S)
+	})
+	b.Run("fit", func(b *testing.B) {
+		benchParts(b, NewBernsteinAR(nn.NewMADE(d, []int{10, 10}, 21), BernsteinTails(LinearTails)), S)
+	})
+}
+
+func benchParts(b *testing.B, f *BernsteinAR, S int) {
+	d, M := f.d, f.p.m
 	r := rand.New(rand.NewPCG(41, 1))
 	pv := make([]float64, f.NumParams())
 	f.Init(pv, r)
@@ -45,12 +55,12 @@ func BenchmarkBernsteinARBatchParts(b *testing.B) {
 		zb[i] = r.NormFloat64()
 	}
 	G := make([]float64, S*nw)
-	maxW, maxH := f.backLens()
-	ws := make([]float64, maxW+2*S*maxH)
+	ws := make([]float64, f.backLen(S))
+	as := make([]float64, S*f.maxKa())
 	gm := make([]float64, f.nm)
 	ga := make([]float64, 2*d)
 	f.formMasked(mp, wm)
-	f.madeForwardBatch(S, mp, wm, uv, hs, C)
+	f.madeForwardBatch(S, mp, wm, uv, hs, C, as)
 	f.polyForwardBatch(S, C, pre, bs, zl, cs, L, uv, out, recs)
 	coefBack := func() {
 		for s := range S {
@@ -65,7 +75,7 @@ func BenchmarkBernsteinARBatchParts(b *testing.B) {
 		run  func()
 	}{
 		{"masked_weights", func() { f.formMasked(mp, wm) }},
-		{"made_forward", func() { f.madeForwardBatch(S, mp, wm, uv, hs, C) }},
+		{"made_forward", func() { f.madeForwardBatch(S, mp, wm, uv, hs, C, as) }},
 		{"softplus_and_polynomials", func() { f.polyForwardBatch(S, C, pre, bs, zl, cs, L, uv, out, recs) }},
 		{"softplus_only", func() {
 			for s := range S {
@@ -74,7 +84,7 @@ func BenchmarkBernsteinARBatchParts(b *testing.B) {
 		}},
 		{"polynomials_only", func() {
 			for s := range S {
-				f.p.evalAll(pre, bs, d, L, uv[s*d:(s+1)*d], zl, recs[s*nr:(s+1)*nr])
+				f.p.evalAllBatch(pre, bs, d, L, uv[s*d:(s+1)*d], zl, recs[s*nr:(s+1)*nr])
 			}
 		}},
 		{"polynomial_adjoints", coefBack},

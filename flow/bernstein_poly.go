@@ -57,7 +57,10 @@ var ErrOutsideSupport = errors.New("flow: point outside the support of the bound
 // nonnegative numbers, terms only shrink away from the mode, and underflow to zero is harmless,
 // so the relative error of every b_i is O(n·ε) for all n ≤ 100s and all x ∈ [0, 1] — the
 // Beta-density form of the paper (eq. 1) overflows C(n,i) and xⁱ separately long before that.
-// The degree M−1 and M bases then follow by degree elevation
+// The tape nodes' evaluation of many coordinates (evalAll) starts instead at the end of the
+// larger of x and 1−x, b_{n,n} = xⁿ or b_{0,n} = (1−x)ⁿ ≥ 2⁻ⁿ, and runs the same ratios across
+// the whole range (kernel.BernsteinBasis4: every lane the same n steps, four lanes per
+// vector), with the same O(n·ε) bound. The degree M−1 and M bases then follow by degree elevation
 // b_{i,n+1} = (1−x)·b_{i,n} + x·b_{i−1,n} (convex combinations, no cancellation).
 // x and 1−x are carried separately (for the sigmoid, σ(v) and σ(−v)) so that points near 1
 // keep their relative precision.
@@ -133,24 +136,43 @@ func (p *bernPoly) prep(ws, r []float64) {
 // and lx = log x, ly = log y. The entries b[i·s] must be zero on entry (only the terms above
 // the tiny cutoff are written). It uses the tables of degree n = M−2 (or n = 0).
 func (p *bernPoly) basis(b []float64, s, n int, x, y, lx, ly float64) {
-	k, lb := p.basisMode(n, x, y, lx, ly)
-	p.basisRun(b, s, n, k, math.Exp(lb), x, y)
+	k, bk := p.basisMode(n, x, y, lx, ly)
+	p.basisRun(b, s, n, k, bk, x, y)
 }
 
-// basisMode returns where the recurrences of basis start, k ≈ (n+1)x, and log b_{k,n}(x)
-// (from the table of log C(n, k); 0 for the point masses at n = 0, x = 0 or y = 0).
-func (p *bernPoly) basisMode(n int, x, y, lx, ly float64) (k int, lb float64) {
+// basisMode returns where the recurrences of basis start, k ≈ (n+1)x, and b_{k,n}(x) =
+// exp(log C(n, k) + k·lx + (n−k)·ly) (from the table of log C(n, k); 1 for the point masses
+// at n = 0, x = 0 or y = 0). b_{k,n} ≥ 1/(n+1) up to rounding.
+func (p *bernPoly) basisMode(n int, x, y, lx, ly float64) (k int, bk float64) {
 	switch {
 	case n == 0 || x <= 0:
-		return 0, 0
+		return 0, 1
 	case y <= 0:
-		return n, 0
+		return n, 1
 	}
 	k = min(int(float64(n+1)*x), n)
-	return k, p.logC[k] + float64(k)*lx + float64(n-k)*ly
+	return k, math.Exp(p.logC[k] + float64(k)*lx + float64(n-k)*ly)
 }
 
-// basisRun is basis from the start basisMode returns, with bk = exp(lb): it writes b[k·s] =
+// powi4 returns max(x_l, y_l)ᵏ for the four lanes of xy (x_0..x_3, y_0..y_3), k ≥ 0, by
+// repeated squaring (⌊log₂ k⌋ squarings and a product per set bit; the same bits for every
+// lane, so the four chains run side by side). Each squaring doubles the relative error it
+// receives, so the result is within ≈ k·ε/2 of the exact power, as k − 1 sequential products
+// would be.
+func powi4(xy []float64, k int) [4]float64 {
+	xy = xy[:8]
+	b0, b1, b2, b3 := max(xy[0], xy[4]), max(xy[1], xy[5]), max(xy[2], xy[6]), max(xy[3], xy[7])
+	r0, r1, r2, r3 := 1.0, 1.0, 1.0, 1.0
+	for ; k > 0; k >>= 1 {
+		if k&1 != 0 {
+			r0, r1, r2, r3 = r0*b0, r1*b1, r2*b2, r3*b3
+		}
+		b0, b1, b2, b3 = b0*b0, b1*b1, b2*b2, b3*b3
+	}
+	return [4]float64{r0, r1, r2, r3}
+}
+
+// basisRun is basis from the start basisMode returns (k, bk = b_{k,n}): it writes b[k·s] =
 // bk and runs the ratio recurrences up and down from k.
 func (p *bernPoly) basisRun(b []float64, s, n, k int, bk, x, y float64) {
 	b = b[:n*s+1]

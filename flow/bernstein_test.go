@@ -410,10 +410,12 @@ func BenchmarkBernsteinARParts(b *testing.B) {
 	})
 }
 
-// TestBernsteinEvalAllMatchesOne: the grouped evaluation of d coordinates (evalAll, four
+// TestBernsteinEvalAllMatchesOne: the grouped evaluation of d coordinates (evalAll and the
+// batched node's evalAllBatch, four
 // coordinates per kernel.BernsteinElev4 call, the special cases by the one-coordinate path)
 // and its pullback (backwardAll) give what atSplit gives coordinate by coordinate, for
-// degrees with and without the kernel, group sizes 1–4 and padded, strided parameter rows,
+// degrees with and without the kernel (and beyond endMax, where the basis starts at the mode),
+// group sizes 1–4 and padded, strided parameter rows,
 // and points at NaN, in the linear tails, and where the sigmoid is exactly 0 or 1. The two
 // differ in summation order and FMA rounding only (sums of ≤ 2M+2 products, and α by
 // kernel.Softplus against math.Exp/Log1p, ≤ 2 ulp): 1e-12 relative to the scale of each
@@ -422,9 +424,10 @@ func BenchmarkBernsteinARParts(b *testing.B) {
 func TestBernsteinEvalAllMatchesOne(t *testing.T) {
 	r := newRand(31)
 	for _, tails := range []Tails{BoundedTails, LinearTails} {
-		for _, M := range []int{1, 2, 3, 5, 50} {
+		for _, M := range []int{1, 2, 3, 5, 50, 993} { // 993: base degree beyond endMax
 			for _, d := range []int{1, 3, 4, 5, 10} {
-				for _, extra := range []int{0, 2} { // coefStride = M+1 or M+3
+				for _, ex := range []int{0, 2, 10, 12} { // coefStride = M+1 or M+3; evalAll, evalAllBatch
+					extra, batch := ex%10, ex >= 10
 					p := newBernPoly(M, tails)
 					P := M + 1
 					st := P + extra
@@ -444,7 +447,13 @@ func TestBernsteinEvalAllMatchesOne(t *testing.T) {
 					}
 					rec := make([]float64, p.recLen(d))
 					out := make([]float64, d+1)
-					p.forwardAll(ws, d, L, u, out, rec)
+					if batch {
+						n := p.prepLen(d)
+						p.prepAll(ws[:n], d, L)
+						p.evalAllBatch(ws[:n], ws[n:n+p.evalLen(d)], d, L, u, out, rec)
+					} else {
+						p.forwardAll(ws, d, L, u, out, rec)
+					}
 					zbar := randVec(r, d, 1)
 					lbar := 0.7
 					gc := make([]float64, d*st)
@@ -452,7 +461,7 @@ func TestBernsteinEvalAllMatchesOne(t *testing.T) {
 					gu := make([]float64, d)
 					p.backwardAll(rec, d, zbar, lbar, gc, 0, st, false, ga, 0, 2, gu)
 
-					name := fmt.Sprintf("%v M=%d d=%d stride=%d", tails, M, d, st)
+					name := fmt.Sprintf("%v M=%d d=%d stride=%d batch=%v", tails, M, d, st, batch)
 					near := func(what string, j int, got, want float64) {
 						t.Helper()
 						if math.IsNaN(want) {

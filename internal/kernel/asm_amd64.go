@@ -5,8 +5,10 @@ package kernel
 import "math"
 
 // The default amd64 build carries AVX2+FMA kernels in Go assembly (asm_amd64.s) for Softplus,
-// Axpy, Dot, the MADE output-layer kernels (Axpy4, Axpy2, ScatterAxpyDot,
+// Exp (x ≤ 0), Axpy, Dot, the MADE output-layer kernels (Axpy4, Axpy2, ScatterAxpyDot,
 // ScatterAxpyDot4) and the Bernstein kernels (BernsteinElev4, Interleave4, Deinterleave4),
+// and in batch_amd64.s (dispatch in batch_amd64.go) for GemmNN, GemmNT, Log, BernsteinBasis4,
+// Comb4, Gather4 and Scatter4Add,
 // used when the CPU and the operating system support AVX2 and FMA (useAsm, fixed at
 // start-up); Softplus runs an AVX-512 version where that is usable too (useAsm512). Every
 // other kernel, and every kernel on other CPUs, runs the pure-Go code. Build with -tags

@@ -237,6 +237,123 @@ spdone:
 	VZEROUPPER
 	RET
 
+// func expAsm(dst, x []float64)
+// dst[i] = e^x for x = x[i] ≤ 0 (Exp checks the signs first): EXPBODY computes e^−|x|, which
+// is e^x there; four lanes per step, the last one to three through masked loads and stores.
+TEXT ·expAsm(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ x_len+32(FP), CX
+	XORQ BX, BX
+
+exloop:
+	CMPQ CX, $4
+	JB   extail
+	VMOVUPD (SI)(BX*1), Y0
+	EXPBODY
+	VMOVUPD Y3, (DI)(BX*1)
+	ADDQ $32, BX
+	SUBQ $4, CX
+	JMP  exloop
+
+extail:
+	TESTQ CX, CX
+	JZ    exdone
+	SHLQ  $5, CX
+	LEAQ  ·laneMask(SB), AX
+	VMOVUPD    (AX)(CX*1), Y15
+	VMASKMOVPD (SI)(BX*1), Y15, Y0
+	EXPBODY
+	VMASKMOVPD Y3, Y15, (DI)(BX*1)
+
+exdone:
+	VZEROUPPER
+	RET
+
+// TANHBODY computes tanh(x) into Y6 for x in Y0 (kept), with Y15 = the clamp lo (= −40)
+// broadcast (using Y1–Y13): t = max(−2|x|, lo); n = round(t/log 2), r = t − n·log 2
+// (Cody–Waite, as EXPBODY); m = eʳ − 1 = rHi + (rLo + r²·q) (EXPBODY's polynomial, before its
+// 1 + ·); s = 2ⁿ; E = s·m + (s − 1) = e^t − 1 (one fused multiply-add, s − 1 exact for
+// n ≥ −53); tanh|x| = (0 − E)/(2 + E) (+0 at x = ±0); the sign of x put back; NaN x gives x.
+#define TANHBODY \
+	VORPD SIGN, Y0, Y1; \
+	VADDPD Y1, Y1, Y1; \
+	VMAXPD Y15, Y1, Y1; \
+	VMOVUPD LOG2E, Y2; \
+	VFMADD213PD MAGIC, Y1, Y2; \
+	VSUBPD MAGIC, Y2, Y2; \
+	VFMADD231PD NLN2HI, Y2, Y1; \
+	VMULPD NLN2LO, Y2, Y3; \
+	VADDPD Y3, Y1, Y4; \
+	VMULPD Y4, Y4, Y5; \
+	VMULPD Y5, Y5, Y6; \
+	VMULPD Y6, Y6, Y7; \
+	VMOVUPD E3, Y8; \
+	VFMADD213PD E2, Y4, Y8; \
+	VMOVUPD E5, Y9; \
+	VFMADD213PD E4, Y4, Y9; \
+	VMOVUPD E7, Y10; \
+	VFMADD213PD E6, Y4, Y10; \
+	VMOVUPD E9, Y11; \
+	VFMADD213PD E8, Y4, Y11; \
+	VMOVUPD E11, Y12; \
+	VFMADD213PD E10, Y4, Y12; \
+	VMOVUPD E13, Y13; \
+	VFMADD213PD E12, Y4, Y13; \
+	VFMADD231PD Y9, Y5, Y8; \
+	VFMADD231PD Y11, Y5, Y10; \
+	VFMADD231PD Y13, Y5, Y12; \
+	VFMADD231PD Y10, Y6, Y8; \
+	VFMADD231PD Y12, Y7, Y8; \
+	VFMADD231PD Y8, Y5, Y3; \
+	VADDPD Y3, Y1, Y3; \
+	VADDPD T52P1023, Y2, Y2; \
+	VPSLLQ $52, Y2, Y2; \
+	VSUBPD ONE, Y2, Y4; \
+	VFMADD231PD Y3, Y2, Y4; \
+	VADDPD TWO, Y4, Y5; \
+	VXORPD Y7, Y7, Y7; \
+	VSUBPD Y4, Y7, Y6; \
+	VDIVPD Y5, Y6, Y6; \
+	VANDPD SIGN, Y0, Y7; \
+	VORPD Y7, Y6, Y6; \
+	VCMPPD $3, Y0, Y0, Y7; \
+	VBLENDVPD Y7, Y0, Y6, Y6
+
+// func tanhAsm(dst, x []float64, lo float64)
+// dst[i] = tanh(x[i]) by TANHBODY (lo = −40, the clamp of −2|x|), four lanes per step, the
+// last one to three through masked loads and stores (mask in Y14).
+TEXT ·tanhAsm(SB), NOSPLIT, $0-56
+	MOVQ dst_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ x_len+32(FP), CX
+	VBROADCASTSD lo+48(FP), Y15
+	XORQ BX, BX
+
+thloop:
+	CMPQ CX, $4
+	JB   thtail
+	VMOVUPD (SI)(BX*1), Y0
+	TANHBODY
+	VMOVUPD Y6, (DI)(BX*1)
+	ADDQ $32, BX
+	SUBQ $4, CX
+	JMP  thloop
+
+thtail:
+	TESTQ CX, CX
+	JZ    thdone
+	SHLQ  $5, CX
+	LEAQ  ·laneMask(SB), AX
+	VMOVUPD    (AX)(CX*1), Y14
+	VMASKMOVPD (SI)(BX*1), Y14, Y0
+	TANHBODY
+	VMASKMOVPD Y6, Y14, (DI)(BX*1)
+
+thdone:
+	VZEROUPPER
+	RET
+
 // func axpyAsm(a float64, x, y []float64)
 // y[i] += a·x[i] (one fused multiply-add per element), eight then four lanes per step.
 TEXT ·axpyAsm(SB), NOSPLIT, $0-56

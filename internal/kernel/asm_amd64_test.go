@@ -258,3 +258,49 @@ func TestSoftplusDispatchNo512(t *testing.T) {
 		}
 	}
 }
+
+// expAsm (Exp's path when every x ≤ 0) against the 240-bit reference values at x ≤ 0 (below
+// 1 ulp of exact, as Exp's bound), on every tail length at unaligned starts with the memory
+// after dst untouched, and at −0, −745.2 (0) and the subnormal range, against expGo.
+func TestExpAsm(t *testing.T) {
+	if !useAsm {
+		t.Skip("no AVX2+FMA")
+	}
+	x, hi, d := readRef(t, "exp_ref.txt")
+	var nx, nhi, nd []float64
+	for i, v := range x {
+		if v <= 0 {
+			nx, nhi, nd = append(nx, v), append(nhi, hi[i]), append(nd, d[i])
+		}
+	}
+	if len(nx) < 100 {
+		t.Fatalf("only %d reference points at x ≤ 0", len(nx))
+	}
+	worst, at := refUlps(expAsm, nx, nhi, nd)
+	t.Logf("expAsm: max error %.3f ulp of exact over %d points (at x=%v)", worst, len(nx), at)
+	if worst > 1 {
+		t.Errorf("expAsm: error %.3f ulp at x=%v", worst, at)
+	}
+	rng := rand.New(rand.NewPCG(79, 80))
+	for n := range 19 {
+		for off := range 4 {
+			src, _ := guarded(rng, n, (off+1)%4)
+			for i := range src {
+				src[i] = -math.Abs(src[i]) * 300
+			}
+			copy(src, []float64{0, math.Copysign(0, -1), -745.2, -709.5, -740}[:min(n, 5)])
+			dst, intact := guarded(rng, n, off)
+			want := make([]float64, n)
+			expAsm(dst, src)
+			expGo(want, src)
+			for i := range want {
+				if math.Abs(dst[i]-want[i]) > 2*ulpOf(want[i]) {
+					t.Fatalf("n=%d: exp(%v) = %v, expGo %v", n, src[i], dst[i], want[i])
+				}
+			}
+			if !intact() {
+				t.Fatalf("n=%d off=%d: write outside dst", n, off)
+			}
+		}
+	}
+}

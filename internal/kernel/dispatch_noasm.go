@@ -18,3 +18,19 @@ func scatterAxpyDot(a float64, g, dst []float64, s int, q []float64) float64 {
 func scatterAxpyDot4(a float64, g, dst []float64, s int, q []float64, o [4]int) float64 {
 	return scatterAxpyDot4Go(a, g, dst, s, q, o)
 }
+func gemmNN(add bool, n, k, m int, A []float64, lda int, B []float64, ldb int, C []float64, ldc int) {
+	gemmNNGo(add, n, k, m, A, lda, B, ldb, C, ldc)
+}
+func gemmNT(add bool, n, k, m int, A []float64, lda int, B []float64, ldb int, C []float64, ldc int) {
+	gemmNTGo(add, n, k, m, A, lda, B, ldb, C, ldc)
+}
+func comb4(dst, a []float64, b float64, x, y []float64)     { comb4Go(dst, a, b, x, y) }
+func bernBasis4(n int, up, xy, start, tmp, b []float64)     { bernBasis4Go(n, up, xy, start, tmp, b) }
+func logv(dst, x []float64)                                 { logGo(dst, x) }
+func gather4(dst, src []float64, s int, lane []float64)     { gather4Go(dst, src, s, lane) }
+func scatter4Add(dst []float64, s int, src, lane []float64) { scatter4AddGo(dst, s, src, lane) }
+func spread(dst, src []float64, nl int)                     { spreadGo(dst, src, nl) }
+func combCompact(dst []float64, nl int, a []float64, b float64, x, y []float64) {
+	combCompactGo(dst, nl, a, b, x, y)
+}
+func tanhv(dst, x []float64) { tanhGo(dst, x) }

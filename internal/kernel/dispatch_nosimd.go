@@ -13,7 +13,6 @@ func gemvTGer(A []float64, lda int, x, w, y, B []float64) {
 	gemvTGo(A, lda, x, y)
 	gerGo(x, w, B, lda)
 }
-func expv(dst, x []float64)                        { expGo(dst, x) }
 func log1pv(dst, x []float64)                      { log1pGo(dst, x) }
 func positiveBits(bits []uint64, y []float64)      { positiveBitsGo(bits, y) }
 func reluBackBits(g, adj []float64, bits []uint64) { reluBackBitsGo(g, adj, bits) }

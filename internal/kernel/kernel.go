@@ -3,8 +3,8 @@ package kernel
 import "fmt"
 
 // Impl returns the implementation in use: "avx2+fma asm" (the default amd64 build on a CPU
-// with AVX2 and FMA: Go assembly for Softplus, Axpy, Dot, the run kernels and the Bernstein
-// kernels, pure Go for the rest), "avx2+fma asm, avx-512 softplus" (the same, with Softplus
+// with AVX2 and FMA: Go assembly for Softplus, Exp at x ≤ 0, Log, Axpy, Dot, the run kernels,
+// GemmNN, GemmNT and the Bernstein kernels, pure Go for the rest), "avx2+fma asm, avx-512 softplus" (the same, with Softplus
 // on eight lanes where AVX-512F/DQ are usable), "avx2+fma" (GOEXPERIMENT=simd build on such a CPU) or "go" (pure Go with
 // gonum's assembly BLAS-1 loops: other CPUs and architectures, or -tags purego).
 func Impl() string { return impl() }
@@ -98,7 +98,9 @@ func GemvTGer(A []float64, lda int, x, w, y, B []float64) {
 // Exp sets dst[i] = eˣ for x = x[i]; dst may alias x. Accuracy: below 1 ulp of the exact value
 // for all finite x, subnormal results included (0.74 ulp the largest error seen against
 // 240-bit mpmath values; within 2 ulp of math.Exp over 2·10⁶ points); +Inf for x > 709.78, 0
-// for x < −745.13, NaN for NaN. Cost ≈ 30 flops per element, no table, no branch.
+// for x < −745.13, NaN for NaN. Cost ≈ 30 flops per element, no table, no branch. The
+// default amd64 build runs four lanes per vector in assembly when every x ≤ 0 (checked by one
+// comparison per element first; otherwise the pure-Go loop runs).
 func Exp(dst, x []float64) {
 	if len(dst) != len(x) {
 		panic(fmt.Sprintf("kernel: Exp: len(dst)=%d, len(x)=%d", len(dst), len(x)))

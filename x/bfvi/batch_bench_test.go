@@ -61,7 +61,7 @@ func (s stdNormalBatch) LogDensityBatch(t *ad.Tape, Z ad.Var) (ad.Var, bool) {
 type hide struct{ model.Target }
 
 // BenchmarkELBOStepPath is BenchmarkELBOStep's BF-VI step (M = 50, D = 10, S = 10, MADE 2 × 10
-// linear) and full-rank step on the per-draw and the batched path of objective.Estimator
+// linear), fit's default bernstein structure's step and the full-rank step on the per-draw and the batched path of objective.Estimator
 // (targets that implement model.BatchTarget; "perdraw" hides it), on the standard normal
 // (family cost only) and eight schools; fullrank_stl is fit's default full-rank estimator
 // (sticking the landing; batched through family.BatchDensityFamily). Compare ratios within one invocation:
@@ -78,6 +78,8 @@ func BenchmarkELBOStepPath(b *testing.B) {
 		// fit's default full-rank estimator (STL).
 		{"fullrank_stl", family.NewFullRank(D), objective.Options{STL: true}},
 		{"bernstein_ar_linear", family.NewFlow(flow.NewBernsteinAR(nn.NewMADE(D, []int{10, 10}, M+1, nn.WithActivation(ad.Linear)))), objective.Options{}},
+		// fit's default bernstein structure (degree 20, MADE 2 × 10 tanh, linear tails).
+		{"bernstein_fit", family.NewFlow(flow.NewBernsteinAR(nn.NewMADE(D, []int{10, 10}, 21), flow.BernsteinTails(flow.LinearTails))), objective.Options{}},
 	}
 	es := zoo.EightSchools()
 	targets := []struct {
