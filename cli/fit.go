@@ -106,7 +106,7 @@ full-rank Gaussian first and starts the flow exactly at it). --layers, --hidden,
 flows' structure; --base-df ν gives a flow a Student-t base with ν degrees of freedom (heavier
 tails) instead of the standard normal. Flows default to the STL gradient with 12 antithetic draws
 per step (realnvp: 16 independent), step size 0.01 (maf 0.005) and the noise rule (a step-size cut
-once the ELBO's gain over 10 tracking estimates, maf 8, realnvp 7, is not significantly above 0.01 nats),
+once the ELBO's gain over 10 tracking estimates, maf and realnvp 8, is not significantly above 0.01 nats),
 for about a tenth of the gradient evaluations of the earlier defaults (bench/results/flows.md).
 
 It writes into --out:

@@ -45,7 +45,7 @@ const (
 	FlowLRMAF         = 0.005 // Adam step size of maf
 	FlowWindow        = 10    // tracking estimates in the noise rule's window (bernstein)
 	FlowWindowMAF     = 8     // the same for maf
-	FlowWindowRealNVP = 7     // the same for realnvp
+	FlowWindowRealNVP = 8     // the same for realnvp
 	FlowEvalSamples   = 128   // draws of one tracking estimate
 	FlowNoiseTol      = 0.01  // nats over the window
 )

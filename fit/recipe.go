@@ -18,9 +18,9 @@ import (
 // did when it was written. Version 3 added objective.antithetic, stop.confirm_best and the
 // stop rule "noise" (issue 17's flow defaults); a version-2 recipe lacks the two fields and
 // runs as it did. An older vigo refuses a version-3 recipe rather than ignore those fields.
-// A change of DefaultRecipe's values alone (session 4: realnvp's stop.window 7,
-// FlowWindowRealNVP) is no new version: a recipe stores every field, so one written earlier runs
-// as it was written.
+// A change of DefaultRecipe's values alone (session 4: realnvp's stop.window 7; session 5: the
+// flows' STL gradient, 12 draws, windows and bernstein's affine layer) is no new version: a
+// recipe stores every field, so one written earlier runs as it was written.
 const RecipeVersion = 3
 
 // Recipe fully describes a fit: the family, the objective and its gradient estimator, the

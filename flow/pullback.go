@@ -3,6 +3,8 @@ package flow
 import (
 	"fmt"
 	"math"
+
+	"github.com/vigo-bayes/vigo/nn"
 )
 
 // Pullback is implemented by flows that carry the gradient of a log density through their
@@ -213,14 +215,14 @@ func (a *Affine) ForwardPullback(params, x, gx, y, gy []float64) (float64, error
 
 // ForwardPullback implements Pullback through the triangular Jacobian in the MADE's order.
 // In the default (IAF) direction, y_j = x_j·e^{s_j} + m_j with (m, r) = MADE(x) and
-// s = c·tanh(r/c), it runs in plain float64 without a tape: the MADE's hidden layers once
-// (nn.MADE.HiddenForward), then for each row j of ∂y/∂x the pullback of the two outputs m_j and
-// r_j alone (adjoints 1 and x_j·e^{s_j}·∂s_j/∂r_j) to the input, and once that of
-// log|det| = Σ s (adjoints ∂s_j/∂r_j) — d + 1 input-only pullbacks (nn.MADE.HiddenBack without
-// the weight gradients), plus the diagonal e^{s_j}, then the back substitution of
-// pullbackTriangular. Cost: one MADE forward and d + 1 input pullbacks, O(d·Σ_l in_l·out_l)
-// (the output layer only in its two columns per row). With ConditionOnOutput it records the d
-// forward passes on a scratch tape (pullbackTriangular).
+// s = c·tanh(r/c), it runs in plain float64 without a tape, in forward mode: the hidden
+// layers once (nn.MADE.HiddenForward), their Jacobian T = ∂h/∂x (H × d) by the products
+// T ← diag(act′)·(W∘mask)ᵀ·T layer by layer, then row j of ∂y/∂x from the output layer's two
+// columns m_j and r_j (weights 1 and x_j·e^{s_j}·∂s_j/∂r_j) against T plus the direct
+// connections and the diagonal e^{s_j}, ∇_x log|det| = Σ_j (∂s_j/∂r_j)·∂r_j/∂x the same way,
+// then the back substitution of pullbackTriangular. Cost: one MADE forward plus
+// Σ_l in_l·out_l·d for T and 2·H·d² for the rows (H the last hidden layer), no tape. With
+// ConditionOnOutput it records the d forward passes on a scratch tape (pullbackTriangular).
 func (m *MAF) ForwardPullback(params, x, gx, y, gy []float64) (float64, error) {
 	checkLen("MAF.ForwardPullback", "params", len(params), m.NumParams())
 	if m.onOutput {
@@ -230,9 +232,73 @@ func (m *MAF) ForwardPullback(params, x, gx, y, gy []float64) (float64, error) {
 	t := GetTape()
 	defer PutTape(t)
 	nh := mm.HiddenLen()
-	hs, ws := t.Scratch(nh), t.Scratch(nh)
+	hs := t.Scratch(nh)
 	h := mm.HiddenForward(params, x, hs)
 	L := mm.Layers()
+	// T = ∂h/∂x, row-major len(h) × d; without hidden layers h = x and T = I (not formed).
+	if nh > 0 {
+		hid := mm.Hidden()
+		maxH := 0
+		for _, H := range hid {
+			maxH = max(maxH, H)
+		}
+		T, Tn := t.Scratch(maxH*d), t.Scratch(maxH*d)
+		dv := t.Scratch(maxH)
+		off := 0
+		for l, H := range hid {
+			W, _ := mm.Layer(params, l)
+			M := mm.Mask(l)
+			yl := hs[off : off+H]
+			off += H
+			a := dv[:H]
+			for o := range a {
+				a[o] = 1
+			}
+			nn.ActivateBack(mm.Activation(), a, yl) // act′ at this layer
+			next := Tn[:H*d]
+			clear(next)
+			if l == 0 {
+				for i := range d {
+					w, mk := W[i*H:(i+1)*H], M[i*H:(i+1)*H]
+					for o, wo := range w {
+						next[o*d+i] = wo * mk[o]
+					}
+				}
+			} else {
+				in := hid[l-1]
+				for i := range in {
+					w, mk := W[i*H:(i+1)*H], M[i*H:(i+1)*H]
+					ti := T[i*d : (i+1)*d]
+					for o, wo := range w {
+						if c := wo * mk[o]; c != 0 {
+							no := next[o*d : (o+1)*d]
+							for k, v := range ti {
+								no[k] += c * v
+							}
+						}
+					}
+				}
+			}
+			for o := range H {
+				no := next[o*d : (o+1)*d]
+				for k := range no {
+					no[k] *= a[o]
+				}
+			}
+			T, Tn = Tn, T
+		}
+		return m.pullRows(params, x, gx, y, gy, h, T[:len(h)*d], L)
+	}
+	return m.pullRows(params, x, gx, y, gy, h, nil, L)
+}
+
+// pullRows finishes MAF.ForwardPullback from the last hidden layer h and its Jacobian T
+// (len(h) × d; nil: h = x, T = I): the output layer, y, the Jacobian rows, ∇ log|det| and the
+// back substitution.
+func (m *MAF) pullRows(params, x, gx, y, gy, h, T []float64, L int) (float64, error) {
+	d, mm := m.d, m.made
+	t := GetTape()
+	defer PutTape(t)
 	W, b := mm.Layer(params, L-1)
 	M := mm.Mask(L - 1)
 	V, VM := mm.Direct(params), mm.DirectMask()
@@ -245,85 +311,78 @@ func (m *MAF) ForwardPullback(params, x, gx, y, gy []float64) (float64, error) {
 			out[o] += hi * (w[o] * mk[o])
 		}
 	}
-	for i, xi := range x {
-		if V == nil {
-			break
-		}
-		w, mk := V[i*no:(i+1)*no], VM[i*no:(i+1)*no]
-		for o := range out {
-			out[o] += xi * (w[o] * mk[o])
+	if V != nil {
+		for i, xi := range x {
+			w, mk := V[i*no:(i+1)*no], VM[i*no:(i+1)*no]
+			for o := range out {
+				out[o] += xi * (w[o] * mk[o])
+			}
 		}
 	}
-	es, ds := t.Scratch(d), t.Scratch(d) // e^{s_j}, ∂s_j/∂r_j
 	ld := 0.0
+	J, v := t.Scratch(d*d), t.Scratch(d)
+	c := t.Scratch(len(h))
+	ds := t.Scratch(d) // ∂s_j/∂r_j
+	es := t.Scratch(d) // e^{s_j}
 	for j := range d {
 		s, dr := out[d+j], 1.0
-		if c := m.clamp; c != 0 && !math.IsInf(c, 1) {
-			th := math.Tanh(s / c)
-			s, dr = c*th, 1-th*th
+		if cl := m.clamp; cl != 0 && !math.IsInf(cl, 1) {
+			th := math.Tanh(s / cl)
+			s, dr = cl*th, 1-th*th
 		}
 		es[j], ds[j] = math.Exp(s), dr
 		y[j] = x[j]*es[j] + out[j]
 		ld += s
 	}
-	// pull back the output adjoint a (size 2d, nonzero at the columns cols) to the input,
-	// into row (length d).
-	gh := t.Scratch(len(h))
-	pull := func(a []float64, cols [2]int, all bool, row []float64) {
-		clear(row)
+	// rowOf writes row = Σ_o a_o ∂out_o/∂x over the output columns m_j, r_j for j0 ≤ j < j1
+	// (a the output adjoint, len 2d).
+	a := t.Scratch(no)
+	rowOf := func(row []float64, j0, j1 int) {
 		for i := range h {
 			w, mk := W[i*no:(i+1)*no], M[i*no:(i+1)*no]
-			v := 0.0
-			if all {
-				for o, ao := range a {
-					v += (w[o] * mk[o]) * ao
+			sum := 0.0
+			for j := j0; j < j1; j++ {
+				sum += a[j]*(w[j]*mk[j]) + a[d+j]*(w[d+j]*mk[d+j])
+			}
+			c[i] = sum
+		}
+		clear(row)
+		if T == nil { // h = x
+			copy(row, c)
+		} else {
+			for i, ci := range c {
+				if ci == 0 {
+					continue
 				}
-			} else {
-				for _, o := range cols {
-					v += (w[o] * mk[o]) * a[o]
+				ti := T[i*d : (i+1)*d]
+				for k, tv := range ti {
+					row[k] += ci * tv
 				}
 			}
-			gh[i] = v
 		}
 		if V != nil {
-			for i := range x {
-				w, mk := V[i*no:(i+1)*no], VM[i*no:(i+1)*no]
-				v := 0.0
-				if all {
-					for o, ao := range a {
-						v += (w[o] * mk[o]) * ao
-					}
-				} else {
-					for _, o := range cols {
-						v += (w[o] * mk[o]) * a[o]
-					}
+			for k := range x {
+				w, mk := V[k*no:(k+1)*no], VM[k*no:(k+1)*no]
+				sum := 0.0
+				for j := j0; j < j1; j++ {
+					sum += a[j]*(w[j]*mk[j]) + a[d+j]*(w[d+j]*mk[d+j])
 				}
-				row[i] += v
+				row[k] += sum
 			}
 		}
-		if nh == 0 { // the output layer read x itself
-			for i, v := range gh {
-				row[i] += v
-			}
-			return
-		}
-		mm.HiddenBack(params, x, hs, gh, nil, row, ws)
 	}
-	a := t.Scratch(no)
-	v := t.Scratch(d)
 	copy(a[d:], ds)
-	pull(a, [2]int{}, true, v) // ∇_x log|det|
+	rowOf(v, 0, d) // ∇_x log|det|
 	for j := range d {
 		v[j] = gx[j] - v[j]
 	}
 	clear(a)
-	J := t.Scratch(d * d)
 	for j := range d {
-		a[j], a[d+j] = 1, x[j]*es[j]*ds[j]
 		row := J[j*d : (j+1)*d]
-		pull(a, [2]int{j, d + j}, false, row)
-		row[j] += es[j]
+		a[j], a[d+j] = 1, x[j]*es[j]*ds[j]
+		rowOf(row, j, j+1)
 		a[j], a[d+j] = 0, 0
+		row[j] += es[j]
 	}
 	solveTriangularT(J, mm.Degrees(), v, gy)
 	if !finite(ld, gy) || !finite(0, y) {
