@@ -63,6 +63,22 @@ func TestFlowsGoals(t *testing.T) {
 	if g := rep.Goals(); g[0].SameAnswer {
 		t.Errorf("after 0.07 vs before 0.04 ± noise %v: same answer", g[0].Noise)
 	}
+	// One seed on each side: the noise is unknown; an after below the before is the same answer,
+	// one above it is not.
+	one := &FlowsReport{Posteriors: rep.Posteriors, Methods: methods, Kinds: cfg.Kinds, Seeds: 1, Before: true}
+	for _, r := range rep.Results {
+		if r.Seed == 1 {
+			one.Results = append(one.Results, r)
+		}
+	}
+	one.Results[1].W1SD, one.Results[2].W1SD = 0.035, 0.04 // maf after, maf-before
+	if g := one.Goals(); !math.IsNaN(g[0].Noise) || !g[0].SameAnswer || !g[0].Reached() {
+		t.Errorf("one seed each, after 0.035 vs before 0.04: %+v", g[0])
+	}
+	one.Results[1].W1SD = 0.045
+	if g := one.Goals(); g[0].SameAnswer {
+		t.Errorf("one seed each, after 0.045 vs before 0.04 with unknown noise: same answer (%+v)", g[0])
+	}
 	var b strings.Builder
 	if err := rep.Markdown(&b, resultmd.Header{Command: "vigo bench flows"}); err != nil {
 		t.Fatal(err)
