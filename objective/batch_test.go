@@ -271,3 +271,53 @@ func TestDrawScoreMatchesLogDensity(t *testing.T) {
 		}
 	}
 }
+
+// failingScore is a flow family (batched draws included) whose DrawScore always fails, so that
+// the Estimator falls back to LogDensity at the draw.
+type failingScore struct{ *family.Flow }
+
+func (failingScore) DrawScore(_, _, _, _ []float64) (float64, error) {
+	return 0, fmt.Errorf("objective: test: no score")
+}
+
+// TestDrawScoreFailureFallsBack: when DrawScore fails (a singular Jacobian, say) the draw's log q
+// is recorded through LogDensity instead, per draw and batched, so the value and the gradient
+// are those of the path without DrawScore (the per-draw path through LogDensity): exactly per
+// draw, to 1e-10 relative batched (the S terms summed in another order, as TestBatchMatchesPerDraw).
+func TestDrawScoreFailureFallsBack(t *testing.T) {
+	tg := zoo.EightSchools()
+	f := batchFamilies(tg.Dim())["bernstein_ar"].(*family.Flow)
+	r := rng.New(37, 0)
+	p := randParams(f, r, 0.1)
+	ei, err := New(perDraw{tg}, noScore{f}, Options{STL: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps := randNormal(r, ei.NoiseLen(4))
+	gi := make([]float64, len(p))
+	vi := ei.Evaluate(p, eps, gi)
+	for _, tgt := range []model.Target{tg, perDraw{tg}} {
+		ef, err := New(tgt, failingScore{f}, Options{STL: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		batched := ef.bfam != nil
+		if ef.dscore == nil || batched != (tgt == model.Target(tg)) {
+			t.Fatalf("DrawScore used: %v, batched: %v", ef.dscore != nil, batched)
+		}
+		tol := 0.0
+		if batched {
+			tol = 1e-10
+		}
+		gf := make([]float64, len(p))
+		if vf := ef.Evaluate(p, eps, gf); !close(vf, vi, tol) {
+			t.Errorf("batched=%v: value %.17g with the failing DrawScore, %.17g without", batched, vf, vi)
+		}
+		for i := range gi {
+			if !close(gf[i], gi[i], tol) {
+				t.Errorf("batched=%v: ∂/∂φ[%d] = %.17g with the failing DrawScore, %.17g without", batched, i, gf[i], gi[i])
+				break
+			}
+		}
+	}
+}
