@@ -49,10 +49,13 @@ import (
 //
 //   - EntropyFamily: a closed-form entropy (the Gaussians; flows have none);
 //   - LogProber: log q(z) in plain float64 code (for external points);
-//   - MomentSetter: set q from a mean and a covariance.
+//   - MomentSetter: set q from a mean and a covariance;
+//   - DrawScorer: the score ∇_z log q at the family's own draw without inverting it (flows; what
+//     a sticking-the-landing gradient needs);
+//   - BatchFamily, BatchDensityFamily: the S draws of a step, or S log densities, in one pass.
 //
-// A wrapper (Affine) offers a capability only when it can do so honestly: see Affine.Entropic
-// and Affine.MomentSetter.
+// A wrapper (Affine) offers a capability only when it can do so honestly: see Affine.Entropic,
+// Affine.MomentSetter and Affine.Scorer.
 type Family interface {
 	// Dim is the dimension of z.
 	Dim() int
