@@ -19,8 +19,8 @@ import (
 //
 // ForwardPullback writes y = T(x) and g_y and returns log|det ∂T/∂x| at x. This is what a
 // sticking-the-landing gradient needs at the family's own draws (the score of q at z, with
-// the parameters stopped): for an autoregressive flow it costs one forward pass, d + 1
-// vector–Jacobian products and a triangular solve, where LogDensity at the same point would
+// the parameters stopped): for an autoregressive layer it costs one forward pass, the rows of
+// its triangular Jacobian and a back substitution, where LogDensity at the same point would
 // invert the flow (d sequential passes, a root search per coordinate for Bernstein flows).
 // Use the function ForwardPullback, which falls back to the inverse for other flows.
 type Pullback interface {
