@@ -25,6 +25,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,7 +48,19 @@ const (
 	MaxIterReached
 	// Cancelled: the context was cancelled; the result is partial.
 	Cancelled
+	// Diverged: a tracking estimate fell DivergeFactor·(1 + |best|) nats below the best one with
+	// no step-size reduction left; the result is the best tracked iterate.
+	Diverged
 )
+
+// DivergeFactor sets when a fit counts as diverged: a tracking ELBO estimate more than
+// DivergeFactor·(1 + |best|) nats below the best one so far, where best is the highest
+// tracking estimate. No optimisation that is still converging drops a thousand times the
+// ELBO's own magnitude between two estimates; one that diverged (a flow's output overflowing,
+// say) drops by hundreds of orders of magnitude. The fit then restarts from the best tracked
+// iterate with a fresh optimiser at a fifth of the step size, as one of Config.Decays
+// reductions; with none left it stops with status Diverged.
+const DivergeFactor = 1e3
 
 func (s Status) String() string {
 	switch s {
@@ -57,6 +70,8 @@ func (s Status) String() string {
 		return "iteration cap reached"
 	case Cancelled:
 		return "cancelled"
+	case Diverged:
+		return "diverged"
 	}
 	return fmt.Sprintf("Status(%d)", int(s))
 }
@@ -224,7 +239,9 @@ func Fit(ctx context.Context, target model.Target, fam family.Family, obj object
 	// draws is biased upwards (it is partly the iterate that suits those draws), so with
 	// Config.ConfirmBest it is reported only when it also beats the last iterate on fresh draws.
 	params, reported := st.Params, fmt.Sprintf("the last iterate (step %d)", st.Step)
-	if n := len(st.Trace); n > 0 && st.BestELBO != nil && *st.BestELBO > st.Trace[n-1].ELBO {
+	if status == Diverged {
+		reported = fmt.Sprintf("the %s: the fit diverged after it", st.BestFrom)
+	} else if n := len(st.Trace); n > 0 && st.BestELBO != nil && *st.BestELBO > st.Trace[n-1].ELBO {
 		gain, se, m := math.Inf(1), 0.0, 0
 		if cfg.ConfirmBest {
 			gain, se, m = r.confirmBest()
@@ -407,11 +424,7 @@ func (r *runner) setup() error {
 		r.trk = append(r.trk, tr)
 	}
 	r.noise = r.ests[0].NoiseLen(1)
-	if cfg.Optimizer == OptRMSprop {
-		r.opt = optim.NewRMSprop(r.n, optim.RMSpropConfig{LR: cfg.LR, Schedule: plateauSchedule{&r.st.LRScale}})
-	} else {
-		r.opt = optim.NewAdam(r.n, optim.AdamConfig{LR: cfg.LR, Schedule: plateauSchedule{&r.st.LRScale}})
-	}
+	r.opt = r.newOptimizer()
 	if r.st.Opt != nil {
 		if err := r.opt.UnmarshalBinary(r.st.Opt); err != nil {
 			return fmt.Errorf("fit: resume: optimiser state: %w", err)
@@ -533,9 +546,9 @@ func (r *runner) loop(ctx context.Context, observers []func(Progress)) (Status, 
 			return MaxIterReached, fmt.Sprintf("iteration cap %d reached before the ELBO plateaued (last window gain %s)", cfg.MaxIter, fmtGain(st.lastGain)), nil
 		}
 		if st.Step%cfg.EvalEvery == 0 {
-			stop, reason := r.track(observers)
+			stop, status, reason := r.track(observers)
 			if stop {
-				return Converged, reason, nil
+				return status, reason, nil
 			}
 		}
 		r.drawNoise()
@@ -665,10 +678,20 @@ func (r *runner) confirmBest() (gain, se float64, m int) {
 }
 
 // track computes the common-random-number ELBO estimate (and that of the averaged parameters)
-// and applies the plateau rule.
-func (r *runner) track(observers []func(Progress)) (stop bool, reason string) {
+// and applies the plateau rule, or the divergence rule (DivergeFactor).
+func (r *runner) track(observers []func(Progress)) (stop bool, status Status, reason string) {
 	cfg, st := r.cfg, r.st
 	elbo := r.trackELBO(st.Params)
+	if isFinite(elbo) && st.BestELBO != nil && elbo < *st.BestELBO-DivergeFactor*(1+math.Abs(*st.BestELBO)) {
+		for _, f := range observers {
+			f(Progress{Iter: st.Step, MaxIter: cfg.MaxIter, ELBO: elbo, Gain: math.NaN(), LR: cfg.LR * st.LRScale, Skipped: st.Skipped})
+		}
+		stop, reason := r.diverged(elbo)
+		if stop {
+			return true, Diverged, reason
+		}
+		return false, Converged, ""
+	}
 	avg := math.NaN()
 	if cfg.Average > 0 && len(st.Avg) == len(st.Params) {
 		avg = r.trackELBO(st.Avg)
@@ -702,15 +725,57 @@ func (r *runner) track(observers []func(Progress)) (stop bool, reason string) {
 		f(Progress{Iter: st.Step, MaxIter: cfg.MaxIter, ELBO: elbo, Gain: gain, LR: lr, Skipped: st.Skipped})
 	}
 	if !hit {
-		return false, ""
+		return false, Converged, ""
 	}
 	if st.DecaysUsed < cfg.Decays {
 		st.DecaysUsed++
 		st.LRScale *= 0.2
 		st.Window = append(st.Window[:0], elbo)
-		return false, ""
+		return false, Converged, ""
 	}
-	return true, fmt.Sprintf("%s, after %d step-size reductions (step size %.3g)", why, st.DecaysUsed, lr)
+	return true, Converged, fmt.Sprintf("%s, after %d step-size reductions (step size %.3g)%s", why, st.DecaysUsed, lr, restartsNote(st.Restarts))
+}
+
+// diverged handles a tracking estimate elbo that fell below the best by more than
+// DivergeFactor·(1 + |best|): with a step-size reduction left, the fit restarts from the best
+// tracked iterate (parameters, iterate average) with a fresh optimiser at a fifth of the step
+// size and the window restarted at the best estimate; else it stops (status Diverged) with the
+// best iterate as its parameters.
+func (r *runner) diverged(elbo float64) (stop bool, reason string) {
+	cfg, st := r.cfg, r.st
+	what := fmt.Sprintf("diverged at step %d (tracking ELBO %.3g against the best %.4g)", st.Step, elbo, *st.BestELBO)
+	copy(st.Params, st.Best)
+	if len(st.Avg) == len(st.Params) {
+		copy(st.Avg, st.Best)
+	}
+	if st.DecaysUsed >= cfg.Decays {
+		return true, fmt.Sprintf("%s after %d step-size reductions (step size %.3g): stopped at the %s%s",
+			what, st.DecaysUsed, cfg.LR*st.LRScale, st.BestFrom, restartsNote(st.Restarts))
+	}
+	st.DecaysUsed++
+	st.LRScale *= 0.2
+	r.opt = r.newOptimizer()
+	st.Window = append(st.Window[:0], *st.BestELBO)
+	st.Restarts = append(st.Restarts, fmt.Sprintf("%s: restarted from the %s at step size %.3g", what, st.BestFrom, cfg.LR*st.LRScale))
+	return false, ""
+}
+
+// restartsNote is the divergence restarts of a fit in words, to append to its reason ("" when
+// there were none).
+func restartsNote(restarts []string) string {
+	if len(restarts) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(restarts, "; ")
+}
+
+// newOptimizer returns a fresh optimiser of cfg.Optimizer at cfg.LR, scaled by the state's
+// LRScale.
+func (r *runner) newOptimizer() optim.Optimizer {
+	if r.cfg.Optimizer == OptRMSprop {
+		return optim.NewRMSprop(r.n, optim.RMSpropConfig{LR: r.cfg.LR, Schedule: plateauSchedule{&r.st.LRScale}})
+	}
+	return optim.NewAdam(r.n, optim.AdamConfig{LR: r.cfg.LR, Schedule: plateauSchedule{&r.st.LRScale}})
 }
 
 // plateau applies the stopping rule cfg.Stop to the window w of the last Window tracking

@@ -32,6 +32,9 @@ type State struct {
 	BestFrom string    `json:"best_from,omitempty"` // which iterate Best is, in words
 	// Avg is the exponential moving average of the parameters (Config.Average > 0).
 	Avg []float64 `json:"avg_params,omitempty"`
+	// Restarts describes each restart from the best tracked iterate after a divergence
+	// (DivergeFactor), in words.
+	Restarts []string `json:"restarts,omitempty"`
 	// Starts and StartsFailed count the mode searches of the multi-start initialisation and
 	// those that failed; Modes are the distinct modes found, best first (Result.Modes).
 	Starts       int    `json:"starts,omitempty"`
