@@ -128,6 +128,33 @@ func (p *bernPoly) prepAffine(a []float64, d int, L bernRows) {
 // lanes in lockstep), then kernel.BernsteinElev4 for the elevations, z, h′, h″ and the
 // partials in r, and a logarithm per coordinate for log h′. Coordinates at a NaN point, in a linear tail, or of degree M = 1
 // take the one-coordinate path (atSplit) instead. Cost O(d·M).
+// lanePoints is the set-up of group g's four lanes (nl of them real) that evalAll and
+// evalAllBatch share, into the caller's zeroed arrays: each lane's point v_l = vv[4g+l], its x
+// and y = 1 − x into xy[l] and xy[4+l] (σ(±v) from sg for BoundedTails, v and 1 − v for
+// LinearTails), for BoundedTails their logarithms lx, ly (−softplus(∓v) from sp), and slow for
+// the lanes the four-lane path does not take: past nl, degree M < 2, a NaN point, or a point in
+// a linear tail (their xy are 0). Cost O(1) per lane, no transcendental function.
+func (p *bernPoly) lanePoints(g, nl, d int, vv, sp, sg, xy []float64, v, lx, ly *[4]float64, slow *[4]bool) {
+	for l := range 4 {
+		xy[l], xy[4+l] = 0, 0
+		if l >= nl {
+			slow[l] = true
+			continue
+		}
+		j := 4*g + l
+		vj := vv[j]
+		v[l] = vj
+		switch {
+		case p.m < 2 || math.IsNaN(vj) || (p.tails == LinearTails && (vj < 0 || vj > 1)):
+			slow[l] = true
+		case p.tails == BoundedTails:
+			xy[l], xy[4+l], lx[l], ly[l] = sg[j], sg[d+j], -sp[d+j], -sp[j]
+		default:
+			xy[l], xy[4+l] = vj, 1-vj
+		}
+	}
+}
+
 func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []float64) {
 	M := p.m
 	P := M + 1
@@ -159,28 +186,15 @@ func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []f
 		var v, e, lx, ly [4]float64
 		var kk [4]int
 		var slow [4]bool
+		p.lanePoints(g, nl, d, vv, sp, sg, xy, &v, &lx, &ly, &slow)
 		for l := range 4 {
-			xy[l], xy[4+l] = 0, 0
-			if l >= nl {
-				slow[l] = true
+			if slow[l] {
 				continue
 			}
-			j := 4*g + l
-			vj := vv[j]
-			v[l] = vj
-			var x, y float64
-			switch {
-			case M < 2 || math.IsNaN(vj) || (p.tails == LinearTails && (vj < 0 || vj > 1)):
-				slow[l] = true
-				continue
-			case p.tails == BoundedTails:
-				x, y, lx[l], ly[l] = sg[j], sg[d+j], -sp[d+j], -sp[j]
-			default:
-				x, y = vj, 1-vj
-				lx[l], ly[l] = math.Log(vj), math.Log1p(-vj)
+			if p.tails == LinearTails {
+				lx[l], ly[l] = math.Log(v[l]), math.Log1p(-v[l])
 			}
-			xy[l], xy[4+l] = x, y
-			kk[l], e[l] = p.basisMode(M-2, x, y, lx[l], ly[l]) // b_{k,M−2} = exp(lb), as before
+			kk[l], e[l] = p.basisMode(M-2, xy[l], xy[4+l], lx[l], ly[l]) // b_{k,M−2} = exp(lb), as before
 		}
 		clear(b2)
 		if M >= 2 {
@@ -382,33 +396,18 @@ func (p *bernPoly) evalAllBatch(pre, bs []float64, d int, L bernRows, u, out, re
 		var v, e, lx, ly [4]float64
 		var kk [4]int // basisMode's starts (M−2 > endMax only)
 		var slow [4]bool
+		p.lanePoints(g, nl, d, vv, sp, sg, xy, &v, &lx, &ly, &slow)
 		for l := range 4 {
-			xy[l], xy[4+l] = 0, 0
-			if l >= nl {
-				slow[l] = true
+			if slow[l] {
 				continue
 			}
-			j := 4*g + l
-			vj := vv[j]
-			v[l] = vj
-			var x, y float64
-			switch {
-			case M < 2 || math.IsNaN(vj) || (p.tails == LinearTails && (vj < 0 || vj > 1)):
-				slow[l] = true
-				continue
-			case p.tails == BoundedTails:
-				x, y, lx[l], ly[l] = sg[j], sg[d+j], -sp[d+j], -sp[j]
-			default:
-				x, y = vj, 1-vj
-			}
-			xy[l], xy[4+l] = x, y
 			if n := M - 2; n > endMax { // the mode-centred start (kernel.BernsteinBasis4's would underflow)
 				if p.tails == LinearTails {
-					lx[l], ly[l] = math.Log(vj), math.Log1p(-vj)
+					lx[l], ly[l] = math.Log(v[l]), math.Log1p(-v[l])
 				}
-				kk[l], e[l] = p.basisMode(n, x, y, lx[l], ly[l])
+				kk[l], e[l] = p.basisMode(n, xy[l], xy[4+l], lx[l], ly[l])
 			} else if p.tails == BoundedTails {
-				e[l] = lh[j] // the start formed above
+				e[l] = lh[4*g+l] // the start formed above
 			}
 		}
 		if p.tails == LinearTails && M >= 2 && M-2 <= endMax { // b_{n,n} = xⁿ or b_{0,n} = yⁿ

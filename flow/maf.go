@@ -157,11 +157,19 @@ func softClamp(t *ad.Tape, r ad.Var, c float64) ad.Var {
 	}
 	y, val, der := t.Map(r)
 	for i, ri := range t.Value(r) {
-		th := math.Tanh(ri / c)
-		val[i] = c * th
-		der[i] = 1 - th*th
+		val[i], der[i] = softClampAt(ri, c)
 	}
 	return y
+}
+
+// softClampAt returns s = c·tanh(r/c) and ds/dr = 1 − tanh²(r/c) (s = r, ds/dr = 1 when c is
+// 0 or +Inf).
+func softClampAt(r, c float64) (s, ds float64) {
+	if c == 0 || math.IsInf(c, 1) {
+		return r, 1
+	}
+	th := math.Tanh(r / c)
+	return c * th, 1 - th*th
 }
 
 var _ Flow = (*MAF)(nil)

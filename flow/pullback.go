@@ -325,11 +325,7 @@ func (m *MAF) pullRows(params, x, gx, y, gy, h, T []float64, L int) (float64, er
 	ds := t.Scratch(d) // ∂s_j/∂r_j
 	es := t.Scratch(d) // e^{s_j}
 	for j := range d {
-		s, dr := out[d+j], 1.0
-		if cl := m.clamp; cl != 0 && !math.IsInf(cl, 1) {
-			th := math.Tanh(s / cl)
-			s, dr = cl*th, 1-th*th
-		}
+		s, dr := softClampAt(out[d+j], m.clamp)
 		es[j], ds[j] = math.Exp(s), dr
 		y[j] = x[j]*es[j] + out[j]
 		ld += s
@@ -337,14 +333,17 @@ func (m *MAF) pullRows(params, x, gx, y, gy, h, T []float64, L int) (float64, er
 	// rowOf writes row = Σ_o a_o ∂out_o/∂x over the output columns m_j, r_j for j0 ≤ j < j1
 	// (a the output adjoint, len 2d).
 	a := t.Scratch(no)
+	// pair is Σ_{j0 ≤ j < j1} a_j·w_j + a_{d+j}·w_{d+j} over one row of masked weights.
+	pair := func(w, mk []float64, j0, j1 int) float64 {
+		sum := 0.0
+		for j := j0; j < j1; j++ {
+			sum += a[j]*(w[j]*mk[j]) + a[d+j]*(w[d+j]*mk[d+j])
+		}
+		return sum
+	}
 	rowOf := func(row []float64, j0, j1 int) {
 		for i := range h {
-			w, mk := W[i*no:(i+1)*no], M[i*no:(i+1)*no]
-			sum := 0.0
-			for j := j0; j < j1; j++ {
-				sum += a[j]*(w[j]*mk[j]) + a[d+j]*(w[d+j]*mk[d+j])
-			}
-			c[i] = sum
+			c[i] = pair(W[i*no:(i+1)*no], M[i*no:(i+1)*no], j0, j1)
 		}
 		clear(row)
 		if T == nil { // h = x
@@ -362,12 +361,7 @@ func (m *MAF) pullRows(params, x, gx, y, gy, h, T []float64, L int) (float64, er
 		}
 		if V != nil {
 			for k := range x {
-				w, mk := V[k*no:(k+1)*no], VM[k*no:(k+1)*no]
-				sum := 0.0
-				for j := j0; j < j1; j++ {
-					sum += a[j]*(w[j]*mk[j]) + a[d+j]*(w[d+j]*mk[d+j])
-				}
-				row[k] += sum
+				row[k] += pair(V[k*no:(k+1)*no], VM[k*no:(k+1)*no], j0, j1)
 			}
 		}
 	}
