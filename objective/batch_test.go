@@ -221,10 +221,12 @@ type noScore struct{ Family }
 
 // TestDrawScoreMatchesLogDensity: with STL, the gradient through DrawScore (the score pushed
 // forward through the draw) equals the gradient through LogDensity at the draw (the flow
-// inverted on the tape) on eight schools, per draw and batched, for K = 1 and K = 3, and the
-// values are identical (they do not depend on the gradient path). Both are the same derivative
-// computed two ways; the inverse's root search (Bernstein) and the triangular solve differ by
-// rounding: tolerance 1e-8 relative to max(1, |∂|), far below a wrong term (O(1) off).
+// inverted on the tape) on eight schools, per draw and batched, for K = 1 and K = 3. The values
+// come from the draws' own log q on both paths, so they agree to the rounding of the batched
+// sums (1e-12 relative; the per-draw path sums the S terms in another order). The gradients
+// are the same derivative computed two ways; the inverse's root search (Bernstein) and the
+// triangular solve differ by rounding: tolerance 1e-8 relative to max(1, |∂|), far below a
+// wrong term (O(1) off).
 func TestDrawScoreMatchesLogDensity(t *testing.T) {
 	const S, tol = 5, 1e-8
 	tg := zoo.EightSchools()

@@ -459,8 +459,9 @@ func (e *Estimator) scoreSurrogate(params, eps []float64, z, lp ad.Var) ad.Var {
 }
 
 // stoppedLogQBatch records Σ_s log q(Z_s·) with the parameters stopped, for the S rows of the
-// batched draw Z: one node ⟨G, Z⟩ + Σ_s (log q_s − ⟨g_s, z_s⟩) over the S scores, or row by
-// row through stoppedLogQ when a DrawScore fails.
+// batched draw Z: one node ⟨G, Z⟩ + Σ_s (log q_s − ⟨g_s, z_s⟩) over the rows' scores, plus
+// LogDensity at the constant parameters for each row whose DrawScore failed (its row of G is
+// zero).
 func (e *Estimator) stoppedLogQBatch(params, eps []float64, Z ad.Var, S int) ad.Var {
 	t := &e.tape
 	nd := e.members[0].NoiseDim()
@@ -468,22 +469,25 @@ func (e *Estimator) stoppedLogQBatch(params, eps []float64, Z ad.Var, S int) ad.
 	d := n / S
 	zs, G := t.Scratch(n), t.Scratch(n)
 	c := 0.0
+	var failed []ad.Var
 	for s := range S {
 		z, g := zs[s*d:(s+1)*d], G[s*d:(s+1)*d]
 		lq, err := e.dscore.DrawScore(params, eps[s*nd:(s+1)*nd], z, g)
 		if err != nil {
-			out := e.stoppedLogQ(params, eps[:nd], t.Slice(Z, 0, d))
-			for r := 1; r < S; r++ {
-				out = t.Add(out, e.stoppedLogQ(params, eps[r*nd:(r+1)*nd], t.Slice(Z, r*d, (r+1)*d)))
-			}
-			return out
+			clear(g)
+			failed = append(failed, e.members[0].LogDensity(t, e.cviews[0], t.Slice(Z, s*d, (s+1)*d)))
+			continue
 		}
 		c += lq
 		for i, v := range g {
 			c -= v * z[i]
 		}
 	}
-	return t.AddC(t.Dot(Z, t.ConstRef(G)), c)
+	out := t.AddC(t.Dot(Z, t.ConstRef(G)), c)
+	for _, f := range failed {
+		out = t.Add(out, f)
+	}
+	return out
 }
 
 // LogWeights returns the log-weight grid of the last Evaluate: (A·S)×K row-major, rows
