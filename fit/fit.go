@@ -682,10 +682,14 @@ func (r *runner) confirmBest() (gain, se float64, m int) {
 func (r *runner) track(observers []func(Progress)) (stop bool, status Status, reason string) {
 	cfg, st := r.cfg, r.st
 	elbo := r.trackELBO(st.Params)
-	if isFinite(elbo) && st.BestELBO != nil && elbo < *st.BestELBO-DivergeFactor*(1+math.Abs(*st.BestELBO)) {
+	lr := cfg.LR * st.LRScale
+	report := func(gain float64) {
 		for _, f := range observers {
-			f(Progress{Iter: st.Step, MaxIter: cfg.MaxIter, ELBO: elbo, Gain: math.NaN(), LR: cfg.LR * st.LRScale, Skipped: st.Skipped})
+			f(Progress{Iter: st.Step, MaxIter: cfg.MaxIter, ELBO: elbo, Gain: gain, LR: lr, Skipped: st.Skipped})
 		}
+	}
+	if isFinite(elbo) && st.BestELBO != nil && elbo < *st.BestELBO-DivergeFactor*(1+math.Abs(*st.BestELBO)) {
+		report(math.NaN())
 		stop, reason := r.diverged(elbo)
 		if stop {
 			return true, Diverged, reason
@@ -696,7 +700,6 @@ func (r *runner) track(observers []func(Progress)) (stop bool, status Status, re
 	if cfg.Average > 0 && len(st.Avg) == len(st.Params) {
 		avg = r.trackELBO(st.Avg)
 	}
-	lr := cfg.LR * st.LRScale
 	if isFinite(elbo) {
 		tp := TracePoint{Iter: st.Step, ELBO: elbo, LR: lr}
 		if isFinite(avg) {
@@ -721,9 +724,7 @@ func (r *runner) track(observers []func(Progress)) (stop bool, status Status, re
 		gain, hit, why = cfg.plateau(st.Window[len(st.Window)-cfg.Window:])
 		st.lastGain = gain
 	}
-	for _, f := range observers {
-		f(Progress{Iter: st.Step, MaxIter: cfg.MaxIter, ELBO: elbo, Gain: gain, LR: lr, Skipped: st.Skipped})
-	}
+	report(gain)
 	if !hit {
 		return false, Converged, ""
 	}
