@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/vigo-bayes/vigo/ad"
 	"github.com/vigo-bayes/vigo/nn"
 )
 
@@ -287,18 +288,16 @@ func (m *MAF) ForwardPullback(params, x, gx, y, gy []float64) (float64, error) {
 			}
 			T, Tn = Tn, T
 		}
-		return m.pullRows(params, x, gx, y, gy, h, T[:len(h)*d], L)
+		return m.pullRows(t, params, x, gx, y, gy, h, T[:len(h)*d], L)
 	}
-	return m.pullRows(params, x, gx, y, gy, h, nil, L)
+	return m.pullRows(t, params, x, gx, y, gy, h, nil, L)
 }
 
 // pullRows finishes MAF.ForwardPullback from the last hidden layer h and its Jacobian T
 // (len(h) × d; nil: h = x, T = I): the output layer, y, the Jacobian rows, ∇ log|det| and the
-// back substitution.
-func (m *MAF) pullRows(params, x, gx, y, gy, h, T []float64, L int) (float64, error) {
+// back substitution, in scratch of t (ForwardPullback's pooled tape).
+func (m *MAF) pullRows(t *ad.Tape, params, x, gx, y, gy, h, T []float64, L int) (float64, error) {
 	d, mm := m.d, m.made
-	t := GetTape()
-	defer PutTape(t)
 	W, b := mm.Layer(params, L-1)
 	M := mm.Mask(L - 1)
 	V, VM := mm.Direct(params), mm.DirectMask()
