@@ -118,16 +118,6 @@ func (p *bernPoly) prepAffine(a []float64, d int, L bernRows) {
 	}
 }
 
-// evalAll writes z_j = T_j(u_j) into out[j] and Σ_j log T_j′(u_j) into out[d] from the
-// prepared coefficients pre (prepAll) and the β_j of L, and the partials into rec (recLen):
-// ∂z_j/∂r and ∂ld_j/∂r interleaved by group of four, then at rec[8(M+1)·groups(d) + 6j:]
-// ∂z_j/∂(a′, β, u), ∂ld_j/∂(a′, β, u). bs is scratch of evalLen(d). For BoundedTails the
-// points x_j = σ(v_j), 1 − x_j and their logarithms come from one kernel.Softplus pass over
-// ±v_j (LinearTails: a log and a log1p each); then, per group of four coordinates, the bases
-// of degree M−2 by the mode-centred recurrences (one exponential each; basisRun4, the four
-// lanes in lockstep), then kernel.BernsteinElev4 for the elevations, z, h′, h″ and the
-// partials in r, and a logarithm per coordinate for log h′. Coordinates at a NaN point, in a linear tail, or of degree M = 1
-// take the one-coordinate path (atSplit) instead. Cost O(d·M).
 // lanePoints is the set-up of group g's four lanes (nl of them real) that evalAll and
 // evalAllBatch share, into the caller's zeroed arrays: each lane's point v_l = vv[4g+l], its x
 // and y = 1 − x into xy[l] and xy[4+l] (σ(±v) from sg for BoundedTails, v and 1 − v for
@@ -155,6 +145,16 @@ func (p *bernPoly) lanePoints(g, nl, d int, vv, sp, sg, xy []float64, v, lx, ly 
 	}
 }
 
+// evalAll writes z_j = T_j(u_j) into out[j] and Σ_j log T_j′(u_j) into out[d] from the
+// prepared coefficients pre (prepAll) and the β_j of L, and the partials into rec (recLen):
+// ∂z_j/∂r and ∂ld_j/∂r interleaved by group of four, then at rec[8(M+1)·groups(d) + 6j:]
+// ∂z_j/∂(a′, β, u), ∂ld_j/∂(a′, β, u). bs is scratch of evalLen(d). For BoundedTails the
+// points x_j = σ(v_j), 1 − x_j and their logarithms come from one kernel.Softplus pass over
+// ±v_j (LinearTails: a log and a log1p each); then, per group of four coordinates, the bases
+// of degree M−2 by the mode-centred recurrences (one exponential each; basisRun4, the four
+// lanes in lockstep), then kernel.BernsteinElev4 for the elevations, z, h′, h″ and the
+// partials in r, and a logarithm per coordinate for log h′. Coordinates at a NaN point, in a linear tail, or of degree M = 1
+// take the one-coordinate path (atSplit) instead. Cost O(d·M).
 func (p *bernPoly) evalAll(pre, bs []float64, d int, L bernRows, u, out, rec []float64) {
 	M := p.m
 	P := M + 1
